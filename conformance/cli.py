@@ -1,0 +1,54 @@
+"""The `reqfold` command line: one entry point, one subcommand per tool.
+
+Each subcommand lives in its own module and exposes `add_arguments(parser)`
+and `run(args) -> int`; this module only wires them together, so adding a
+tool never touches another tool's code. Imports are lazy so `reqfold check`
+does not pay for the fake provider's server stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# subcommand name -> (module, one-line help)
+_SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("conformance.check_cli", "verify session logs offline"),
+    "demo": ("conformance.demo", "run the scripted demo session"),
+    "fake": ("fakes.cli", "run the fake caching provider"),
+}
+
+
+def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Build the parser; `names` limits which subcommand modules get imported."""
+    parser = argparse.ArgumentParser(
+        prog="reqfold",
+        description="Conformance suite for reconstructable, cache-stable "
+        "LLM harness requests.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module_name, help_text) in _SUBCOMMANDS.items():
+        if names is not None and name not in names:
+            sub.add_parser(name, help=help_text)
+            continue
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `reqfold`; returns the process exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    wanted = [a for a in args_list[:1] if a in _SUBCOMMANDS]
+    parser = build_parser(wanted or None)
+    args = parser.parse_args(args_list)
+    status: int = args._run(args)
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
