@@ -1,1 +1,53 @@
-"""placeholder"""
+"""reqfold's reference implementation of the contract in docs/spec.md.
+
+The codec (`reference.header`, `reference.writer`) and the session log
+(`reference.session_log`, `reference.messages`) are pure; persistence
+(`reference.jsonl`) and the adapter (`reference.adapter`) are thin shells.
+"""
+
+from reference.errors import (
+    CodecError,
+    DeltaBeforeSnapshot,
+    DeltaConflict,
+    LogDamaged,
+    MalformedDelta,
+    MalformedEvent,
+    MalformedHeader,
+    NotJsonValue,
+    PersistenceError,
+    SurfaceError,
+    TornTail,
+)
+from reference.header import (
+    apply_header_delta,
+    canonical_header,
+    diff_header,
+    fold_request_header,
+    header_equals,
+)
+from reference.revisions import LATEST, Revision
+from reference.session_log import SessionLog
+from reference.writer import record_header
+
+__all__ = [
+    "LATEST",
+    "CodecError",
+    "DeltaBeforeSnapshot",
+    "DeltaConflict",
+    "LogDamaged",
+    "MalformedDelta",
+    "MalformedEvent",
+    "MalformedHeader",
+    "NotJsonValue",
+    "PersistenceError",
+    "Revision",
+    "SessionLog",
+    "SurfaceError",
+    "TornTail",
+    "apply_header_delta",
+    "canonical_header",
+    "diff_header",
+    "fold_request_header",
+    "header_equals",
+    "record_header",
+]

@@ -1,0 +1,108 @@
+"""JSON values: what may be logged, how values compare, how they serialize.
+
+Implements docs/spec.md section "JSON values" (JSON-1 .. JSON-5):
+
+* A JSON value is ``None``, ``bool``, ``int``, a finite ``float``, ``str``,
+  a ``list`` of JSON values, or a ``dict`` with ``str`` keys and JSON values.
+  No NaN or infinities, no tuples, no cycles (JSON-1).
+* Equality is by value: ``True`` is not ``1``, ``1`` equals ``1.0``, arrays
+  compare element-wise in order (JSON-2, MUST). Object member order is part
+  of equality too (JSON-3, SHOULD): it is what makes reconstruction
+  byte-exact. ``json_equal(..., ordered=False)`` is the MUST-only relation.
+* The canonical text of a value is compact JSON with members in insertion
+  order and non-ASCII kept (JSON-4); the log and the wire use it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, TypeAlias
+
+from reference.errors import NotJsonValue
+
+JsonValue: TypeAlias = Any
+"""A JSON value as decoded by ``json.loads`` (see module docstring)."""
+
+JsonObject: TypeAlias = dict[str, Any]
+
+
+def check_json_value(value: object, *, what: str = "value") -> None:
+    """Raise `NotJsonValue` unless `value` is a JSON value (JSON-1).
+
+    Iterative, so nesting depth is bounded by memory, not the C stack.
+    """
+    on_path: set[int] = set()
+    stack: list[tuple[object, bool]] = [(value, False)]
+    while stack:
+        item, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(item))
+            continue
+        if item is None or isinstance(item, bool | str):
+            continue
+        if isinstance(item, int):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise NotJsonValue(f"{what} holds a non-finite number", rule="JSON-1")
+            continue
+        if isinstance(item, list | dict):
+            if id(item) in on_path:
+                raise NotJsonValue(f"{what} contains a cycle", rule="JSON-1")
+            on_path.add(id(item))
+            stack.append((item, True))
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if not isinstance(key, str):
+                        raise NotJsonValue(
+                            f"{what} has a non-string object key {key!r}",
+                            rule="JSON-1",
+                        )
+                    stack.append((child, False))
+            else:
+                stack.extend((child, False) for child in item)
+            continue
+        raise NotJsonValue(
+            f"{what} holds a {type(item).__name__}, which is not a JSON value",
+            rule="JSON-1",
+        )
+
+
+def json_equal(a: JsonValue, b: JsonValue, *, ordered: bool = True) -> bool:
+    """Compare two JSON values (JSON-2; with ``ordered``, JSON-3 too)."""
+    stack: list[tuple[Any, Any]] = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, bool) or isinstance(y, bool):
+            if not (isinstance(x, bool) and isinstance(y, bool) and x == y):
+                return False
+        elif (isinstance(x, int | float) and isinstance(y, int | float)) or (
+            isinstance(x, str) and isinstance(y, str)
+        ):
+            if x != y:
+                return False
+        elif x is None or y is None:
+            if x is not y:
+                return False
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif isinstance(x, dict) and isinstance(y, dict):
+            if len(x) != len(y):
+                return False
+            if ordered:
+                if list(x) != list(y):
+                    return False
+            elif x.keys() != y.keys():
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        else:
+            return False
+    return True
+
+
+def canonical_json(value: JsonValue) -> str:
+    """The canonical text of a JSON value (JSON-4): compact, insertion order."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

@@ -1,0 +1,254 @@
+"""JSONL persistence of a session log (docs/spec.md "JSONL files", JSONL-*).
+
+A file is a storage line ``{"type": "session", "version": 0, "id", "createdAt",
+"cwd"?, "parentSession"?, "seedLength"?, "revision"?}`` followed by one
+event per line, each line the canonical JSON text of the event and ``\\n``.
+
+Writing appends whole lines and flushes (optionally fsyncs), so a crash can
+leave at most one partial line at the end of the file. Reading tells the two
+kinds of damage apart: a partial *final* line is a torn tail
+(`LoadedLog.torn_tail`, JSONL-3); anything wrong before it is damage that
+would lose data, and loading refuses with the line number (JSONL-4).
+
+This module is the I/O shell around `reference.session_log`; it does not
+interpret events beyond their envelope.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reference.errors import CodecError, LogDamaged, PersistenceError, TornTail
+from reference.json_values import JsonObject, canonical_json
+from reference.session_log import SessionLog, check_event
+
+FORMAT_VERSION = 0
+
+
+def make_storage_line(
+    session_id: str,
+    created_at: int,
+    *,
+    cwd: str | None = None,
+    parent_session: str | None = None,
+    seed_length: int | None = None,
+    revision: str | None = None,
+) -> JsonObject:
+    """Build the first line of a session file (JSONL-1)."""
+    line: JsonObject = {
+        "type": "session",
+        "version": FORMAT_VERSION,
+        "id": session_id,
+        "createdAt": created_at,
+    }
+    for key, value in (
+        ("cwd", cwd),
+        ("parentSession", parent_session),
+        ("seedLength", seed_length),
+        ("revision", revision),
+    ):
+        if value is not None:
+            line[key] = value
+    return line
+
+
+def check_storage_line(value: object) -> str | None:
+    """Return a reason `value` is not a storage line, or None (JSONL-1)."""
+    if not isinstance(value, dict):
+        return "the first line must be a JSON object"
+    if value.get("type") != "session":
+        return 'the first line must have "type": "session"'
+    if value.get("version") != FORMAT_VERSION or isinstance(value.get("version"), bool):
+        return f"unsupported format version {value.get('version')!r} (expected 0)"
+    if not isinstance(value.get("id"), str):
+        return "the storage line needs a string id"
+    created = value.get("createdAt")
+    if not isinstance(created, int) or isinstance(created, bool):
+        return "the storage line needs an integer createdAt"
+    return None
+
+
+def dump_line(value: JsonObject) -> str:
+    """One JSONL line: the canonical JSON text and a newline (JSONL-2)."""
+    return canonical_json(value) + "\n"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValueError(f"duplicate key {duplicate!r}")
+    return result
+
+
+def parse_line(text: str) -> Any:
+    """Parse one line strictly: no NaN/Infinity, no duplicate keys (JSON-1)."""
+    return json.loads(
+        text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TornLine:
+    """A partial final line: where it starts and the bytes it holds."""
+
+    line: int
+    offset: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadedLog:
+    """A session file as read: its storage line, its events, any torn tail."""
+
+    storage: JsonObject
+    events: list[JsonObject]
+    torn_tail: TornLine | None
+
+    def session(self) -> SessionLog:
+        """A `SessionLog` seeded with the loaded events."""
+        from reference.revisions import LATEST, parse_revision
+
+        name = self.storage.get("revision")
+        revision = parse_revision(name) if isinstance(name, str) else LATEST
+        return SessionLog(self.events, revision=revision)
+
+
+def load_session_file(path: str | os.PathLike[str]) -> LoadedLog:
+    """Read a session file; raise `LogDamaged` for damage before the last line."""
+    where = os.fspath(path)
+    try:
+        raw = Path(where).read_bytes()
+    except OSError as error:
+        raise PersistenceError(f"cannot read: {error.strerror}", path=where) from None
+    if not raw:
+        raise LogDamaged("the file is empty (no storage line)", path=where, line=1)
+    lines = raw.split(b"\n")
+    ends_cleanly = lines[-1] == b""
+    if ends_cleanly:
+        lines.pop()
+    torn: TornLine | None = None
+    parsed: list[Any] = []
+    offset = 0
+    for index, chunk in enumerate(lines):
+        number = index + 1
+        last = index == len(lines) - 1
+        try:
+            value = parse_line(chunk.decode("utf-8"))
+            if index > 0:
+                check_event(value, index=index - 1)
+        except (ValueError, CodecError) as error:
+            if last and not ends_cleanly:
+                torn = TornLine(line=number, offset=offset, data=chunk)
+                break
+            reason = str(error)
+            raise LogDamaged(
+                f"damaged line: {reason}", path=where, line=number
+            ) from None
+        if index == 0 and (problem := check_storage_line(value)) is not None:
+            raise LogDamaged(problem, path=where, line=1)
+        parsed.append(value)
+        offset += len(chunk) + 1
+    if not parsed:
+        raise LogDamaged("no complete storage line", path=where, line=1)
+    return LoadedLog(storage=parsed[0], events=parsed[1:], torn_tail=torn)
+
+
+class JsonlWriter:
+    """Appends events to a session file, one flushed line each (JSONL-2).
+
+    Use `create` for a new file and `open` to continue an existing one;
+    `open` refuses a file with a torn tail until `cut_torn_tail` has moved
+    the partial line aside, so nothing written is ever interleaved with it.
+    """
+
+    def __init__(self, path: str, next_seq: int, *, fsync: bool = False) -> None:
+        self.path = path
+        self.next_seq = next_seq
+        self._fsync = fsync
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        storage: JsonObject,
+        events: Iterable[JsonObject] = (),
+        *,
+        fsync: bool = False,
+    ) -> JsonlWriter:
+        """Write a new file (storage line and `events`) via a temp file and rename."""
+        where = os.fspath(path)
+        problem = check_storage_line(storage)
+        if problem is not None:
+            raise ValueError(problem)
+        batch = list(events)
+        for index, event in enumerate(batch):
+            check_event(event, index=index)
+        temp = where + ".tmp"
+        with open(temp, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(dump_line(storage))
+            handle.writelines(dump_line(event) for event in batch)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, where)
+        return cls(where, len(batch), fsync=fsync)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, fsync: bool = False) -> JsonlWriter:
+        """Continue an existing file; raises `TornTail` if it ends mid-line."""
+        loaded = load_session_file(path)
+        if loaded.torn_tail is not None:
+            raise TornTail(
+                "the file ends in a partial line; cut_torn_tail() moves it aside",
+                path=os.fspath(path),
+                line=loaded.torn_tail.line,
+            )
+        where = os.fspath(path)
+        with open(where, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            complete_but_unterminated = handle.read(1) != b"\n"
+        if complete_but_unterminated:
+            with open(where, "ab") as handle:
+                handle.write(b"\n")
+        return cls(where, len(loaded.events), fsync=fsync)
+
+    def append(self, events: Iterable[JsonObject]) -> None:
+        """Append events whose seqs continue the file (JSONL-5)."""
+        batch = list(events)
+        for offset, event in enumerate(batch):
+            check_event(event, index=self.next_seq + offset)
+        text = "".join(dump_line(event) for event in batch)
+        with open(self.path, "a", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            if self._fsync:
+                os.fsync(handle.fileno())
+        self.next_seq += len(batch)
+
+
+def cut_torn_tail(path: str | os.PathLike[str]) -> TornLine | None:
+    """Move a torn final line to ``PATH.torn`` and truncate it away.
+
+    Returns what was moved, or None when the file ends cleanly. The torn
+    bytes are kept beside the log, so even a partial write is not lost.
+    """
+    where = os.fspath(path)
+    loaded = load_session_file(where)
+    torn = loaded.torn_tail
+    if torn is None:
+        return None
+    with open(where + ".torn", "ab") as aside:
+        aside.write(torn.data)
+    with open(where, "r+b") as handle:
+        handle.truncate(torn.offset)
+    return torn
