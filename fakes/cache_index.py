@@ -164,7 +164,8 @@ class PrefixCacheIndex:
             )
             self._weight += size
             return
-        entry.last_used = now
+        if self.refresh_on_hit:
+            entry.last_used = now
         if ttl is not None and (entry.ttl is None or ttl > entry.ttl):
             entry.ttl = ttl
         self._entries.move_to_end(key)

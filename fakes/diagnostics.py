@@ -1,0 +1,262 @@
+"""Per-request cache diagnostics: why a prompt did or did not hit.
+
+No real provider says *why* a request missed. The fake keeps a small ledger
+per cache partition and, for every request, finds the **closest earlier
+request**: the one sharing the longest run of identical leading segments
+(ties go to the most recent). It then reports how the new request relates
+to it:
+
+- `first`: no earlier request in this partition;
+- `repeat`: every segment of the new request equals an earlier request's;
+- `append`: the new request starts with all segments of the closest one,
+  then adds more (the append-only case a stable harness produces);
+- `diverged`: the two differ at some segment; `divergence` names the
+  first differing field, the character offset inside it, and a short
+  excerpt of both sides.
+
+For `append`, the ledger also compares the first appended assistant
+message with the reply the fake itself sent to the closest request
+(`echo_divergence`): a harness that re-renders the assistant turn
+differently (other content, ids or argument bytes) loses the cache there.
+
+Implementation: segment-chain digests `c(k+1) = H(c(k) || digest(k))` map
+to the latest request containing that prefix, so finding the closest
+request costs one dict probe per segment, never a scan of earlier requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+
+from .jsontypes import JSONValue, dumps_compact
+from .prompt import RenderedPrompt, Segment
+
+Relation = Literal["first", "repeat", "append", "diverged"]
+
+EXCERPT_BEFORE = 24
+EXCERPT_AFTER = 40
+
+
+class Divergence(TypedDict):
+    """Where a request first differs from an earlier one (wire shape)."""
+
+    segment: str
+    message_index: int | None
+    field: str
+    char_offset: int
+    token_offset: int
+    earlier: str
+    current: str
+
+
+class Diagnostic(TypedDict):
+    """The per-request diagnostic the fake records and serves (wire shape)."""
+
+    prompt_tokens: int
+    cached_tokens: int
+    uncached_tokens: int
+    matched_tokens: int
+    lost_tokens: int
+    relation: Relation
+    closest_request: int | None
+    shared_tokens: int
+    divergence: Divergence | None
+    echo_divergence: Divergence | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Comparison:
+    """How one request relates to the closest earlier request."""
+
+    relation: Relation
+    closest_request: int | None
+    shared_segments: int
+    shared_tokens: int
+    divergence: Divergence | None
+    echo_divergence: Divergence | None
+
+
+def _chain(root: bytes, digests: tuple[bytes, ...]) -> list[bytes]:
+    blake = hashlib.blake2b
+    keys = [root]
+    key = root
+    for digest in digests:
+        key = blake(key + digest, digest_size=16).digest()
+        keys.append(key)
+    return keys
+
+
+class DivergenceLedger:
+    """Remembers earlier prompts per partition to explain new ones."""
+
+    def __init__(self) -> None:
+        self._latest: dict[bytes, tuple[int, int]] = {}
+        self._segments: dict[int, tuple[Segment, ...]] = {}
+        self._emitted: dict[bytes, JSONValue] = {}
+
+    def clear(self) -> None:
+        """Forget every earlier request."""
+        self._latest.clear()
+        self._segments.clear()
+        self._emitted.clear()
+
+    def compare(self, root: bytes, prompt: RenderedPrompt) -> Comparison:
+        """Relate `prompt` to the closest earlier request of partition `root`."""
+        chain = _chain(root, prompt.digests)
+        shared = -1
+        for key in chain:
+            if key not in self._latest:
+                break
+            shared += 1
+        n = len(prompt.segments)
+        if shared < 0:
+            return Comparison(
+                relation="first",
+                closest_request=None,
+                shared_segments=0,
+                shared_tokens=0,
+                divergence=None,
+                echo_divergence=None,
+            )
+        index, earlier_length = self._latest[chain[shared]]
+        shared_tokens = prompt.start_of(shared) if shared < n else prompt.n_tokens
+        if shared == n:
+            relation: Relation = "repeat"
+            divergence = echo = None
+        elif earlier_length == shared:
+            relation = "append"
+            divergence = None
+            echo = self._echo_divergence(chain[shared], prompt, shared)
+        else:
+            relation = "diverged"
+            earlier = self._segments[index][shared]
+            divergence = describe_divergence(
+                earlier, prompt.segments[shared], prompt.start_of(shared)
+            )
+            echo = None
+        return Comparison(
+            relation=relation,
+            closest_request=index,
+            shared_segments=max(shared, 0),
+            shared_tokens=shared_tokens,
+            divergence=divergence,
+            echo_divergence=echo,
+        )
+
+    def _echo_divergence(
+        self, key: bytes, prompt: RenderedPrompt, position: int
+    ) -> Divergence | None:
+        emitted = self._emitted.get(key)
+        segment = prompt.segments[position]
+        if emitted is None or not isinstance(segment.value, dict):
+            return None
+        if segment.value.get("role") != "assistant":
+            return None
+        echoed = _normal_echo(
+            {key: segment.value.get(key) for key in emitted_fields(emitted)}
+        )
+        expected = _normal_echo(emitted)
+        if echoed == expected:
+            return None
+        mine = Segment(path=segment.path, message_index=segment.message_index,
+                       value=expected, text="")
+        theirs = Segment(path=segment.path, message_index=segment.message_index,
+                         value=echoed, text="")
+        return describe_divergence(mine, theirs, prompt.start_of(position))
+
+    def record(
+        self,
+        root: bytes,
+        index: int,
+        prompt: RenderedPrompt,
+        emitted: JSONValue = None,
+    ) -> None:
+        """Remember request `index` and the assistant message it was sent back."""
+        chain = _chain(root, prompt.digests)
+        n = len(prompt.segments)
+        for key in chain:
+            self._latest[key] = (index, n)
+        self._segments[index] = prompt.segments
+        if emitted is not None:
+            self._emitted[chain[-1]] = emitted
+
+
+def emitted_fields(emitted: JSONValue) -> list[str]:
+    """The fields of an emitted assistant message an echo must reproduce."""
+    if not isinstance(emitted, dict):
+        return []
+    return [key for key in emitted if key != "role"]
+
+
+def _normal_echo(message: JSONValue) -> JSONValue:
+    # `content: null` and `content: ""` render the same empty turn.
+    if isinstance(message, dict) and message.get("content") in (None, ""):
+        return {**message, "content": ""}
+    return message
+
+
+def describe_divergence(earlier: Segment, current: Segment, token_offset: int) -> Divergence:
+    """Name the first field where two segments at the same position differ."""
+    field, offset, left, right = _first_difference(earlier.value, current.value, current.path)
+    if field == current.path and earlier.path != current.path:
+        field = f"{earlier.path} -> {current.path}"
+    return Divergence(
+        segment=current.path,
+        message_index=current.message_index,
+        field=field,
+        char_offset=offset,
+        token_offset=token_offset,
+        earlier=left,
+        current=right,
+    )
+
+
+def _excerpt(text: str, offset: int) -> str:
+    start = max(0, offset - EXCERPT_BEFORE)
+    head = "…" if start > 0 else ""
+    tail = "…" if offset + EXCERPT_AFTER < len(text) else ""
+    return head + text[start : offset + EXCERPT_AFTER] + tail
+
+
+def _common_prefix(a: str, b: str) -> int:
+    limit = min(len(a), len(b))
+    low, high = 0, limit
+    # Binary search on slices: O(n) character comparisons in C.
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _first_difference(a: JSONValue, b: JSONValue, path: str) -> tuple[str, int, str, str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        a_keys, b_keys = list(a), list(b)
+        for position in range(max(len(a_keys), len(b_keys))):
+            if position >= len(a_keys) or position >= len(b_keys):
+                break
+            key_a, key_b = a_keys[position], b_keys[position]
+            if key_a != key_b:
+                return _texts(a, b, path)
+            if a[key_a] != b[key_b] or type(a[key_a]) is not type(b[key_b]):
+                return _first_difference(a[key_a], b[key_b], f"{path}.{key_a}")
+        return _texts(a, b, path)
+    if isinstance(a, list) and isinstance(b, list):
+        for position, (item_a, item_b) in enumerate(zip(a, b, strict=False)):
+            if item_a != item_b or type(item_a) is not type(item_b):
+                return _first_difference(item_a, item_b, f"{path}[{position}]")
+        return _texts(a, b, path)
+    if isinstance(a, str) and isinstance(b, str):
+        offset = _common_prefix(a, b)
+        return path, offset, _excerpt(a, offset), _excerpt(b, offset)
+    return _texts(a, b, path)
+
+
+def _texts(a: JSONValue, b: JSONValue, path: str) -> tuple[str, int, str, str]:
+    left, right = dumps_compact(a), dumps_compact(b)
+    offset = _common_prefix(left, right)
+    return path, offset, _excerpt(left, offset), _excerpt(right, offset)

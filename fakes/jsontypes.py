@@ -1,0 +1,37 @@
+"""JSON value types shared by the fake's modules.
+
+Parsed request bodies stay plain insertion-ordered dicts and lists end to
+end: member order is part of what a provider's cache sees.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TypeAlias
+
+JSONValue: TypeAlias = (
+    "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
+)
+JSONObject: TypeAlias = "dict[str, JSONValue]"
+
+
+def dumps_compact(value: object) -> str:
+    """Compact JSON with member order kept and non-ASCII written raw."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def type_name(value: object) -> str:
+    """The JSON type name of a parsed value, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

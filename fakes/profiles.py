@@ -1,0 +1,163 @@
+"""Dialect profiles: the per-provider rules and knobs, as data.
+
+A `Profile` says which wire format the fake speaks and how its cache
+behaves. The numbers come from `research/caching-semantics.md` (section 8.5
+and 8.7) and drift between model generations, so they are configuration,
+not constants: override any field with `dataclasses.replace` or the
+`FakeProvider(..., **overrides)` keywords.
+
+Hit rule for the automatic-prefix dialects (`deepseek`, `openai`), with
+`match` the number of leading prompt tokens found in the cache and `n` the
+prompt length::
+
+    cap    = n - 1 if withhold_last_token else n
+    hit    = floor(min(match, cap) / block_size) * block_size
+    cached = hit if hit >= min_cacheable_tokens else 0
+
+DeepSeek (documented 2024 rule): 64-token blocks, nothing under 64 tokens.
+OpenAI (classic rule): 1024 tokens minimum, then 128-token increments, so
+cached is one of 0, 1024, 1152, ...; a 2006-token resend reports 1920.
+Anthropic: entries only at `cache_control` breakpoints, 20-block lookback,
+model minimum (1024 by default), 5-minute TTL refreshed on hit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Dialect = Literal["deepseek", "openai", "anthropic"]
+StreamUsage = Literal["finish_chunk", "include_usage"]
+RenderSection = Literal["tools", "system", "messages"]
+
+MINUTE = 60.0
+HOUR = 3600.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Profile:
+    """Everything that makes the fake behave like one provider.
+
+    Attributes:
+        dialect: wire format and usage fields (`deepseek`, `openai` speak
+            chat completions; `anthropic` speaks messages).
+        block_size: cache granularity in tokens (automatic-prefix dialects).
+        min_cacheable_tokens: prompts (or breakpoint prefixes) shorter than
+            this are never cached.
+        withhold_last_token: cap a hit at `n - 1` tokens (the last token is
+            always recomputed, as in vLLM), instead of `n`.
+        ttl: seconds an entry lives after its last use; `None` = forever.
+        ttl_long: the `"ttl": "1h"` lifetime (Anthropic).
+        refresh_on_hit: a hit restarts the entry's TTL.
+        max_age: hard lifetime from creation; `None` = none.
+        capacity_tokens: total cached tokens before LRU eviction;
+            `None` = unbounded.
+        isolate_api_keys: requests with different API keys never share
+            cache entries (caches are per account/organization).
+        isolation_fields: top-level request fields whose value also
+            isolates caches (`user_id`, `prompt_cache_key`, ...).
+        render_order: order in which tools, system and messages form the
+            prompt prefix.
+        stream_usage: where a stream carries usage: on the chunk with the
+            finish reason (DeepSeek), or in an extra `choices: []` chunk
+            only when `stream_options.include_usage` is true (OpenAI).
+        breakpoint_limit, lookback_blocks: Anthropic breakpoint rules.
+        chunk_chars: characters of text per streamed delta.
+        max_body_bytes: larger request bodies get a 413 error.
+        default_text: the reply text when nothing is scripted.
+        seed: mixed into generated ids (ids are deterministic).
+        model_minimums: per-model `min_cacheable_tokens` overrides.
+    """
+
+    dialect: Dialect
+    block_size: int
+    min_cacheable_tokens: int
+    withhold_last_token: bool
+    ttl: float | None
+    ttl_long: float | None = HOUR
+    refresh_on_hit: bool = True
+    max_age: float | None = None
+    capacity_tokens: int | None = None
+    isolate_api_keys: bool = True
+    isolation_fields: tuple[str, ...] = ()
+    render_order: tuple[RenderSection, ...] = ("tools", "system", "messages")
+    stream_usage: StreamUsage = "include_usage"
+    breakpoint_limit: int = 4
+    lookback_blocks: int = 20
+    chunk_chars: int = 16
+    max_body_bytes: int = 32 * 1024 * 1024
+    default_text: str = "ok"
+    seed: int = 0
+    model_minimums: tuple[tuple[str, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.block_size < 1:
+            raise ValueError(f"block_size must be >= 1, got {self.block_size}")
+        if self.min_cacheable_tokens < 0:
+            raise ValueError(
+                f"min_cacheable_tokens must be >= 0, got {self.min_cacheable_tokens}"
+            )
+        if self.chunk_chars < 1:
+            raise ValueError(f"chunk_chars must be >= 1, got {self.chunk_chars}")
+        if self.max_body_bytes < 0:
+            raise ValueError(f"max_body_bytes must be >= 0, got {self.max_body_bytes}")
+        if sorted(self.render_order) != ["messages", "system", "tools"]:
+            raise ValueError(
+                "render_order must name tools, system and messages once each, "
+                f"got {self.render_order!r}"
+            )
+
+    @property
+    def speaks_chat(self) -> bool:
+        """Whether this profile serves the chat-completions endpoints."""
+        return self.dialect in ("deepseek", "openai")
+
+    def minimum_for(self, model: str) -> int:
+        """Minimum cacheable prefix for `model`."""
+        return dict(self.model_minimums).get(model, self.min_cacheable_tokens)
+
+
+DEEPSEEK = Profile(
+    dialect="deepseek",
+    block_size=64,
+    min_cacheable_tokens=64,
+    withhold_last_token=True,
+    ttl=6 * HOUR,
+    isolation_fields=("user_id",),
+    stream_usage="finish_chunk",
+)
+
+OPENAI = Profile(
+    dialect="openai",
+    block_size=128,
+    min_cacheable_tokens=1024,
+    withhold_last_token=False,
+    ttl=10 * MINUTE,
+    max_age=HOUR,
+    stream_usage="include_usage",
+)
+
+ANTHROPIC = Profile(
+    dialect="anthropic",
+    block_size=1,
+    min_cacheable_tokens=1024,
+    withhold_last_token=False,
+    ttl=5 * MINUTE,
+    ttl_long=HOUR,
+    refresh_on_hit=True,
+)
+
+PROFILES: dict[str, Profile] = {
+    "deepseek": DEEPSEEK,
+    "openai": OPENAI,
+    "anthropic": ANTHROPIC,
+}
+
+
+def get_profile(name: str) -> Profile:
+    """Return the built-in profile called `name`."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        known = ", ".join(sorted(PROFILES))
+        raise ValueError(f"unknown dialect {name!r}; known: {known}") from None
