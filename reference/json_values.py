@@ -106,3 +106,25 @@ def json_equal(a: JsonValue, b: JsonValue, *, ordered: bool = True) -> bool:
 def canonical_json(value: JsonValue) -> str:
     """The canonical text of a JSON value (JSON-4): compact, insertion order."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def copy_json(value: JsonValue) -> JsonValue:
+    """A deep copy of a JSON value, iterative so any nesting depth works."""
+    if not isinstance(value, list | dict):
+        return value
+    root: Any = [] if isinstance(value, list) else {}
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, child in items:
+            if isinstance(child, list | dict):
+                copied: Any = [] if isinstance(child, list) else {}
+                stack.append((child, copied))
+            else:
+                copied = child
+            if isinstance(target, dict):
+                target[key] = copied
+            else:
+                target.append(copied)
+    return root

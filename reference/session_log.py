@@ -16,13 +16,12 @@ each appended event costs O(1) amortised (a replace costs O(surface)).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from reference.errors import MalformedEvent, SurfaceError
 from reference.header import Header, fold_step
-from reference.json_values import JsonObject, check_json_value
+from reference.json_values import JsonObject, check_json_value, copy_json
 from reference.messages import SURFACE_TYPES, derive_event_message
 from reference.revisions import LATEST, Revision
 
@@ -128,7 +127,7 @@ def make_event(
     if source_event_seqs is not None:
         event["sourceEventSeqs"] = list(source_event_seqs)
     if surface_op is not None:
-        event["surfaceOp"] = copy.deepcopy(surface_op)
+        event["surfaceOp"] = copy_json(surface_op)
     return event
 
 
@@ -151,8 +150,9 @@ class SessionLog:
         self._messages: list[JsonObject] | None = []
         self._header: Header | None = None
         self._header_cursor = 0
-        for event in seed:
-            self.append_event(copy.deepcopy(event))
+        for index, event in enumerate(seed):
+            check_json_value(event, what=f"seed event {index}")
+            self.append_event(copy_json(event))
 
     # -------------------------------------------------------------- reading
 
@@ -209,11 +209,12 @@ class SessionLog:
         `data` is deep-copied, so later changes by the caller do not reach
         the log. Nothing is logged when a rule is broken.
         """
+        check_json_value(data, what=f"data of seq {len(self._events)}")
         event = make_event(
             kind,
             len(self._events),
             time,
-            copy.deepcopy(data),
+            copy_json(data),
             surface_op=surface_op,
             source_event_seqs=source_event_seqs,
         )

@@ -1,0 +1,181 @@
+"""`python -m reference.adapter`: the codec over newline-delimited JSON-RPC.
+
+These tests spawn the adapter as a real child process and talk to it over
+its pipes, as an implementation in another language would be driven.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+class Adapter:
+    """A running adapter process with line-oriented request/response helpers."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "reference.adapter"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self._next_id = 0
+
+    def send_raw(self, line: bytes) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.write(line + b"\n")
+        self.process.stdin.flush()
+        reply = self.process.stdout.readline()
+        assert reply.endswith(b"\n"), f"no complete reply line: {reply!r}"
+        return json.loads(reply)
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._next_id += 1
+        request = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if params is not None:
+            request["params"] = params
+        reply = self.send_raw(json.dumps(request).encode())
+        assert reply["id"] == self._next_id
+        return reply
+
+    def close(self) -> int:
+        if self.process.poll() is None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        code = self.process.wait(timeout=30)
+        for stream in (self.process.stdout, self.process.stderr):
+            assert stream is not None
+            stream.close()
+        return code
+
+
+@pytest.fixture
+def adapter() -> Iterator[Adapter]:
+    running = Adapter()
+    yield running
+    running.close()
+
+
+def test_initialize_declares_protocol_revisions_and_capabilities(
+    adapter: Adapter,
+) -> None:
+    result = adapter.call("initialize", {"protocolVersion": 1})["result"]
+    assert result["name"] == "reqfold-reference"
+    assert result["revisions"] == [
+        "header-events",
+        "request-messages",
+        "session-prefix",
+    ]
+    assert "codec" in result["capabilities"]
+
+
+def test_an_unsupported_protocol_version_is_an_invalid_params_error(
+    adapter: Adapter,
+) -> None:
+    reply = adapter.call("initialize", {"protocolVersion": 99})
+    assert reply["error"]["code"] == -32602
+    assert "99" in reply["error"]["message"]
+
+
+@pytest.mark.spec("DELTA-2", "FOLD-2")
+def test_codec_methods_answer_and_a_corrupt_log_is_an_error_response(
+    adapter: Adapter,
+) -> None:
+    diff = adapter.call(
+        "codec/diff",
+        {"prev": {"config": {"model": "a"}}, "next": {"config": {"model": "b"}}},
+    )
+    assert diff["result"] == {"delta": {"config": {"model": "b"}}}
+    equal = adapter.call(
+        "codec/diff",
+        {
+            "prev": {"config": {"model": "a"}},
+            "next": {"config": {"model": "a"}, "system": ""},
+        },
+    )
+    assert equal["result"] == {"delta": None}
+    corrupt = adapter.call(
+        "codec/fold",
+        {"events": [{"type": "request/header-delta", "seq": 3, "data": {}}]},
+    )
+    assert corrupt["error"]["code"] == -32000
+    assert corrupt["error"]["data"] == {
+        "kind": "delta-before-snapshot",
+        "rule": "FOLD-2",
+        "seq": 3,
+    }
+
+
+def test_the_revision_param_selects_the_header_fields(adapter: Adapter) -> None:
+    header = {
+        "config": {"model": "m"},
+        "messageSuffix": [{"role": "user", "content": []}],
+    }
+    old = adapter.call(
+        "codec/canonical", {"header": header, "revision": "request-messages"}
+    )
+    assert old["result"] == {"header": header}
+    new = adapter.call("codec/canonical", {"header": header})
+    assert new["error"]["data"]["kind"] == "malformed-header"
+    unknown = adapter.call("codec/canonical", {"header": header, "revision": "r9"})
+    assert unknown["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (b"{not json", -32700),
+        (b"[1, 2]", -32600),
+        (b'{"jsonrpc": "2.0", "id": 1}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "codec/nope"}', -32601),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "codec/diff", "params": {}}', -32602),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "codec/fold",'
+            b' "params": {"events": 5}}',
+            -32602,
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "codec/canonical",'
+            b' "params": {"header":' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+            -32700,
+        ),
+    ],
+    ids=[
+        "parse-error",
+        "not-an-object",
+        "no-method",
+        "unknown-method",
+        "missing-params",
+        "wrong-param-type",
+        "deep-nesting",
+    ],
+)
+def test_bad_input_gets_an_error_response_and_the_adapter_keeps_serving(
+    adapter: Adapter, line: bytes, code: int
+) -> None:
+    reply = adapter.send_raw(line)
+    assert reply["error"]["code"] == code
+    still_alive = adapter.call(
+        "codec/equals",
+        {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}},
+    )
+    assert still_alive["result"] == {"equal": True}
+
+
+def test_shutdown_answers_null_and_exits_zero(adapter: Adapter) -> None:
+    reply = adapter.call("shutdown")
+    assert reply["result"] is None
+    assert adapter.close() == 0
+
+
+def test_end_of_input_exits_zero(adapter: Adapter) -> None:
+    assert adapter.close() == 0

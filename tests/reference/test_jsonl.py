@@ -1,0 +1,141 @@
+"""JSONL session files: writing whole lines, telling a torn tail from damage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reference.errors import LogDamaged, MalformedEvent, TornTail
+from reference.jsonl import (
+    JsonlWriter,
+    cut_torn_tail,
+    load_session_file,
+    make_storage_line,
+)
+
+STORAGE = make_storage_line("demo-1", 1_700_000_000_000, revision="session-prefix")
+
+
+def note(seq: int, **data: object) -> dict:
+    return {"type": "note", "seq": seq, "time": 1, "data": dict(data)}
+
+
+def write(path: Path, count: int) -> None:
+    JsonlWriter.create(path, STORAGE, [note(i, i=i) for i in range(count)])
+
+
+@pytest.mark.spec("JSONL-1", "JSONL-2")
+def test_a_written_file_is_a_storage_line_then_one_event_per_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, 2)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == (
+        '{"type":"session","version":0,"id":"demo-1","createdAt":1700000000000,'
+        '"revision":"session-prefix"}'
+    )
+    assert lines[2] == '{"type":"note","seq":1,"time":1,"data":{"i":1}}'
+    loaded = load_session_file(path)
+    assert loaded.storage == STORAGE
+    assert [e["seq"] for e in loaded.events] == [0, 1]
+    assert loaded.torn_tail is None
+
+
+@pytest.mark.spec("JSONL-5")
+def test_appending_continues_the_seqs_and_rejects_a_gap(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, 2)
+    writer = JsonlWriter.open(path)
+    writer.append([note(2)])
+    with pytest.raises(MalformedEvent):
+        writer.append([note(9)])
+    assert len(load_session_file(path).events) == 3
+
+
+@pytest.mark.spec("JSONL-3", "JSONL-5")
+def test_a_torn_final_line_is_reported_kept_aside_and_never_written_after(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, 2)
+    with path.open("ab") as handle:
+        handle.write(b'{"type":"note","seq":2,"ti')
+    loaded = load_session_file(path)
+    assert [e["seq"] for e in loaded.events] == [0, 1]
+    assert loaded.torn_tail is not None
+    assert loaded.torn_tail.line == 4
+    with pytest.raises(TornTail, match="partial line"):
+        JsonlWriter.open(path)
+    moved = cut_torn_tail(path)
+    assert moved is not None
+    assert (tmp_path / "s.jsonl.torn").read_bytes() == b'{"type":"note","seq":2,"ti'
+    JsonlWriter.open(path).append([note(2)])
+    assert len(load_session_file(path).events) == 3
+
+
+@pytest.mark.spec("JSONL-3")
+def test_a_complete_final_line_without_newline_is_kept_and_appending_terminates_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, 1)
+    with path.open("ab") as handle:
+        handle.write(b'{"type":"note","seq":1,"time":1,"data":{}}')
+    assert len(load_session_file(path).events) == 2
+    JsonlWriter.open(path).append([note(2)])
+    assert [e["seq"] for e in load_session_file(path).events] == [0, 1, 2]
+
+
+@pytest.mark.spec("JSONL-4", "JSON-1")
+@pytest.mark.parametrize(
+    "bad_line",
+    [
+        b"{not json",
+        b'{"type":"note","seq":1,"time":1,"data":{"x":NaN}}',
+        b'{"type":"note","seq":1,"seq":1,"time":1,"data":{}}',
+        b'{"type":"note","seq":5,"time":1,"data":{}}',
+        b"\xff\xfe",
+    ],
+    ids=["not-json", "nan", "duplicate-key", "seq-gap", "invalid-utf8"],
+)
+def test_damage_before_the_last_line_refuses_to_load_and_names_the_line(
+    tmp_path: Path, bad_line: bytes
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, 1)
+    with path.open("ab") as handle:
+        handle.write(bad_line + b"\n" + b'{"type":"note","seq":2,"time":1,"data":{}}\n')
+    with pytest.raises(LogDamaged) as caught:
+        load_session_file(path)
+    assert caught.value.line == 3
+    assert f"{path}:3" in str(caught.value)
+
+
+@pytest.mark.spec("JSONL-1")
+@pytest.mark.parametrize(
+    "first",
+    [
+        b"",
+        b'{"type":"session","version":1,"id":"x","createdAt":0}\n',
+        b'{"type":"note"}\n',
+    ],
+    ids=["empty-file", "future-version", "not-a-storage-line"],
+)
+def test_a_file_without_a_valid_storage_line_is_rejected(
+    tmp_path: Path, first: bytes
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(first)
+    with pytest.raises(LogDamaged) as caught:
+        load_session_file(path)
+    assert caught.value.line == 1
+
+
+def test_a_loaded_file_seeds_a_session_in_its_declared_revision(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, 3)
+    session = load_session_file(path).session()
+    assert len(session) == 3
+    assert session.revision.value == "session-prefix"

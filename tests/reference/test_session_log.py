@@ -1,0 +1,275 @@
+"""The session log: envelope rules, surface, derived history, live header."""
+
+from __future__ import annotations
+
+import pytest
+
+from reference.errors import (
+    DeltaBeforeSnapshot,
+    MalformedEvent,
+    NotJsonValue,
+    SurfaceError,
+)
+from reference.messages import derive_event_message
+from reference.session_log import SessionLog
+
+USER = {"kind": "user"}
+
+
+def text(value: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": value}]
+
+
+def user(log: SessionLog, value: str) -> dict:
+    return log.append(
+        "user/message",
+        {"content": text(value), "source": USER},
+        time=0,
+        surface_op="append",
+    )
+
+
+@pytest.mark.spec("LOG-1", "LOG-2")
+def test_append_assigns_contiguous_seqs_and_envelope_member_order() -> None:
+    log = SessionLog()
+    log.append("turn/start", {"turn": 1}, time=5)
+    event = user(log, "hi")
+    assert [e["seq"] for e in log] == [0, 1]
+    assert list(event) == ["type", "seq", "time", "data", "surfaceOp"]
+    sourced = log.append(
+        "tool/result",
+        {"callId": "c", "content": [], "isError": False},
+        time=0,
+        surface_op="append",
+        source_event_seqs=[1],
+    )
+    assert list(sourced) == [
+        "type",
+        "seq",
+        "time",
+        "data",
+        "sourceEventSeqs",
+        "surfaceOp",
+    ]
+
+
+@pytest.mark.spec("LOG-3", "JSON-1")
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"x": float("nan")},
+        {"x": float("inf")},
+        {"x": (1, 2)},
+        {"x": {1: "a"}},
+        {"x": object()},
+    ],
+    ids=["nan", "infinity", "tuple", "int-key", "object"],
+)
+def test_append_rejects_non_json_data_and_logs_nothing(data: dict) -> None:
+    log = SessionLog()
+    with pytest.raises(NotJsonValue):
+        log.append("note", data, time=0)
+    assert len(log) == 0
+
+
+@pytest.mark.spec("JSON-1")
+def test_append_rejects_a_cycle() -> None:
+    cyclic: dict = {}
+    cyclic["self"] = cyclic
+    with pytest.raises(NotJsonValue, match="cycle"):
+        SessionLog().append("note", {"x": cyclic}, time=0)
+
+
+@pytest.mark.spec("JSON-1")
+def test_deep_nesting_is_checked_without_recursion_limits() -> None:
+    deep: dict = {}
+    node = deep
+    for _ in range(50_000):
+        node["x"] = {}
+        node = node["x"]
+    log = SessionLog()
+    event = log.append_event({"type": "note", "seq": 0, "time": 0, "data": deep})
+    assert event["seq"] == 0
+
+
+@pytest.mark.spec("LOG-4")
+def test_surface_events_need_a_surface_op_and_others_must_not_carry_one() -> None:
+    log = SessionLog()
+    with pytest.raises(MalformedEvent, match="surfaceOp"):
+        log.append("user/message", {"content": []}, time=0)
+    with pytest.raises(MalformedEvent, match="not a surface type"):
+        log.append("turn/start", {"turn": 1}, time=0, surface_op="append")
+    assert len(log) == 0
+
+
+@pytest.mark.spec("LOG-5")
+def test_source_event_seqs_must_name_distinct_earlier_events() -> None:
+    log = SessionLog()
+    user(log, "a")
+    for sources in ([], [1], [0, 0], [-1]):
+        with pytest.raises(MalformedEvent):
+            log.append(
+                "user/message",
+                {"content": []},
+                time=0,
+                surface_op="append",
+                source_event_seqs=sources,
+            )
+
+
+@pytest.mark.spec("LOG-2", "LOG-6")
+def test_seeding_validates_every_event_as_if_appended() -> None:
+    good = {"type": "note", "seq": 0, "time": 0, "data": {}}
+    assert len(SessionLog([good])) == 1
+    with pytest.raises(MalformedEvent, match="without gaps"):
+        SessionLog([good, {"type": "note", "seq": 2, "time": 0, "data": {}}])
+    with pytest.raises(MalformedEvent, match="unknown envelope member"):
+        SessionLog([{**good, "extra": 1}])
+
+
+@pytest.mark.spec("LOG-6", "FOLD-2")
+def test_a_seed_with_a_corrupt_header_fold_loads_and_fails_when_the_fold_is_read() -> (
+    None
+):
+    log = SessionLog(
+        [{"type": "request/header-delta", "seq": 0, "time": 0, "data": {}}]
+    )
+    with pytest.raises(DeltaBeforeSnapshot):
+        log.request_header()
+
+
+@pytest.mark.spec("SURF-1", "SURF-2", "SURF-3", "DERIVE-1")
+def test_replace_shadows_a_range_by_position_and_derivation_follows() -> None:
+    log = SessionLog()
+    for value in ("a", "b", "c"):
+        user(log, value)
+    summary = log.append(
+        "user/message",
+        {"content": text("summary"), "source": {"kind": "plugin", "plugin": "compact"}},
+        time=0,
+        surface_op={"op": "replace", "start": 0, "end": 1},
+        source_event_seqs=[0, 1],
+    )
+    assert log.surface == [summary["seq"], 2]
+    assert [m["content"][0]["text"] for m in log.derive_messages()] == ["summary", "c"]
+    user(log, "d")
+    assert [m["content"][0]["text"] for m in log.derive_messages()] == [
+        "summary",
+        "c",
+        "d",
+    ]
+
+
+@pytest.mark.spec("SURF-2")
+@pytest.mark.parametrize(
+    ("start", "end", "message"),
+    [(7, 0, "start seq 7"), (0, 7, "end seq 7"), (1, 0, "after end")],
+    ids=["start-missing", "end-missing", "inverted"],
+)
+def test_an_invalid_replace_is_rejected_and_logs_nothing(
+    start: int, end: int, message: str
+) -> None:
+    log = SessionLog()
+    user(log, "a")
+    user(log, "b")
+    with pytest.raises(SurfaceError, match=message):
+        log.append(
+            "user/message",
+            {"content": []},
+            time=0,
+            surface_op={"op": "replace", "start": start, "end": end},
+        )
+    assert len(log) == 2
+
+
+@pytest.mark.spec("DERIVE-2")
+def test_projection_of_each_surface_type() -> None:
+    def event(kind: str, data: dict) -> dict:
+        return {"type": kind, "seq": 0, "time": 0, "data": data, "surfaceOp": "append"}
+
+    assert derive_event_message(event("assistant/message", {"content": []})) is None
+    assert derive_event_message(
+        event(
+            "tool/result",
+            {
+                "callId": "c1",
+                "content": text("out"),
+                "isError": True,
+                "error": {"name": "E"},
+            },
+        )
+    ) == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool-result",
+                "toolCallId": "c1",
+                "content": text("out"),
+                "isError": True,
+            }
+        ],
+    }
+    assert derive_event_message(
+        event(
+            "context/message",
+            {"content": text("cwd"), "source": {"kind": "plugin", "plugin": "x"}},
+        )
+    ) == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": '<context source="plugin">'},
+            {"type": "text", "text": "cwd"},
+            {"type": "text", "text": "</context>"},
+        ],
+    }
+    steering = derive_event_message(
+        event("steering/message", {"content": [], "source": USER})
+    )
+    assert steering is not None
+    assert steering["content"][0]["text"] == '<steering source="user">'
+
+
+@pytest.mark.spec("DERIVE-1", "LOG-7")
+def test_derivation_skips_unknown_types_and_replaying_a_log_reproduces_it() -> None:
+    log = SessionLog()
+    user(log, "a")
+    log.append("plugin/whatever", {"x": 1}, time=0)
+    log.append("assistant/message", {"content": text("b")}, time=0, surface_op="append")
+    replayed = SessionLog(log.events)
+    assert replayed.derive_messages() == log.derive_messages()
+    assert [m["role"] for m in log.derive_messages()] == ["user", "assistant"]
+
+
+@pytest.mark.spec("LOG-3")
+def test_the_log_keeps_its_own_copy_of_appended_data() -> None:
+    log = SessionLog()
+    data = {"content": text("a"), "source": USER}
+    log.append("user/message", data, time=0, surface_op="append")
+    data["content"][0]["text"] = "changed"
+    assert log.derive_messages()[0]["content"][0]["text"] == "a"
+
+
+@pytest.mark.spec("FOLD-1", "FOLD-3")
+def test_the_live_header_folds_incrementally_as_events_arrive() -> None:
+    log = SessionLog()
+    assert log.request_header() is None
+    log.append(
+        "request/header",
+        {"header": {"config": {"model": "m"}}, "reason": "initial"},
+        time=0,
+    )
+    assert log.request_header() == {"config": {"model": "m"}}
+    log.append("request/header-delta", {"config": {"model": "n"}}, time=0)
+    assert log.request_header() == {"config": {"model": "n"}}
+
+
+@pytest.mark.spec("LOG-6", "JSON-1")
+def test_deeply_nested_data_is_copied_and_seeded_without_recursion_errors() -> None:
+    deep: dict = {}
+    node = deep
+    for _ in range(50_000):
+        node["x"] = {}
+        node = node["x"]
+    log = SessionLog()
+    log.append("note", deep, time=0)
+    assert len(SessionLog(log.events)) == 1
