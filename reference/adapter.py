@@ -12,7 +12,6 @@ and the loop goes on until ``shutdown`` or end of input.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import IO, Any
@@ -26,6 +25,7 @@ from reference.header import (
     header_equals,
 )
 from reference.json_values import JsonObject, canonical_json
+from reference.jsonl import parse_line
 from reference.revisions import LATEST, Revision
 from reference.writer import record_header
 
@@ -144,7 +144,15 @@ def dispatch(method: str, params: JsonObject) -> JsonObject:
         raise RpcError(
             REJECTED,
             str(error),
-            {"kind": error.kind, "rule": error.rule, "seq": error.seq},
+            {
+                key: value
+                for key, value in (
+                    ("kind", error.kind),
+                    ("rule", error.rule),
+                    ("seq", error.seq),
+                )
+                if value is not None
+            },
         ) from None
     except RpcError:
         raise
@@ -169,7 +177,7 @@ def _response(
 def handle_line(line: bytes) -> tuple[str | None, bool]:
     """Answer one input line; returns (response text or None, shutdown?)."""
     try:
-        request = json.loads(line)
+        request = parse_line(line.decode("utf-8"))
     except (ValueError, RecursionError) as error:
         return _response(
             None, error=RpcError(PARSE_ERROR, f"parse error: {error}")

@@ -33,7 +33,7 @@ from reference.errors import (
     MalformedEvent,
     MalformedHeader,
 )
-from reference.json_values import JsonObject, check_json_value, json_equal
+from reference.json_values import JsonObject, check_json_value, is_integer, json_equal
 from reference.revisions import LATEST, Revision
 
 Header = JsonObject
@@ -47,10 +47,6 @@ DELTA = "request/header-delta"
 SNAPSHOT_REASONS = ("initial", "resume", "fallback")
 
 # ---------------------------------------------------------------- validation
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def check_config(
@@ -68,7 +64,7 @@ def check_config(
         or not isinstance(config["temperature"], int | float)
     ):
         raise error("config.temperature must be a number", rule="CONFIG-2")
-    if "maxTokens" in config and not _is_int(config["maxTokens"]):
+    if "maxTokens" in config and not is_integer(config["maxTokens"]):
         raise error("config.maxTokens must be an integer", rule="CONFIG-2")
     if "stop" in config and not (
         isinstance(config["stop"], list)
@@ -218,7 +214,7 @@ def diff_system(prev: str | None, next_: str | None) -> JsonObject:
 def apply_system(prev: str | None, arm: JsonObject) -> str | None:
     """Apply a system arm to `prev` (SYS-4); raises `DeltaConflict` if out of range."""
     a = system_lines(prev)
-    keep_start, keep_end = arm["keepStart"], arm["keepEnd"]
+    keep_start, keep_end = int(arm["keepStart"]), int(arm["keepEnd"])
     if keep_start + keep_end > len(a):
         raise DeltaConflict(
             f"system arm keeps {keep_start}+{keep_end} lines of a {len(a)}-line prompt",
@@ -295,8 +291,8 @@ def check_delta(delta: object, revision: Revision = LATEST) -> None:
         if not (
             isinstance(arm, dict)
             and set(arm) == {"keepStart", "keepEnd", "insert"}
-            and _is_int(arm["keepStart"])
-            and _is_int(arm["keepEnd"])
+            and is_integer(arm["keepStart"])
+            and is_integer(arm["keepEnd"])
             and arm["keepStart"] >= 0
             and arm["keepEnd"] >= 0
             and isinstance(arm["insert"], list)
@@ -402,9 +398,11 @@ def delta_round_trips(
 
 def check_snapshot_data(data: object, *, seq: int | None, revision: Revision) -> Header:
     """Validate the data of a snapshot event and return its header (SNAP-1)."""
-    if not isinstance(data, dict) or "header" not in data:
+    if not isinstance(data, dict) or set(data) != {"header", "reason"}:
         raise MalformedEvent(
-            "a request/header event needs data.header", rule="SNAP-1", seq=seq
+            "a request/header event's data must be exactly {header, reason}",
+            rule="SNAP-1",
+            seq=seq,
         )
     if data.get("reason") not in SNAPSHOT_REASONS:
         raise MalformedEvent(
@@ -421,7 +419,7 @@ def fold_step(
 ) -> Header | None:
     """Fold one event into the header in force (FOLD-1..FOLD-3)."""
     kind = event.get("type")
-    seq = event.get("seq") if _is_int(event.get("seq")) else None
+    seq = event.get("seq") if is_integer(event.get("seq")) else None
     try:
         if kind == SNAPSHOT:
             header = check_snapshot_data(event.get("data"), seq=seq, revision=revision)

@@ -27,6 +27,19 @@ JsonValue: TypeAlias = Any
 JsonObject: TypeAlias = dict[str, Any]
 
 
+def is_integer(value: object) -> bool:
+    """True for a JSON integer: a number with no fractional part (``1.0`` too).
+
+    Implements JSON-5: since ``1`` equals ``1.0`` (JSON-2), a member that
+    must be an integer accepts either spelling; booleans are not numbers.
+    """
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and value.is_integer()
+
+
 def check_json_value(value: object, *, what: str = "value") -> None:
     """Raise `NotJsonValue` unless `value` is a JSON value (JSON-1).
 

@@ -21,15 +21,11 @@ from typing import Any
 
 from reference.errors import MalformedEvent, SurfaceError
 from reference.header import Header, fold_step
-from reference.json_values import JsonObject, check_json_value, copy_json
+from reference.json_values import JsonObject, check_json_value, copy_json, is_integer
 from reference.messages import SURFACE_TYPES, derive_event_message
 from reference.revisions import LATEST, Revision
 
 ENVELOPE_KEYS = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp")
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def check_surface_op(op: object, *, seq: int | None = None) -> None:
@@ -40,8 +36,8 @@ def check_surface_op(op: object, *, seq: int | None = None) -> None:
         isinstance(op, dict)
         and list(op) == ["op", "start", "end"]
         and op["op"] == "replace"
-        and _is_int(op["start"])
-        and _is_int(op["end"])
+        and is_integer(op["start"])
+        and is_integer(op["end"])
     ):
         return
     raise MalformedEvent(
@@ -56,7 +52,7 @@ def check_event(event: object, *, index: int) -> JsonObject:
     if not isinstance(event, dict):
         raise MalformedEvent("an event must be a JSON object", rule="LOG-1", seq=index)
     seq = event.get("seq")
-    at = seq if _is_int(seq) else index
+    at = seq if is_integer(seq) else index
     for key in event:
         if key not in ENVELOPE_KEYS:
             raise MalformedEvent(
@@ -65,7 +61,7 @@ def check_event(event: object, *, index: int) -> JsonObject:
     kind = event.get("type")
     if not isinstance(kind, str) or not kind:
         raise MalformedEvent("type must be a non-empty string", rule="LOG-1", seq=at)
-    if not _is_int(seq):
+    if not is_integer(seq):
         raise MalformedEvent("seq must be an integer", rule="LOG-1", seq=index)
     if seq != index:
         raise MalformedEvent(
@@ -74,7 +70,7 @@ def check_event(event: object, *, index: int) -> JsonObject:
             seq=seq,
         )
     time = event.get("time")
-    if not (isinstance(time, int) and not isinstance(time, bool) and time >= 0):
+    if not (is_integer(time) and time >= 0):
         raise MalformedEvent(
             "time must be a non-negative integer (ms)", rule="LOG-1", seq=seq
         )
@@ -103,7 +99,7 @@ def _check_surface_members(kind: str, event: JsonObject, seq: int) -> None:
         if not (
             isinstance(sources, list)
             and sources
-            and all(_is_int(s) and 0 <= s < seq for s in sources)
+            and all(is_integer(s) and 0 <= s < seq for s in sources)
             and len(set(sources)) == len(sources)
         ):
             raise MalformedEvent(

@@ -15,7 +15,6 @@ request will actually carry, exactly one of these happens:
 
 from __future__ import annotations
 
-from reference.errors import CodecError
 from reference.header import (
     DELTA,
     SNAPSHOT,
@@ -44,10 +43,7 @@ def record_header(
         reason = "initial" if baseline is None else "resume"
         return {"type": SNAPSHOT, "data": {"header": current, "reason": reason}}
     if baseline is None:
-        raise CodecError(
-            "an instance that already logged a header must have a baseline",
-            rule="WRITER-1",
-        )
+        raise ValueError("an instance that already logged a header has a baseline")
     if header_equals(baseline, current, revision):
         return None
     delta = diff_header(baseline, current, revision)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from reference.errors import CodecError
 from reference.header import apply_header_delta, fold_request_header
 from reference.writer import record_header
 
@@ -80,5 +79,5 @@ def test_a_pure_tool_reorder_is_logged_as_a_fallback_snapshot() -> None:
 
 @pytest.mark.spec("WRITER-1")
 def test_claiming_a_logged_header_without_a_baseline_is_an_error() -> None:
-    with pytest.raises(CodecError, match="baseline"):
+    with pytest.raises(ValueError, match="baseline"):
         record_header(None, True, {"config": M})

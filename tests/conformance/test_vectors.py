@@ -1,0 +1,466 @@
+"""The test vectors: file format, layout, rule coverage, and the loader's judging."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from conformance.rules import load_rules
+from conformance.vectors import (
+    ERROR_KINDS,
+    FAMILIES,
+    SCHEMA_PATH,
+    VECTORS_DIR,
+    VectorCase,
+    VectorError,
+    Verdict,
+    codec_rule_ids,
+    compare_results,
+    encode_json,
+    iter_cases,
+    judge_response,
+    load_cases,
+    load_file,
+    load_json,
+    stray_files,
+    values_equal,
+    vector_files,
+)
+from reference.revisions import Revision
+
+FILES = vector_files()
+CASES = load_cases()
+MEMBER_ORDER_RULES = {"JSON-3", "HDR-5"}
+
+
+def schema_validator() -> jsonschema.protocols.Validator:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def file_id(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+# ---------------------------------------------------------------- format
+
+
+def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_there_is_one_file_per_revision_and_family() -> None:
+    expected = {(r.value, f) for r in Revision for f in FAMILIES}
+    assert {(p.parent.name, p.stem) for p in FILES} == expected
+
+
+def test_the_vector_directory_holds_only_the_schema_and_vector_files() -> None:
+    assert stray_files() == []
+
+
+@pytest.mark.parametrize("path", FILES, ids=file_id)
+def test_every_vector_file_validates_against_the_schema(path: Path) -> None:
+    document = load_json(path.read_text(encoding="utf-8"))
+    errors = [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in schema_validator().iter_errors(document)
+    ]
+    assert errors == []
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        pytest.param(
+            lambda d: d["cases"][0]["params"].update(revision="x"), id="revision"
+        ),
+        pytest.param(lambda d: d.update(method="codec/apply"), id="wrong-method"),
+        pytest.param(lambda d: d["cases"][0].update(level="MAY"), id="level"),
+        pytest.param(lambda d: d["cases"][0].update(id="Diff-X"), id="id-case"),
+        pytest.param(lambda d: d["cases"][0].update(revisions=[]), id="no-revisions"),
+        pytest.param(
+            lambda d: d["cases"][0].update(expect={"result": {"delta": {}}}),
+            id="empty-delta",
+        ),
+        pytest.param(
+            lambda d: d["cases"][0].update(expect={"error": {"kind": "oops"}}),
+            id="error-kind",
+        ),
+        pytest.param(lambda d: d["cases"][0].update(extra=1), id="extra-member"),
+    ],
+)
+def test_the_schema_rejects_broken_files(mutate: Any) -> None:
+    path = VECTORS_DIR / "header-events" / "diff.json"
+    document = load_json(path.read_text(encoding="utf-8"))
+    mutate(document)
+    assert list(schema_validator().iter_errors(document))
+
+
+def test_case_ids_are_unique_across_files() -> None:
+    where: dict[str, list[str]] = defaultdict(list)
+    for case in CASES:
+        where[case.id].append(file_id(case.path))
+    assert {i: p for i, p in where.items() if len(p) > 1} == {}
+
+
+def test_case_ids_are_kebab_case_and_prefixed_by_their_family() -> None:
+    for case in CASES:
+        assert case.id.startswith(case.family + "-"), case.id
+        assert case.id == case.id.lower(), case.id
+        assert all(part for part in case.id.split("-")), case.id
+
+
+def test_there_are_at_least_150_cases() -> None:
+    assert len(CASES) >= 150
+
+
+def test_every_family_has_cases_for_every_revision() -> None:
+    runs = {(revision, case.family) for revision, case in iter_cases()}
+    assert runs == {(r, f) for r in Revision for f in FAMILIES}
+
+
+# ---------------------------------------------------------------- rules
+
+
+def test_every_named_rule_exists_in_the_spec() -> None:
+    rules = load_rules()
+    unknown = {(case.id, r) for case in CASES for r in case.rules if r not in rules}
+    assert unknown == set()
+
+
+def test_every_case_applies_only_to_revisions_its_rules_hold_in() -> None:
+    rules = load_rules()
+    wrong = {
+        (case.id, rule_id, revision.value)
+        for case in CASES
+        for rule_id in case.rules
+        for revision in case.revisions
+        if not rules[rule_id].applies_to(revision)
+    }
+    assert wrong == set()
+
+
+def test_the_codec_rules_are_the_header_algebra_and_the_writers_decision() -> None:
+    codec = codec_rule_ids(load_rules())
+    assert {"HDR-1", "CONFIG-2", "SYS-5", "TOOLS-5", "MSGS-1", "EQ-3"} <= codec
+    assert {"DELTA-6", "FOLD-3", "SNAP-1", "WRITER-5", "JSON-1", "JSON-2"} <= codec
+    assert {"JSON-3", "HDR-5"} <= codec
+    assert not codec & {"WRITER-6", "JSON-4", "LOG-1", "PREFIX-2", "REQ-1"}
+
+
+def test_every_codec_rule_has_a_positive_and_a_negative_case() -> None:
+    positive: dict[str, set[str]] = defaultdict(set)
+    negative: dict[str, set[str]] = defaultdict(set)
+    for case in CASES:
+        for rule_id in case.rules:
+            if case.is_positive:
+                positive[rule_id].add(case.id)
+            if case.is_negative:
+                negative[rule_id].add(case.id)
+    missing = {
+        rule_id: (sorted(positive[rule_id]), sorted(negative[rule_id]))
+        for rule_id in sorted(codec_rule_ids(load_rules()))
+        if not positive[rule_id]
+        or not negative[rule_id]
+        or len(positive[rule_id] | negative[rule_id]) < 2
+    }
+    assert missing == {}
+
+
+def test_should_cases_are_about_member_order() -> None:
+    for case in CASES:
+        if case.level == "SHOULD":
+            assert MEMBER_ORDER_RULES & set(case.rules), case.id
+
+
+def test_every_rejection_kind_is_used() -> None:
+    used = {case.expect["error"]["kind"] for case in CASES if case.expects_error}
+    assert used == set(ERROR_KINDS)
+
+
+# ---------------------------------------------------------------- positive/negative
+
+
+def make_case(method: str, expect: dict[str, Any], level: str = "MUST") -> VectorCase:
+    family = next(f for f, m in FAMILIES.items() if m == method)
+    return VectorCase(
+        id=f"{family}-example",
+        family=family,
+        method=method,
+        rules=("EQ-1",),
+        level=level,
+        revisions=(Revision.HEADER_EVENTS,),
+        description="an example",
+        params={},
+        expect=expect,
+        path=VECTORS_DIR / "header-events" / f"{family}.json",
+    )
+
+
+@pytest.mark.parametrize(
+    ("method", "expect", "positive", "negative"),
+    [
+        ("codec/equals", {"result": {"equal": True}}, True, False),
+        ("codec/equals", {"result": {"equal": False}}, True, True),
+        ("codec/diff", {"result": {"delta": None}}, True, True),
+        ("codec/diff", {"result": {"delta": {"config": {"model": "m"}}}}, True, False),
+        ("codec/fold", {"result": {"header": None}}, True, True),
+        ("codec/record", {"result": {"event": None}}, True, True),
+        ("codec/canonical", {"result": {"header": {"config": {}}}}, True, False),
+        ("codec/apply", {"error": {"kind": "delta-conflict"}}, False, True),
+    ],
+)
+def test_positive_and_negative_follow_the_loader_definition(
+    method: str, expect: dict[str, Any], positive: bool, negative: bool
+) -> None:
+    case = make_case(method, expect)
+    assert (case.is_positive, case.is_negative) == (positive, negative)
+
+
+# ---------------------------------------------------------------- comparison
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "verdict"),
+    [
+        ({"a": 1, "b": [True, None]}, {"a": 1, "b": [True, None]}, Verdict.PASS),
+        ({"t": 1}, {"t": 1.0}, Verdict.PASS),
+        ({"x": [1, {"y": 2}]}, {"x": [1.0, {"y": 2.0}]}, Verdict.PASS),
+        ({"t": True}, {"t": 1}, Verdict.FAIL),
+        ({"t": 0}, {"t": False}, Verdict.FAIL),
+        ({"t": None}, {}, Verdict.FAIL),
+        ({"t": "1"}, {"t": 1}, Verdict.FAIL),
+        ({"a": 1}, {"a": 1, "b": 2}, Verdict.FAIL),
+        ([1, 2], [2, 1], Verdict.FAIL),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}, Verdict.WARN),
+        ({"h": {"c": {"m": 1, "t": 2}}}, {"h": {"c": {"t": 2, "m": 1}}}, Verdict.WARN),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 3}, Verdict.FAIL),
+        ({"delta": None}, {"delta": {}}, Verdict.FAIL),
+    ],
+)
+def test_compare_results_checks_value_then_member_order(
+    expected: Any, actual: Any, verdict: Verdict
+) -> None:
+    assert compare_results(expected, actual) is verdict
+
+
+def test_value_equality_tells_booleans_from_numbers() -> None:
+    assert values_equal(1, 1.0)
+    assert not values_equal(True, 1)
+    assert not values_equal(False, 0)
+    assert values_equal({"a": 1, "b": 2}, {"b": 2, "a": 1})
+    assert not values_equal({"a": 1, "b": 2}, {"b": 2, "a": 1}, ordered=True)
+
+
+@pytest.mark.parametrize(
+    ("expect", "level", "response", "verdict"),
+    [
+        (
+            {"result": {"equal": False}},
+            "MUST",
+            {"result": {"equal": False}},
+            Verdict.PASS,
+        ),
+        (
+            {"result": {"equal": False}},
+            "MUST",
+            {"result": {"equal": True}},
+            Verdict.FAIL,
+        ),
+        (
+            {"result": {"equal": False}},
+            "SHOULD",
+            {"result": {"equal": True}},
+            Verdict.WARN,
+        ),
+        (
+            {"result": {"equal": False}},
+            "MUST",
+            {"error": {"code": -32000, "message": "no"}},
+            Verdict.FAIL,
+        ),
+        (
+            {"error": {"kind": "malformed-header"}},
+            "MUST",
+            {"error": {"code": -32000, "message": "x", "data": {"kind": "other"}}},
+            Verdict.PASS,
+        ),
+        (
+            {"error": {"kind": "malformed-header"}},
+            "MUST",
+            {"error": {"code": -32602, "message": "invalid params"}},
+            Verdict.FAIL,
+        ),
+        (
+            {"error": {"kind": "malformed-header"}},
+            "MUST",
+            {"result": {"equal": True}},
+            Verdict.FAIL,
+        ),
+    ],
+)
+def test_judge_response_passes_rejections_on_code_and_softens_should_cases(
+    expect: dict[str, Any], level: str, response: dict[str, Any], verdict: Verdict
+) -> None:
+    judgement = judge_response(make_case("codec/equals", expect, level), response)
+    assert judgement.verdict is verdict
+    assert (judgement.reason == "") == (verdict is Verdict.PASS)
+
+
+def test_a_must_case_with_only_member_order_differing_is_a_warning() -> None:
+    case = make_case("codec/diff", {"result": {"delta": {"system": 1, "config": 2}}})
+    judgement = judge_response(case, {"result": {"delta": {"config": 2, "system": 1}}})
+    assert judgement.verdict is Verdict.WARN
+    assert "member order" in judgement.reason
+
+
+# ---------------------------------------------------------------- JSON text
+
+
+def test_load_json_rejects_repeated_keys_and_non_json_constants() -> None:
+    with pytest.raises(ValueError, match="repeats the key"):
+        load_json('{"a": 1, "a": 2}')
+    with pytest.raises(ValueError, match="NaN"):
+        load_json('{"a": NaN}')
+    assert load_json('{"a": 1e400}') == {"a": float("inf")}
+
+
+def test_encode_json_is_compact_ordered_and_spells_infinity_as_a_number() -> None:
+    value = {"b": [1, 2.5, {"z": None, "a": "é"}], "a": -float("inf"), "e": {}}
+    text = encode_json(value)
+    assert text == '{"b":[1,2.5,{"z":null,"a":"é"}],"a":-1e400,"e":{}}'
+    assert load_json(text) == value
+    with pytest.raises(ValueError, match="NaN"):
+        encode_json(float("nan"))
+
+
+def test_request_params_add_the_revision_to_a_copy() -> None:
+    case = next(c for c in CASES if c.id == "diff-system-mid-prompt-edit")
+    params = case.request_params(Revision.SESSION_PREFIX)
+    assert params["revision"] == "session-prefix"
+    assert "revision" not in case.params
+    params["prev"]["system"] = "changed"
+    assert case.params["prev"]["system"] != "changed"
+
+
+def test_iter_cases_can_select_the_declared_revision() -> None:
+    pairs = list(iter_cases(revisions=[Revision.HEADER_EVENTS]))
+    assert {revision for revision, _ in pairs} == {Revision.HEADER_EVENTS}
+    applicable = [c for c in CASES if Revision.HEADER_EVENTS in c.revisions]
+    assert [case for _, case in pairs] == applicable
+
+
+# ---------------------------------------------------------------- loader errors
+
+
+def write_vectors(root: Path, revision: str, family: str, document: Any) -> Path:
+    path = root / revision / f"{family}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def minimal_case(**changes: Any) -> dict[str, Any]:
+    case: dict[str, Any] = {
+        "id": "equals-a",
+        "rules": ["EQ-1"],
+        "level": "MUST",
+        "revisions": ["header-events"],
+        "description": "a",
+        "params": {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}},
+        "expect": {"result": {"equal": True}},
+    }
+    case.update(changes)
+    return case
+
+
+def document(*cases: dict[str, Any], family: str = "equals") -> dict[str, Any]:
+    return {
+        "$schema": "../vectors.schema.json",
+        "family": family,
+        "method": FAMILIES[family],
+        "cases": list(cases),
+    }
+
+
+def test_the_loader_reads_a_minimal_file(tmp_path: Path) -> None:
+    path = write_vectors(tmp_path, "header-events", "equals", document(minimal_case()))
+    (case,) = load_file(path)
+    assert case.revisions == (Revision.HEADER_EVENTS,)
+    assert case.expected_result == {"equal": True}
+
+
+@pytest.mark.parametrize(
+    ("revision", "doc", "message"),
+    [
+        ("header-events", document(minimal_case(), family="diff"), "file name"),
+        (
+            "header-events",
+            {**document(minimal_case()), "method": "codec/diff"},
+            "method",
+        ),
+        ("nightly", document(minimal_case()), "revision directory"),
+        ("header-events", document(minimal_case(id="diff-a")), "must start with"),
+        ("header-events", document(minimal_case(revisions=["future"])), "future"),
+        (
+            "header-events",
+            document(minimal_case(revisions=["session-prefix", "header-events"])),
+            "revision order",
+        ),
+        (
+            "header-events",
+            document(minimal_case(revisions=["request-messages"])),
+            "belongs in request-messages/",
+        ),
+        ("header-events", document(minimal_case(level="MAY")), "level"),
+        (
+            "header-events",
+            document(minimal_case(description="a\nb")),
+            "one non-empty line",
+        ),
+        (
+            "header-events",
+            document(minimal_case(params={"a": {}, "b": {}, "revision": "x"})),
+            "without revision",
+        ),
+        (
+            "header-events",
+            document(minimal_case(expect={"error": {"kind": "boom"}})),
+            "kind",
+        ),
+        ("header-events", document(minimal_case(extra=True)), "exactly the members"),
+    ],
+)
+def test_the_loader_rejects_files_that_break_the_layout(
+    tmp_path: Path, revision: str, doc: Any, message: str
+) -> None:
+    path = write_vectors(tmp_path, revision, "equals", doc)
+    with pytest.raises(VectorError, match=message):
+        load_file(path)
+
+
+def test_the_loader_rejects_repeated_ids_across_files(tmp_path: Path) -> None:
+    write_vectors(tmp_path, "header-events", "equals", document(minimal_case()))
+    write_vectors(
+        tmp_path,
+        "request-messages",
+        "equals",
+        document(minimal_case(revisions=["request-messages"])),
+    )
+    with pytest.raises(VectorError, match="also used in"):
+        load_cases(tmp_path)
+
+
+def test_the_loader_rejects_repeated_keys_in_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "header-events" / "equals.json"
+    path.parent.mkdir()
+    path.write_text('{"family": "equals", "family": "diff"}', encoding="utf-8")
+    with pytest.raises(VectorError, match="repeats the key"):
+        load_file(path)

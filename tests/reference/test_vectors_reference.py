@@ -1,0 +1,190 @@
+"""The reference passes every test vector, in-process and as a child process.
+
+The reference implements every SHOULD as well as every MUST, so each case
+must be a strict pass (member order included), and every rejection must
+carry the case's informative kind (and seq) in its error data.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import IO, Any
+
+import pytest
+
+from conformance.vectors import (
+    REJECTED,
+    VectorCase,
+    Verdict,
+    encode_json,
+    iter_cases,
+    judge_response,
+    load_json,
+)
+from reference.adapter import RpcError, dispatch
+from reference.revisions import Revision
+
+RUNS = [
+    pytest.param(
+        revision, case, marks=pytest.mark.spec(*case.rules), id=f"{revision}/{case.id}"
+    )
+    for revision, case in iter_cases()
+]
+READ_TIMEOUT = 30.0
+
+
+def assert_strict_pass(case: VectorCase, response: dict[str, Any]) -> None:
+    judgement = judge_response(case, response)
+    assert judgement.verdict is Verdict.PASS, judgement.reason
+    expected = case.expected_error
+    if expected is not None:
+        data = response["error"].get("data", {})
+        assert data.get("kind") == expected["kind"], response["error"]
+        if "seq" in expected:
+            assert data.get("seq") == expected["seq"], response["error"]
+
+
+def in_process(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return {"result": dispatch(method, params)}
+    except RpcError as error:
+        body: dict[str, Any] = {"code": error.code, "message": error.message}
+        if error.data is not None:
+            body["data"] = error.data
+        return {"error": body}
+
+
+@pytest.mark.parametrize(("revision", "case"), RUNS)
+def test_the_reference_passes_the_vector_in_process(
+    revision: Revision, case: VectorCase
+) -> None:
+    response = in_process(case.method, case.request_params(revision))
+    if case.expects_error:
+        assert response.get("error", {}).get("code") == REJECTED, response
+    assert_strict_pass(case, response)
+
+
+def reversed_members(value: Any) -> Any:
+    """`value` with the members of every object in reverse order."""
+    if isinstance(value, dict):
+        return {key: reversed_members(value[key]) for key in reversed(value)}
+    if isinstance(value, list):
+        return [reversed_members(item) for item in value]
+    return value
+
+
+def test_answers_differing_only_in_member_order_never_fail() -> None:
+    """Member order is a SHOULD: reordered answers warn, they never fail."""
+    verdicts = set()
+    for revision, case in iter_cases():
+        response = in_process(case.method, case.request_params(revision))
+        if "result" in response:
+            response = {"result": reversed_members(response["result"])}
+        verdicts.add(judge_response(case, response).verdict)
+    assert verdicts == {Verdict.PASS, Verdict.WARN}
+
+
+# ---------------------------------------------------------------- child process
+
+
+class AdapterProcess:
+    """``python -m reference.adapter`` driven over newline JSON-RPC pipes."""
+
+    def __init__(self, stderr: IO[bytes]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "reference.adapter"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.next_id = 0
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(b"")
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send one request and return its response object."""
+        assert self.process.stdin is not None
+        self.next_id += 1
+        request: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": self.next_id,
+            "method": method,
+        }
+        if params is not None:
+            request["params"] = params
+        self.process.stdin.write(encode_json(request).encode("utf-8") + b"\n")
+        self.process.stdin.flush()
+        line = self.lines.get(timeout=READ_TIMEOUT)
+        assert line, f"the adapter closed its output after {method}"
+        response = load_json(line.decode("utf-8"))
+        assert isinstance(response, dict), line
+        assert response.get("jsonrpc") == "2.0", response
+        assert response.get("id") == self.next_id, response
+        return response
+
+    def close(self) -> int:
+        """Close stdin, wait for the exit and release the pipes; the exit code."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        if not self.process.stdin.closed:
+            self.process.stdin.close()
+        try:
+            code = self.process.wait(timeout=READ_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        self.reader.join(timeout=READ_TIMEOUT)
+        self.process.stdout.close()
+        return code
+
+
+@pytest.fixture(scope="module")
+def adapter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdapterProcess]:
+    """One adapter process for the whole run: initialize, the cases, shutdown."""
+    stderr_path = tmp_path_factory.mktemp("adapter") / "stderr.log"
+    with stderr_path.open("wb") as stderr:
+        process = AdapterProcess(stderr)
+        try:
+            init = process.call("initialize", {"protocolVersion": 1})
+            result = init.get("result")
+            assert isinstance(result, dict), init
+            assert set(result["revisions"]) >= {r.value for r in Revision}, result
+            assert "codec" in result["capabilities"], result
+            yield process
+            shutdown = process.call("shutdown")
+            assert shutdown.get("result", "missing") is None, shutdown
+        finally:
+            code = process.close()
+    log = stderr_path.read_text(encoding="utf-8", errors="replace")
+    assert code == 0, f"the adapter exited with {code}; stderr:\n{log}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("revision", "case"), RUNS)
+def test_the_reference_passes_the_vector_through_the_adapter_process(
+    adapter: AdapterProcess, revision: Revision, case: VectorCase
+) -> None:
+    response = adapter.call(case.method, case.request_params(revision))
+    assert_strict_pass(case, response)
+
+
+def test_vectors_with_infinite_numbers_travel_as_number_text() -> None:
+    """The wire text of a 1e400 vector is still JSON, which the adapter reads."""
+    case = next(
+        c for _, c in iter_cases() if c.id == "canonical-rejects-infinite-temperature"
+    )
+    text = encode_json(case.params)
+    assert "1e400" in text
+    assert json.loads(text)["header"]["config"]["temperature"] == float("inf")
