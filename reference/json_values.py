@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 from reference.errors import NotJsonValue
 
@@ -27,7 +27,7 @@ JsonValue: TypeAlias = Any
 JsonObject: TypeAlias = dict[str, Any]
 
 
-def is_integer(value: object) -> bool:
+def is_integer(value: object) -> TypeGuard[int | float]:
     """True for a JSON integer: a number with no fractional part (``1.0`` too).
 
     Implements JSON-5: since ``1`` equals ``1.0`` (JSON-2), a member that
