@@ -51,8 +51,8 @@ def check_event(event: object, *, index: int) -> JsonObject:
     """Validate the envelope of the event at position `index` (LOG-1..LOG-5)."""
     if not isinstance(event, dict):
         raise MalformedEvent("an event must be a JSON object", rule="LOG-1", seq=index)
-    seq = event.get("seq")
-    at = seq if is_integer(seq) else index
+    raw_seq = event.get("seq")
+    at = int(raw_seq) if is_integer(raw_seq) else index
     for key in event:
         if key not in ENVELOPE_KEYS:
             raise MalformedEvent(
@@ -61,8 +61,9 @@ def check_event(event: object, *, index: int) -> JsonObject:
     kind = event.get("type")
     if not isinstance(kind, str) or not kind:
         raise MalformedEvent("type must be a non-empty string", rule="LOG-1", seq=at)
-    if not is_integer(seq):
+    if not is_integer(raw_seq):
         raise MalformedEvent("seq must be an integer", rule="LOG-1", seq=index)
+    seq = int(raw_seq)
     if seq != index:
         raise MalformedEvent(
             f"seq {seq} at position {index}: seqs must run 0, 1, 2, ... without gaps",
