@@ -1,1 +1,97 @@
-"""placeholder"""
+"""A fake LLM provider that simulates prompt caching, for harness tests.
+
+It speaks real provider wire formats (DeepSeek/OpenAI chat completions,
+Anthropic messages), answers with scripted replies, tool calls and faults,
+and reports cache usage the way each provider does, computed by a prefix
+cache index modelled on serving engines. For every request it also says
+*why* the cache missed: the first point where the prompt diverged from the
+closest earlier request.
+
+In-process::
+
+    provider = FakeProvider("deepseek")
+    provider.push(Reply(text="hello"), Reply(tool_calls=(ToolCall.of("ls", {}),)))
+    async with httpx.AsyncClient(transport=provider.transport(),
+                                 base_url="http://fake") as client:
+        ...
+    provider.last_request.usage, provider.last_request.diagnostic
+
+Out of process: `reqfold fake serve --dialect deepseek` prints its base URL,
+and the control surface under `/_fake/` scripts it and reads captures.
+
+`fakes` imports nothing from `reference` or `conformance`.
+"""
+
+from __future__ import annotations
+
+from fakes.cache_index import PrefixCacheIndex
+from fakes.capture import (
+    CapturedRequest,
+    CaptureLog,
+    dump_capture_jsonl,
+    dump_captured_request,
+)
+from fakes.clock import LogicalClock
+from fakes.diagnostics import Diagnostic, Divergence
+from fakes.errors import FakeProviderError, InvalidRequest, ScriptError
+from fakes.gate import Gate
+from fakes.http import HttpRequest, ResponsePlan
+from fakes.profiles import ANTHROPIC, DEEPSEEK, OPENAI, PROFILES, Profile, get_profile
+from fakes.provider import FakeProvider, ProviderStats, dump_stats
+from fakes.script import (
+    Fault,
+    Reply,
+    Script,
+    ScriptedRequest,
+    ToolCall,
+    overloaded,
+    parse_script_item,
+    rate_limited,
+    server_error,
+    slow_first_byte,
+    stream_cut,
+)
+from fakes.tokenizer import TOKENIZER_NAME, count_tokens, tokenize
+from fakes.transport import FakeTransport, route_provider
+
+__all__ = [
+    "ANTHROPIC",
+    "DEEPSEEK",
+    "OPENAI",
+    "PROFILES",
+    "TOKENIZER_NAME",
+    "CaptureLog",
+    "CapturedRequest",
+    "Diagnostic",
+    "Divergence",
+    "FakeProvider",
+    "FakeProviderError",
+    "FakeTransport",
+    "Fault",
+    "Gate",
+    "HttpRequest",
+    "InvalidRequest",
+    "LogicalClock",
+    "PrefixCacheIndex",
+    "Profile",
+    "ProviderStats",
+    "Reply",
+    "ResponsePlan",
+    "Script",
+    "ScriptError",
+    "ScriptedRequest",
+    "ToolCall",
+    "count_tokens",
+    "dump_capture_jsonl",
+    "dump_captured_request",
+    "dump_stats",
+    "get_profile",
+    "overloaded",
+    "parse_script_item",
+    "rate_limited",
+    "route_provider",
+    "server_error",
+    "slow_first_byte",
+    "stream_cut",
+    "tokenize",
+]

@@ -37,7 +37,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .tokenizer import TOKEN_BYTES
+from fakes.tokenizer import TOKEN_BYTES
 
 
 @dataclass(slots=True)
@@ -155,7 +155,9 @@ class PrefixCacheIndex:
             self.put(keys[position], ends[position], sizes[position], now, ttl)
         self._evict()
 
-    def put(self, key: bytes, end: int, size: int, now: float, ttl: float | None) -> None:
+    def put(
+        self, key: bytes, end: int, size: int, now: float, ttl: float | None
+    ) -> None:
         """Insert or refresh one entry and make it the most recently used."""
         entry = self._alive(key, now)
         if entry is None:

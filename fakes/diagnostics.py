@@ -30,8 +30,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from .jsontypes import JSONValue, dumps_compact
-from .prompt import RenderedPrompt, Segment
+from fakes.jsontypes import JSONValue, dumps_compact
+from fakes.prompt import RenderedPrompt, Segment
 
 Relation = Literal["first", "repeat", "append", "diverged"]
 
@@ -46,7 +46,7 @@ class Divergence(TypedDict):
     message_index: int | None
     field: str
     char_offset: int
-    token_offset: int
+    segment_token_offset: int
     earlier: str
     current: str
 
@@ -155,15 +155,27 @@ class DivergenceLedger:
         if segment.value.get("role") != "assistant":
             return None
         echoed = _normal_echo(
-            {key: segment.value.get(key) for key in emitted_fields(emitted)}
+            {name: segment.value.get(name) for name in emitted_fields(emitted)}
         )
-        expected = _normal_echo(emitted)
+        expected = _normal_echo(
+            {name: emitted[name] for name in emitted_fields(emitted)}
+            if isinstance(emitted, dict)
+            else emitted
+        )
         if echoed == expected:
             return None
-        mine = Segment(path=segment.path, message_index=segment.message_index,
-                       value=expected, text="")
-        theirs = Segment(path=segment.path, message_index=segment.message_index,
-                         value=echoed, text="")
+        mine = Segment(
+            path=segment.path,
+            message_index=segment.message_index,
+            value=expected,
+            text="",
+        )
+        theirs = Segment(
+            path=segment.path,
+            message_index=segment.message_index,
+            value=echoed,
+            text="",
+        )
         return describe_divergence(mine, theirs, prompt.start_of(position))
 
     def record(
@@ -197,9 +209,13 @@ def _normal_echo(message: JSONValue) -> JSONValue:
     return message
 
 
-def describe_divergence(earlier: Segment, current: Segment, token_offset: int) -> Divergence:
+def describe_divergence(
+    earlier: Segment, current: Segment, segment_token_offset: int
+) -> Divergence:
     """Name the first field where two segments at the same position differ."""
-    field, offset, left, right = _first_difference(earlier.value, current.value, current.path)
+    field, offset, left, right = _first_difference(
+        earlier.value, current.value, current.path
+    )
     if field == current.path and earlier.path != current.path:
         field = f"{earlier.path} -> {current.path}"
     return Divergence(
@@ -207,7 +223,7 @@ def describe_divergence(earlier: Segment, current: Segment, token_offset: int) -
         message_index=current.message_index,
         field=field,
         char_offset=offset,
-        token_offset=token_offset,
+        segment_token_offset=segment_token_offset,
         earlier=left,
         current=right,
     )
@@ -233,7 +249,9 @@ def _common_prefix(a: str, b: str) -> int:
     return low
 
 
-def _first_difference(a: JSONValue, b: JSONValue, path: str) -> tuple[str, int, str, str]:
+def _first_difference(
+    a: JSONValue, b: JSONValue, path: str
+) -> tuple[str, int, str, str]:
     if isinstance(a, dict) and isinstance(b, dict):
         a_keys, b_keys = list(a), list(b)
         for position in range(max(len(a_keys), len(b_keys))):
@@ -242,18 +260,23 @@ def _first_difference(a: JSONValue, b: JSONValue, path: str) -> tuple[str, int, 
             key_a, key_b = a_keys[position], b_keys[position]
             if key_a != key_b:
                 return _texts(a, b, path)
-            if a[key_a] != b[key_b] or type(a[key_a]) is not type(b[key_b]):
+            if not _same(a[key_a], b[key_b]):
                 return _first_difference(a[key_a], b[key_b], f"{path}.{key_a}")
         return _texts(a, b, path)
     if isinstance(a, list) and isinstance(b, list):
         for position, (item_a, item_b) in enumerate(zip(a, b, strict=False)):
-            if item_a != item_b or type(item_a) is not type(item_b):
+            if not _same(item_a, item_b):
                 return _first_difference(item_a, item_b, f"{path}[{position}]")
         return _texts(a, b, path)
     if isinstance(a, str) and isinstance(b, str):
         offset = _common_prefix(a, b)
         return path, offset, _excerpt(a, offset), _excerpt(b, offset)
     return _texts(a, b, path)
+
+
+def _same(a: JSONValue, b: JSONValue) -> bool:
+    # Order-sensitive: dict equality ignores member order, the cache does not.
+    return dumps_compact(a) == dumps_compact(b)
 
 
 def _texts(a: JSONValue, b: JSONValue, path: str) -> tuple[str, int, str, str]:

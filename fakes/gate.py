@@ -19,6 +19,7 @@ class Gate:
     def __init__(self, name: str = "") -> None:
         self.name = name
         self._event = threading.Event()
+        self._held = threading.Event()
         self._lock = threading.Lock()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
@@ -55,6 +56,7 @@ class Gate:
             if self._event.is_set():
                 return
             self._waiters.append((loop, future))
+            self._held.set()
         try:
             await future
         finally:
@@ -64,7 +66,17 @@ class Gate:
 
     def wait_blocking(self, timeout: float | None = None) -> bool:
         """Block this thread until the gate opens; `False` on timeout."""
+        self._held.set()
         return self._event.wait(timeout)
+
+    def wait_until_held(self, timeout: float | None = None) -> bool:
+        """Block until some response is being held by this gate.
+
+        Lets a test observe "the response is pending" without polling;
+        `False` on timeout. From async code, run it in a worker thread
+        (`await asyncio.to_thread(gate.wait_until_held, 5)`).
+        """
+        return self._held.wait(timeout)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

@@ -7,7 +7,8 @@ end: member order is part of what a provider's cache sees.
 from __future__ import annotations
 
 import json
-from typing import TypeAlias
+from collections.abc import Mapping
+from typing import TypeAlias, cast
 
 JSONValue: TypeAlias = (
     "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
@@ -35,3 +36,8 @@ def type_name(value: object) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+def json_object(value: Mapping[str, object]) -> JSONObject:
+    """A TypedDict (or other JSON-shaped mapping) as a plain JSON object."""
+    return cast(JSONObject, dict(value))

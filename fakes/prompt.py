@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .jsontypes import JSONValue
-from .tokenizer import TOKEN_BYTES, SegmentEncoder
+from fakes.jsontypes import JSONValue
+from fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,7 +61,9 @@ class RenderedPrompt:
         return self.ends[position - 1] if position > 0 else 0
 
 
-def render_prompt(segments: Sequence[Segment], encoder: SegmentEncoder) -> RenderedPrompt:
+def render_prompt(
+    segments: Sequence[Segment], encoder: SegmentEncoder
+) -> RenderedPrompt:
     """Tokenize `segments` one by one and join them into one prompt."""
     digests: list[bytes] = []
     parts: list[bytes] = []

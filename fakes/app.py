@@ -1,0 +1,127 @@
+"""The ASGI shell: serves a `FakeProvider` to harnesses in other processes.
+
+A plain ASGI 3 application (no framework). It reads the request body up
+to the profile's `max_body_bytes` (one byte more and it stops reading and
+lets the core answer 413), hands the request to the core, then plays the
+plan: waits for the configured delay or gate before the first byte, sends
+each chunk as its own body message (so SSE frames reach the client one by
+one), and for a cut stream returns without finishing the response, which
+makes the server drop the connection. It answers lifespan events and
+refuses websockets. It never logs headers, so API keys stay out of logs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from fakes.http import HttpRequest
+
+if TYPE_CHECKING:
+    from fakes.provider import FakeProvider
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The body, at most `limit + 1` bytes of it; `None` if the client left."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        if size <= limit:
+            parts.append(chunk)
+            size += len(chunk)
+        if not message.get("more_body", False) or size > limit:
+            return b"".join(parts)
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def create_app(provider: FakeProvider) -> ASGIApp:
+    """Build the ASGI application for `provider`."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1003})
+            return
+        body = await _read_body(receive, provider.profile.max_body_bytes)
+        if body is None:
+            return
+        query = scope.get("query_string", b"")
+        request = HttpRequest(
+            method=scope["method"],
+            path=scope["path"],
+            headers=tuple(
+                (key.decode("latin-1").lower(), value.decode("latin-1"))
+                for key, value in scope.get("headers", [])
+            ),
+            body=body,
+            query=query.decode("latin-1") if isinstance(query, bytes) else "",
+        )
+        plan = provider.handle(request)
+        if plan.delay:
+            await asyncio.sleep(plan.delay)
+        if plan.hold is not None:
+            await plan.hold.wait()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": plan.status,
+                "headers": [
+                    (key.encode("latin-1"), value.encode("latin-1"))
+                    for key, value in plan.headers
+                ],
+            }
+        )
+        for chunk in plan.chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if plan.cut:
+            return
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return app
+
+
+async def noop_app(scope: Scope, receive: Receive, send: Send) -> None:
+    """An ASGI app that answers every request `200 {}`: the benchmark baseline."""
+    if scope["type"] == "lifespan":
+        await _lifespan(receive, send)
+        return
+    if scope["type"] != "http":
+        return
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect" or not message.get("more_body", False):
+            break
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"2"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"{}", "more_body": False})

@@ -1,0 +1,188 @@
+"""`reqfold fake ...`: run the fake caching provider from the command line.
+
+`reqfold fake serve` binds a loopback socket, prints the base URL (for
+example `http://127.0.0.1:54321`) as the first line of stdout, flushed,
+then serves until SIGINT or SIGTERM and exits 0. Every profile knob has a
+flag; `--capture-out PATH` writes the capture log as JSONL on exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from fakes.profiles import PROFILES
+from fakes.server import LOOPBACK, base_url, bind_socket, serve
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float | None:
+    if text.lower() in ("none", "forever", "inf"):
+        return None
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 seconds, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the `fake` subcommands to `parser`."""
+    sub = parser.add_subparsers(dest="fake_command", metavar="ACTION", required=True)
+    serve_parser = sub.add_parser(
+        "serve",
+        help="serve the fake provider over HTTP",
+        description="Serve the fake caching provider. Prints the base URL as the "
+        "first line of stdout, then serves until SIGINT/SIGTERM.",
+    )
+    serve_parser.add_argument(
+        "--host", default=LOOPBACK, help="bind address (default: %(default)s)"
+    )
+    serve_parser.add_argument(
+        "--port", type=int, default=0, help="port; 0 picks a free one"
+    )
+    serve_parser.add_argument(
+        "--dialect",
+        choices=sorted(PROFILES),
+        default="deepseek",
+        help="wire dialect and cache rules",
+    )
+    knobs = serve_parser.add_argument_group("cache knobs (default: the dialect's)")
+    knobs.add_argument(
+        "--block-size", type=_positive_int, help="cache block size in tokens"
+    )
+    knobs.add_argument(
+        "--min-cacheable-tokens",
+        type=_non_negative_int,
+        help="shorter prompts are never cached",
+    )
+    knobs.add_argument(
+        "--withhold-last-token",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="cap hits at n-1 tokens",
+    )
+    knobs.add_argument(
+        "--ttl",
+        type=_seconds,
+        default=argparse.SUPPRESS,
+        help="entry lifetime after last use, seconds or 'none'",
+    )
+    knobs.add_argument(
+        "--max-age",
+        type=_seconds,
+        default=argparse.SUPPRESS,
+        help="hard lifetime from creation, seconds or 'none'",
+    )
+    knobs.add_argument(
+        "--capacity-tokens", type=_non_negative_int, help="LRU capacity in tokens"
+    )
+    knobs.add_argument(
+        "--isolation-field",
+        action="append",
+        dest="isolation_fields",
+        metavar="FIELD",
+        help="request field that isolates caches (repeatable; replaces the default)",
+    )
+    knobs.add_argument(
+        "--shared-across-keys",
+        action="store_true",
+        help="let different API keys share cache entries",
+    )
+    knobs.add_argument(
+        "--render-order",
+        help="comma-separated order of tools,system,messages (the default)",
+    )
+    other = serve_parser.add_argument_group("replies and limits")
+    other.add_argument("--default-text", help="reply text when nothing is scripted")
+    other.add_argument(
+        "--chunk-chars", type=_positive_int, help="characters per streamed delta"
+    )
+    other.add_argument(
+        "--max-body-bytes", type=_non_negative_int, help="413 above this size"
+    )
+    other.add_argument("--seed", type=int, help="seed mixed into generated ids")
+    other.add_argument(
+        "--capture-out", type=Path, help="write the capture log (JSONL) here on exit"
+    )
+    other.add_argument("--log-level", default="warning", help="uvicorn log level")
+    other.add_argument(
+        "--access-log", action="store_true", help="log one line per request"
+    )
+
+
+_KNOBS = (
+    "block_size",
+    "min_cacheable_tokens",
+    "withhold_last_token",
+    "capacity_tokens",
+    "default_text",
+    "chunk_chars",
+    "max_body_bytes",
+    "seed",
+)
+
+
+def profile_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The `Profile` overrides the flags ask for."""
+    overrides: dict[str, Any] = {
+        name: getattr(args, name) for name in _KNOBS if getattr(args, name) is not None
+    }
+    for name in ("ttl", "max_age"):
+        if hasattr(args, name):
+            overrides[name] = getattr(args, name)
+    if args.isolation_fields:
+        overrides["isolation_fields"] = tuple(args.isolation_fields)
+    if args.shared_across_keys:
+        overrides["isolate_api_keys"] = False
+    if args.render_order:
+        overrides["render_order"] = tuple(
+            part.strip() for part in args.render_order.split(",")
+        )
+    return overrides
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chosen `fake` action; returns the exit status."""
+    from fakes.provider import FakeProvider
+
+    try:
+        provider = FakeProvider(args.dialect, **profile_overrides(args))
+    except (TypeError, ValueError) as error:
+        print(f"reqfold fake serve: {error}", file=sys.stderr)  # noqa: T201
+        return 2
+    try:
+        sock = bind_socket(args.host, args.port)
+    except OSError as error:
+        print(  # noqa: T201
+            f"reqfold fake serve: cannot listen on {args.host}:{args.port}: {error}",
+            file=sys.stderr,
+        )
+        return 1
+    print(base_url(sock), flush=True)  # noqa: T201
+    try:
+        serve(
+            provider.asgi_app(),
+            sock,
+            log_level=args.log_level,
+            access_log=args.access_log,
+        )
+    finally:
+        sock.close()
+        if args.capture_out is not None:
+            args.capture_out.write_text(provider.capture_jsonl(), encoding="utf-8")
+    return 0

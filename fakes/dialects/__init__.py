@@ -1,0 +1,9 @@
+"""Wire dialects: request validation, prompt segments and response rendering.
+
+- `openai_chat`: OpenAI-compatible chat completions, in the `deepseek` and
+  `openai` flavours (usage fields and stream usage placement differ).
+- `anthropic`: Anthropic messages with `cache_control` breakpoints.
+- `common`: deterministic ids, text chunking and output token counts.
+
+Every function here is pure: JSON values in, JSON values (or bytes) out.
+"""

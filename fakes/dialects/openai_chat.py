@@ -1,0 +1,637 @@
+"""OpenAI-compatible chat completions, in the DeepSeek and OpenAI flavours.
+
+Endpoints: `POST /chat/completions` and `POST /v1/chat/completions`.
+
+Requests (`parse_chat_request`) are validated like the real APIs do, and a
+violation becomes a 400 `invalid_request_error` naming the field
+(`messages[2].tool_calls[0].function.arguments`). The parsed body itself is
+kept untouched (member order included) for the prompt and the capture log.
+
+Prompt segments (`chat_segments`): one per tool definition (plus
+`response_format`, which acts as a prefix of the system prompt), one per
+leading system/developer message, one per remaining message, laid out in
+the profile's `render_order` (tools, system, messages by default). Each
+segment's text is the compact JSON of the value, so any change of a byte
+in a string, or of member order, changes the tokens from there on.
+
+Responses, per `research/caching-semantics.md` sections 1.4 and 2.6:
+
+- non-streaming: `chat.completion` with `choices[0].message` (`content`,
+  `reasoning_content` for DeepSeek, `tool_calls` with `arguments` as a
+  string) and `usage`;
+- streaming: `data: <chunk>` frames, first a role chunk, then reasoning,
+  text and tool-call deltas (a call's first fragment carries `id`, `type`,
+  `function.name` and empty `arguments`; later fragments only argument
+  slices), then the finish chunk, then `data: [DONE]`. DeepSeek puts
+  `usage` on the finish chunk always; OpenAI sends it in an extra
+  `choices: []` chunk only with `stream_options.include_usage`, and then
+  every other chunk carries `"usage": null`.
+
+Usage fields: DeepSeek `prompt_cache_hit_tokens` + `prompt_cache_miss_tokens`
+(= `prompt_tokens`) and `prompt_tokens_details.cached_tokens` (equal to the
+hit count); OpenAI `prompt_tokens_details.cached_tokens` (present, 0, even
+below the 1024-token minimum).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypedDict
+
+from fakes.dialects.common import derive_hex, derive_uuid, split_text
+from fakes.errors import InvalidRequest
+from fakes.jsontypes import JSONObject, JSONValue, dumps_compact, json_object, type_name
+from fakes.profiles import Profile, RenderSection
+from fakes.prompt import Segment
+from fakes.script import Reply
+
+CHAT_PATHS = ("/chat/completions", "/v1/chat/completions")
+ROLES = ("system", "developer", "user", "assistant", "tool")
+SYSTEM_ROLES = ("system", "developer")
+
+
+class ChatUsage(TypedDict, total=False):
+    """The usage object of a chat completion (both flavours)."""
+
+    completion_tokens: int
+    prompt_tokens: int
+    prompt_cache_hit_tokens: int
+    prompt_cache_miss_tokens: int
+    total_tokens: int
+    prompt_tokens_details: JSONObject
+    completion_tokens_details: JSONObject
+
+
+class ChatErrorBody(TypedDict):
+    """`{"error": {...}}`, the OpenAI/DeepSeek error envelope."""
+
+    error: JSONObject
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatCall:
+    """A validated chat-completions request; `body` is the parsed JSON."""
+
+    body: JSONObject
+    model: str
+    messages: list[JSONValue]
+    tools: list[JSONValue]
+    stream: bool
+    include_usage: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatAnswer:
+    """Everything needed to render one successful answer."""
+
+    profile: Profile
+    index: int
+    created: int
+    model: str
+    reply: Reply
+    call_ids: tuple[str, ...]
+    usage: ChatUsage
+
+
+# --- requests ---------------------------------------------------------------
+
+
+def parse_chat_request(value: JSONValue) -> ChatCall:
+    """Validate a parsed chat-completions body.
+
+    Raises:
+        InvalidRequest: the body violates the API's request schema.
+    """
+    if not isinstance(value, dict):
+        raise InvalidRequest(
+            f"the request body must be a JSON object, got {type_name(value)}"
+        )
+    model = value.get("model")
+    if not isinstance(model, str) or not model:
+        raise InvalidRequest(
+            _expected("model", "a non-empty string", model), param="model"
+        )
+    messages = value.get("messages")
+    if not isinstance(messages, list):
+        raise InvalidRequest(
+            _expected("messages", "an array", messages), param="messages"
+        )
+    if not messages:
+        raise InvalidRequest(
+            "'messages' must contain at least one message", param="messages"
+        )
+    for position, message in enumerate(messages):
+        _check_message(message, f"messages[{position}]")
+    tools = value.get("tools")
+    if tools is not None:
+        if not isinstance(tools, list):
+            raise InvalidRequest(_expected("tools", "an array", tools), param="tools")
+        for position, tool in enumerate(tools):
+            _check_tool(tool, f"tools[{position}]")
+    stream = _optional(value, "stream", bool) is True
+    include_usage = False
+    options = value.get("stream_options")
+    if options is not None:
+        if not isinstance(options, dict):
+            raise InvalidRequest(
+                _expected("stream_options", "an object", options),
+                param="stream_options",
+            )
+        if not stream:
+            raise InvalidRequest(
+                "'stream_options' is only allowed when 'stream' is true",
+                param="stream_options",
+            )
+        include_usage = (
+            _optional(options, "include_usage", bool, "stream_options.") is True
+        )
+    for name in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
+        number = value.get(name)
+        if number is not None and (
+            isinstance(number, bool)
+            or not isinstance(number, int | float)
+            or not math.isfinite(number)
+        ):
+            raise InvalidRequest(_expected(name, "a number", number), param=name)
+    for name in ("max_tokens", "max_completion_tokens", "n", "seed"):
+        integer = value.get(name)
+        if integer is not None and (
+            isinstance(integer, bool) or not isinstance(integer, int)
+        ):
+            raise InvalidRequest(_expected(name, "an integer", integer), param=name)
+        if isinstance(integer, int) and name != "seed" and integer < 0:
+            raise InvalidRequest(f"'{name}' must be >= 0, got {integer}", param=name)
+    n = value.get("n")
+    if isinstance(n, int) and n != 1:
+        raise InvalidRequest(
+            "this fake only generates one choice ('n' must be 1)", param="n"
+        )
+    stop = value.get("stop")
+    if (
+        stop is not None
+        and not isinstance(stop, str)
+        and (not isinstance(stop, list) or not all(isinstance(i, str) for i in stop))
+    ):
+        raise InvalidRequest(
+            _expected("stop", "a string or an array of strings", stop), param="stop"
+        )
+    return ChatCall(
+        body=value,
+        model=model,
+        messages=messages,
+        tools=tools if isinstance(tools, list) else [],
+        stream=stream,
+        include_usage=include_usage,
+    )
+
+
+def _expected(path: str, what: str, got: JSONValue) -> str:
+    if got is None:
+        return f"'{path}' is required and must be {what}"
+    return f"'{path}' must be {what}, got {type_name(got)}"
+
+
+def _optional(
+    container: JSONObject, key: str, kind: type, prefix: str = ""
+) -> JSONValue:
+    value = container.get(key)
+    if value is not None and not isinstance(value, kind):
+        what = {bool: "a boolean", str: "a string", dict: "an object", list: "an array"}
+        raise InvalidRequest(
+            _expected(prefix + key, what.get(kind, kind.__name__), value),
+            param=prefix + key,
+        )
+    return value
+
+
+def _check_content(content: JSONValue, path: str, *, allow_null: bool) -> None:
+    if isinstance(content, str) or (content is None and allow_null):
+        return
+    if content is None:
+        raise InvalidRequest(f"'{path}' is required", param=path)
+    if not isinstance(content, list):
+        raise InvalidRequest(
+            _expected(path, "a string or an array of parts", content), param=path
+        )
+    for position, part in enumerate(content):
+        part_path = f"{path}[{position}]"
+        if not isinstance(part, dict):
+            raise InvalidRequest(
+                _expected(part_path, "an object", part), param=part_path
+            )
+        kind = part.get("type")
+        if not isinstance(kind, str):
+            raise InvalidRequest(
+                _expected(f"{part_path}.type", "a string", kind),
+                param=f"{part_path}.type",
+            )
+        if kind == "text" and not isinstance(part.get("text"), str):
+            raise InvalidRequest(
+                _expected(f"{part_path}.text", "a string", part.get("text")),
+                param=f"{part_path}.text",
+            )
+
+
+def _check_message(message: JSONValue, path: str) -> None:
+    if not isinstance(message, dict):
+        raise InvalidRequest(_expected(path, "an object", message), param=path)
+    role = message.get("role")
+    if role not in ROLES:
+        shown = dumps_compact(role) if role is not None else "missing"
+        raise InvalidRequest(
+            f"'{path}.role' must be one of {', '.join(ROLES)}; got {shown}",
+            param=f"{path}.role",
+        )
+    content = message.get("content")
+    if role == "assistant":
+        _check_content(content, f"{path}.content", allow_null=True)
+        reasoning = message.get("reasoning_content")
+        if reasoning is not None and not isinstance(reasoning, str):
+            raise InvalidRequest(
+                _expected(f"{path}.reasoning_content", "a string", reasoning),
+                param=f"{path}.reasoning_content",
+            )
+        calls = message.get("tool_calls")
+        if calls is not None:
+            _check_tool_calls(calls, f"{path}.tool_calls")
+        if content is None and not calls:
+            raise InvalidRequest(
+                f"'{path}.content' is required unless 'tool_calls' is given",
+                param=f"{path}.content",
+            )
+        return
+    _check_content(content, f"{path}.content", allow_null=False)
+    if role == "tool":
+        call_id = message.get("tool_call_id")
+        if not isinstance(call_id, str):
+            raise InvalidRequest(
+                _expected(f"{path}.tool_call_id", "a string", call_id),
+                param=f"{path}.tool_call_id",
+            )
+
+
+def _check_tool_calls(calls: JSONValue, path: str) -> None:
+    if not isinstance(calls, list):
+        raise InvalidRequest(_expected(path, "an array", calls), param=path)
+    for position, call in enumerate(calls):
+        call_path = f"{path}[{position}]"
+        if not isinstance(call, dict):
+            raise InvalidRequest(
+                _expected(call_path, "an object", call), param=call_path
+            )
+        for key in ("id",):
+            if not isinstance(call.get(key), str):
+                raise InvalidRequest(
+                    _expected(f"{call_path}.{key}", "a string", call.get(key)),
+                    param=f"{call_path}.{key}",
+                )
+        if call.get("type", "function") != "function":
+            raise InvalidRequest(
+                f"'{call_path}.type' must be 'function'", param=f"{call_path}.type"
+            )
+        function = call.get("function")
+        if not isinstance(function, dict):
+            raise InvalidRequest(
+                _expected(f"{call_path}.function", "an object", function),
+                param=f"{call_path}.function",
+            )
+        for key in ("name", "arguments"):
+            if not isinstance(function.get(key), str):
+                raise InvalidRequest(
+                    _expected(
+                        f"{call_path}.function.{key}", "a string", function.get(key)
+                    ),
+                    param=f"{call_path}.function.{key}",
+                )
+
+
+def _check_tool(tool: JSONValue, path: str) -> None:
+    if not isinstance(tool, dict):
+        raise InvalidRequest(_expected(path, "an object", tool), param=path)
+    if tool.get("type") != "function":
+        raise InvalidRequest(f"'{path}.type' must be 'function'", param=f"{path}.type")
+    function = tool.get("function")
+    if not isinstance(function, dict):
+        raise InvalidRequest(
+            _expected(f"{path}.function", "an object", function),
+            param=f"{path}.function",
+        )
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise InvalidRequest(
+            _expected(f"{path}.function.name", "a non-empty string", name),
+            param=f"{path}.function.name",
+        )
+    description = function.get("description")
+    if description is not None and not isinstance(description, str):
+        raise InvalidRequest(
+            _expected(f"{path}.function.description", "a string", description),
+            param=f"{path}.function.description",
+        )
+    parameters = function.get("parameters")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise InvalidRequest(
+            _expected(f"{path}.function.parameters", "an object", parameters),
+            param=f"{path}.function.parameters",
+        )
+
+
+# --- prompt -----------------------------------------------------------------
+
+
+def chat_segments(call: ChatCall, order: Sequence[RenderSection]) -> list[Segment]:
+    """The request's prompt segments in the profile's render order."""
+    sections: dict[RenderSection, list[Segment]] = {
+        "tools": [],
+        "system": [],
+        "messages": [],
+    }
+    for position, tool in enumerate(call.tools):
+        sections["tools"].append(
+            Segment(
+                path=f"tools[{position}]",
+                message_index=None,
+                value=tool,
+                text="tool:" + dumps_compact(tool),
+            )
+        )
+    response_format = call.body.get("response_format")
+    if response_format is not None:
+        sections["tools"].append(
+            Segment(
+                path="response_format",
+                message_index=None,
+                value=response_format,
+                text="format:" + dumps_compact(response_format),
+            )
+        )
+    leading = True
+    for position, message in enumerate(call.messages):
+        assert isinstance(message, dict)  # checked by parse_chat_request
+        leading = leading and message.get("role") in SYSTEM_ROLES
+        sections["system" if leading else "messages"].append(
+            Segment(
+                path=f"messages[{position}]",
+                message_index=position,
+                value=message,
+                text=dumps_compact(message),
+            )
+        )
+    return [segment for section in order for segment in sections[section]]
+
+
+# --- usage and bodies -----------------------------------------------------
+
+
+def chat_usage(
+    profile: Profile, *, prompt: int, cached: int, completion: int, reasoning: int
+) -> ChatUsage:
+    """The usage object, with the fields and order the flavour reports."""
+    if profile.dialect == "deepseek":
+        usage = ChatUsage(
+            completion_tokens=completion,
+            prompt_tokens=prompt,
+            prompt_cache_hit_tokens=cached,
+            prompt_cache_miss_tokens=prompt - cached,
+            total_tokens=prompt + completion,
+            prompt_tokens_details={"cached_tokens": cached},
+        )
+        if reasoning:
+            usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
+        return usage
+    return ChatUsage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=prompt + completion,
+        prompt_tokens_details={"cached_tokens": cached, "audio_tokens": 0},
+        completion_tokens_details={
+            "reasoning_tokens": reasoning,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    )
+
+
+def chat_call_ids(profile: Profile, index: int, reply: Reply) -> tuple[str, ...]:
+    """Tool-call ids: scripted ones, else deterministic provider-shaped ones."""
+    ids: list[str] = []
+    for position, call in enumerate(reply.tool_calls):
+        if call.id is not None:
+            ids.append(call.id)
+        elif profile.dialect == "deepseek":
+            ids.append(
+                f"call_{position}_{derive_uuid(profile.seed, index, f'call{position}')}"
+            )
+        else:
+            ids.append("call_" + derive_hex(profile.seed, index, f"call{position}"))
+    return tuple(ids)
+
+
+def completion_id(profile: Profile, index: int) -> str:
+    """The completion id: a UUID for DeepSeek, `chatcmpl-...` for OpenAI."""
+    if profile.dialect == "deepseek":
+        return derive_uuid(profile.seed, index, "completion")
+    return "chatcmpl-" + derive_hex(profile.seed, index, "completion", 29)
+
+
+def fingerprint(profile: Profile) -> str:
+    """A stable `system_fingerprint`."""
+    return "fp_" + derive_hex(profile.seed, 0, "fingerprint", 10)
+
+
+def _content(answer: ChatAnswer) -> str | None:
+    reply = answer.reply
+    if reply.text is not None:
+        return reply.text
+    if reply.tool_calls:
+        return "" if answer.profile.dialect == "deepseek" else None
+    return ""
+
+
+def emitted_message(answer: ChatAnswer) -> JSONObject:
+    """The assistant message a faithful harness sends back next turn.
+
+    `content` (text, `""` or `null`), `reasoning_content` only when the
+    reply made tool calls with non-empty reasoning (DeepSeek requires it
+    back then), and `tool_calls` with the exact ids and argument strings.
+    """
+    reply = answer.reply
+    message: JSONObject = {"role": "assistant", "content": _content(answer)}
+    if reply.tool_calls and reply.reasoning:
+        message["reasoning_content"] = reply.reasoning
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call, call_id in zip(reply.tool_calls, answer.call_ids, strict=True)
+        ]
+    return message
+
+
+def chat_completion(answer: ChatAnswer) -> JSONObject:
+    """The non-streaming `chat.completion` body."""
+    reply = answer.reply
+    message: JSONObject = {"role": "assistant", "content": _content(answer)}
+    if reply.reasoning is not None and answer.profile.dialect == "deepseek":
+        message["reasoning_content"] = reply.reasoning
+    if reply.tool_calls:
+        message["tool_calls"] = emitted_message(answer)["tool_calls"]
+    body: JSONObject = {
+        "id": completion_id(answer.profile, answer.index),
+        "object": "chat.completion",
+        "created": answer.created,
+        "model": answer.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": reply.effective_finish_reason,
+            }
+        ],
+        "usage": json_object(answer.usage),
+        "system_fingerprint": fingerprint(answer.profile),
+    }
+    return body
+
+
+def _frame(payload: JSONValue) -> bytes:
+    return b"data: " + dumps_compact(payload).encode("utf-8") + b"\n\n"
+
+
+DONE_FRAME = b"data: [DONE]\n\n"
+KEEPALIVE_FRAME = b": keep-alive\n\n"
+
+
+def chat_stream_payloads(answer: ChatAnswer, include_usage: bool) -> list[JSONObject]:
+    """The chunk objects of a streamed answer, in order (without `[DONE]`)."""
+    profile, reply = answer.profile, answer.reply
+    deepseek = profile.dialect == "deepseek"
+    usage_chunk = not deepseek and include_usage
+    head: JSONObject = {
+        "id": completion_id(profile, answer.index),
+        "object": "chat.completion.chunk",
+        "created": answer.created,
+        "model": answer.model,
+        "system_fingerprint": fingerprint(profile),
+    }
+
+    def chunk(delta: JSONObject, finish: str | None = None) -> JSONObject:
+        payload: JSONObject = {
+            **head,
+            "choices": [
+                {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            ],
+        }
+        if usage_chunk:
+            payload["usage"] = None
+        return payload
+
+    size = profile.chunk_chars
+    chunks: list[JSONObject] = []
+    if reply.reasoning is not None and deepseek:
+        chunks.append(
+            chunk({"role": "assistant", "content": None, "reasoning_content": ""})
+        )
+        chunks.extend(
+            chunk({"content": None, "reasoning_content": piece})
+            for piece in split_text(reply.reasoning, size)
+        )
+    else:
+        chunks.append(chunk({"role": "assistant", "content": ""}))
+    if reply.text:
+        chunks.extend(
+            chunk({"content": piece}) for piece in split_text(reply.text, size)
+        )
+    for position, (call, call_id) in enumerate(
+        zip(reply.tool_calls, answer.call_ids, strict=True)
+    ):
+        chunks.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": position,
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        chunks.extend(
+            chunk(
+                {"tool_calls": [{"index": position, "function": {"arguments": piece}}]}
+            )
+            for piece in split_text(call.arguments, size)
+        )
+    final = chunk({"content": ""} if deepseek else {}, reply.effective_finish_reason)
+    if deepseek:
+        final["usage"] = json_object(answer.usage)
+    chunks.append(final)
+    if usage_chunk:
+        chunks.append({**head, "choices": [], "usage": json_object(answer.usage)})
+    return chunks
+
+
+def chat_stream_frames(answer: ChatAnswer, include_usage: bool) -> list[bytes]:
+    """The SSE frames of a streamed answer, ending with `data: [DONE]`."""
+    frames = [
+        _frame(payload) for payload in chat_stream_payloads(answer, include_usage)
+    ]
+    frames.append(DONE_FRAME)
+    return frames
+
+
+def chat_error_body(
+    message: str,
+    *,
+    error_type: str = "invalid_request_error",
+    param: str | None = None,
+    code: str | None = None,
+) -> ChatErrorBody:
+    """The `{"error": {message, type, param, code}}` envelope."""
+    return ChatErrorBody(
+        error={"message": message, "type": error_type, "param": param, "code": code}
+    )
+
+
+CHAT_FAULT_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "insufficient_balance",
+    403: "permission_denied",
+    404: "not_found",
+    413: "invalid_request_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+    503: "service_unavailable",
+    529: "overloaded_error",
+}
+CHAT_FAULT_MESSAGES = {
+    429: "Rate limit reached for requests. "
+    "Please retry after the time in 'retry-after'.",
+    500: "The server had an error while processing your request.",
+    503: "The server is overloaded or not ready yet.",
+    529: "The server is overloaded.",
+}
+
+
+def chat_fault_body(
+    status: int, message: str | None, error_type: str | None
+) -> ChatErrorBody:
+    """The error body a scripted fault sends on the chat endpoints."""
+    kind = error_type or CHAT_FAULT_TYPES.get(
+        status, "server_error" if status >= 500 else "invalid_request_error"
+    )
+    text = message or CHAT_FAULT_MESSAGES.get(
+        status, f"Scripted error (HTTP {status})."
+    )
+    return chat_error_body(text, error_type=kind, code=kind if status == 429 else None)

@@ -1,0 +1,85 @@
+"""Transport-neutral HTTP values exchanged between the core and its shells.
+
+The core (`FakeProvider.handle`) takes an `HttpRequest` and returns a
+`ResponsePlan`: status, headers, the body as a sequence of chunks (one per
+SSE frame for streams) and delivery instructions (wait for a delay or a
+gate before the first byte; drop the connection after the chunks). The
+ASGI app and the httpx transport only play plans back; they decide nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fakes.gate import Gate
+
+SENSITIVE_HEADERS = frozenset(
+    {"authorization", "x-api-key", "api-key", "proxy-authorization"}
+)
+REDACTED = "<redacted>"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpRequest:
+    """One HTTP request as the core sees it (header names lowercase)."""
+
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    query: str = ""
+
+    def header(self, name: str) -> str | None:
+        """The first value of header `name` (case-insensitive), or `None`."""
+        wanted = name.lower()
+        for key, value in self.headers:
+            if key.lower() == wanted:
+                return value
+        return None
+
+    def redacted_headers(self) -> tuple[tuple[str, str], ...]:
+        """Headers with credentials replaced by `<redacted>`."""
+        return tuple(
+            (key, REDACTED if key.lower() in SENSITIVE_HEADERS else value)
+            for key, value in self.headers
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResponsePlan:
+    """What a shell must send back, and how.
+
+    Attributes:
+        status: HTTP status code.
+        headers: response headers, in order.
+        chunks: body pieces, sent in order (SSE: one frame each).
+        streaming: whether the body is an event stream.
+        delay: seconds to wait before the first byte.
+        hold: a gate to await before the first byte.
+        cut: drop the connection after `chunks` instead of ending cleanly.
+    """
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    chunks: tuple[bytes, ...]
+    streaming: bool = False
+    delay: float = 0.0
+    hold: Gate | None = None
+    cut: bool = False
+
+    @property
+    def body(self) -> bytes:
+        """All chunks joined."""
+        return b"".join(self.chunks)
+
+
+JSON_HEADERS = (("content-type", "application/json"),)
+SSE_HEADERS = (
+    ("content-type", "text/event-stream; charset=utf-8"),
+    ("cache-control", "no-cache"),
+)
+
+
+def json_headers(length: int, *extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    """JSON content headers with a `content-length` of the full body."""
+    return (*JSON_HEADERS, ("content-length", str(length)), *extra)

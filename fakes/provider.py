@@ -1,0 +1,763 @@
+"""The fake caching provider: one stateful, I/O-free core behind every shell.
+
+`FakeProvider.handle(HttpRequest) -> ResponsePlan` is the whole engine. It
+routes the request (provider endpoints, or the control surface under
+`/_fake/`), validates the body, asks the script for an action, does the
+cache accounting, renders the dialect's response and records a capture. It
+never performs I/O, never reads the wall clock (the `LogicalClock` is only
+moved by tests) and uses no randomness, so the same requests always get
+the same bytes back. One lock makes each `handle` call atomic, so
+concurrent requests from any number of threads or tasks keep the cache
+index, the ledger and the capture log consistent.
+
+Order of operations for one provider request, top to bottom:
+
+1. route by method and path (unknown path 404, wrong method 405);
+2. reject bodies over `max_body_bytes` (413), bad JSON or schema (400);
+3. take the scripted action; a `Fault` is answered now and changes no
+   cache state (the real provider rejected the request before prefill);
+4. render the prompt segments, tokenize, look up and insert the cache
+   entries, compare with the closest earlier request;
+5. render the response (JSON or SSE frames) with the dialect's usage;
+6. record the request in the ledger (for later diagnostics) and capture.
+
+The shells (`fakes.app`, `fakes.transport`) only play the plan back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from fakes.cache_index import IndexStats, PrefixCacheIndex, block_keys, partition_root
+from fakes.capture import CapturedRequest, CaptureLog
+from fakes.clock import LogicalClock
+from fakes.diagnostics import Comparison, Diagnostic, DivergenceLedger
+from fakes.dialects import anthropic, openai_chat
+from fakes.dialects.common import EPOCH, output_tokens
+from fakes.errors import InvalidRequest
+from fakes.gate import Gate
+from fakes.http import SSE_HEADERS, HttpRequest, ResponsePlan, json_headers
+from fakes.jsontypes import JSONObject, JSONValue, dumps_compact, json_object
+from fakes.profiles import Profile, get_profile
+from fakes.prompt import RenderedPrompt, Segment, render_prompt
+from fakes.script import Action, Fault, Reply, Responder, Script, ScriptedRequest
+from fakes.tokenizer import SegmentEncoder
+
+if TYPE_CHECKING:
+    from fakes.transport import FakeTransport
+
+CONTROL_PREFIX = "/_fake/"
+Route = Literal["chat", "messages"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderStats:
+    """Totals since the last reset.
+
+    `hit_ratio` is cached / prompt tokens over answered requests, and
+    `warm_hit_ratio` the same excluding each partition's first request.
+    """
+
+    requests: int
+    answered: int
+    errors: int
+    prompt_tokens: int
+    cached_tokens: int
+    cache_write_tokens: int
+    hit_ratio: float
+    warm_hit_ratio: float
+    clock: float
+    index: IndexStats
+
+
+def dump_stats(stats: ProviderStats) -> JSONObject:
+    """The JSON form served by `GET /_fake/stats`."""
+    return {
+        "requests": stats.requests,
+        "answered": stats.answered,
+        "errors": stats.errors,
+        "prompt_tokens": stats.prompt_tokens,
+        "cached_tokens": stats.cached_tokens,
+        "cache_write_tokens": stats.cache_write_tokens,
+        "hit_ratio": stats.hit_ratio,
+        "warm_hit_ratio": stats.warm_hit_ratio,
+        "clock": stats.clock,
+        "index": dataclasses.asdict(stats.index),
+    }
+
+
+class FakeProvider:
+    """A deterministic fake LLM provider that simulates prompt caching.
+
+    Args:
+        profile: a `Profile` or a built-in dialect name (`"deepseek"`,
+            `"openai"`, `"anthropic"`).
+        clock: the logical clock cache lifetimes are measured on.
+        capture_limit: keep at most this many captured requests.
+        **overrides: `Profile` fields to replace (`block_size=128`,
+            `ttl=300`, `capacity_tokens=10_000`, ...).
+    """
+
+    def __init__(
+        self,
+        profile: Profile | str = "deepseek",
+        *,
+        clock: LogicalClock | None = None,
+        capture_limit: int | None = None,
+        **overrides: Any,
+    ) -> None:
+        base = get_profile(profile) if isinstance(profile, str) else profile
+        self._profile = dataclasses.replace(base, **overrides) if overrides else base
+        self.clock = clock if clock is not None else LogicalClock()
+        self.script = Script()
+        self.capture = CaptureLog(capture_limit)
+        self.index = self._new_index()
+        self.ledger = DivergenceLedger()
+        self.encoder = SegmentEncoder()
+        self._lock = threading.RLock()
+        self._gates: dict[str, Gate] = {}
+        self._next_index = 0
+        self._totals = _Totals()
+
+    def __repr__(self) -> str:
+        dialect = self._profile.dialect
+        return f"FakeProvider(dialect={dialect!r}, requests={self._next_index})"
+
+    @property
+    def profile(self) -> Profile:
+        """The profile in force."""
+        return self._profile
+
+    def _new_index(self) -> PrefixCacheIndex:
+        return PrefixCacheIndex(
+            capacity_tokens=self._profile.capacity_tokens,
+            refresh_on_hit=self._profile.refresh_on_hit,
+            max_age=self._profile.max_age,
+        )
+
+    # --- Python control API --------------------------------------------------
+
+    def push(self, *actions: Action) -> None:
+        """Queue replies or faults for the next requests, in order."""
+        with self._lock:
+            self.script.push(*actions)
+
+    def respond_with(self, responder: Responder | None) -> None:
+        """Answer unscripted requests with `responder(request)`."""
+        with self._lock:
+            self.script.respond_with(responder)
+
+    def gate(self, name: str) -> Gate:
+        """The named gate (created closed on first use)."""
+        with self._lock:
+            gate = self._gates.get(name)
+            if gate is None:
+                gate = self._gates[name] = Gate(name)
+            return gate
+
+    def advance(self, seconds: float) -> float:
+        """Advance the logical clock; returns the new time."""
+        with self._lock:
+            return self.clock.advance(seconds)
+
+    def reset(
+        self,
+        *,
+        cache: bool = True,
+        capture: bool = True,
+        script: bool = True,
+        clock: bool = False,
+    ) -> None:
+        """Forget cache entries, captures, scripted actions and/or time."""
+        with self._lock:
+            if cache:
+                self.index.clear()
+                self.ledger.clear()
+            if capture:
+                self.capture.clear()
+                self._totals = _Totals()
+            if script:
+                self.script.clear()
+                self._gates.clear()
+            if clock:
+                self.clock = LogicalClock()
+
+    def configure(self, **overrides: Any) -> Profile:
+        """Replace profile fields; index settings apply to new entries.
+
+        Changing the dialect is refused: start a new provider instead.
+        """
+        with self._lock:
+            if "dialect" in overrides and overrides["dialect"] != self._profile.dialect:
+                raise ValueError("the dialect of a running provider cannot change")
+            self._profile = dataclasses.replace(self._profile, **overrides)
+            self.index.capacity_tokens = self._profile.capacity_tokens
+            self.index.refresh_on_hit = self._profile.refresh_on_hit
+            self.index.max_age = self._profile.max_age
+            self.index.evict()
+            return self._profile
+
+    @property
+    def requests(self) -> list[CapturedRequest]:
+        """Every captured request, in arrival order."""
+        with self._lock:
+            return list(self.capture)
+
+    @property
+    def last_request(self) -> CapturedRequest:
+        """The most recent captured request."""
+        with self._lock:
+            if not len(self.capture):
+                raise LookupError("the fake provider has not received any request yet")
+            return self.capture[-1]
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """Diagnostics of every answered request, in arrival order."""
+        return [r.diagnostic for r in self.requests if r.diagnostic is not None]
+
+    def capture_jsonl(self) -> str:
+        """The capture log as JSONL text."""
+        with self._lock:
+            return self.capture.to_jsonl()
+
+    def stats(self) -> ProviderStats:
+        """Totals since the last reset."""
+        with self._lock:
+            totals = self._totals
+            return ProviderStats(
+                requests=totals.requests,
+                answered=totals.answered,
+                errors=totals.errors,
+                prompt_tokens=totals.prompt,
+                cached_tokens=totals.cached,
+                cache_write_tokens=totals.written,
+                hit_ratio=_ratio(totals.cached, totals.prompt),
+                warm_hit_ratio=_ratio(
+                    totals.cached, totals.prompt - totals.first_prompt
+                ),
+                clock=self.clock.now(),
+                index=self.index.stats(),
+            )
+
+    def count_prompt_tokens(self, body: JSONValue) -> int:
+        """Prompt tokens the fake would count for this request body."""
+        with self._lock:
+            segments = self._segments(body)
+            return render_prompt(segments, self.encoder).n_tokens
+
+    def transport(self) -> FakeTransport:
+        """An httpx transport (sync and async) served by this provider."""
+        from fakes.transport import FakeTransport
+
+        return FakeTransport(self)
+
+    def asgi_app(self) -> Any:
+        """An ASGI application served by this provider."""
+        from fakes.app import create_app
+
+        return create_app(self)
+
+    # --- the core --------------------------------------------------------------
+
+    def handle(self, request: HttpRequest) -> ResponsePlan:
+        """Answer one HTTP request (atomically with respect to others)."""
+        with self._lock:
+            if (
+                request.path.startswith(CONTROL_PREFIX)
+                or request.path == CONTROL_PREFIX[:-1]
+            ):
+                from fakes.control import handle_control
+
+                return handle_control(self, request)
+            return self._handle_provider(request)
+
+    def _route(self, path: str) -> Route | None:
+        if path in openai_chat.CHAT_PATHS:
+            return "chat"
+        if path in anthropic.MESSAGES_PATHS:
+            return "messages"
+        return None
+
+    def _error_plan(
+        self,
+        status: int,
+        message: str,
+        *,
+        error_type: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> tuple[ResponsePlan, JSONObject]:
+        body: JSONObject
+        if self._profile.dialect == "anthropic":
+            if error_type == "invalid_request_error":
+                error_type = anthropic.FAULT_TYPES.get(status, error_type)
+            body = json_object(
+                anthropic.messages_error_body(message, error_type=error_type)
+            )
+        else:
+            body = json_object(
+                openai_chat.chat_error_body(
+                    message, error_type=error_type, param=param, code=code
+                )
+            )
+        raw = dumps_compact(body).encode("utf-8")
+        plan = ResponsePlan(
+            status=status, headers=json_headers(len(raw), *headers), chunks=(raw,)
+        )
+        return plan, body
+
+    def _handle_provider(self, request: HttpRequest) -> ResponsePlan:
+        route = self._route(request.path)
+        if route is None:
+            plan, _ = self._error_plan(
+                404,
+                f"Unknown request URL: {request.method} {request.path}. "
+                "The fake serves POST /chat/completions, POST /v1/chat/completions, "
+                "POST /v1/messages and the control surface under /_fake/.",
+                code="unknown_url",
+            )
+            return plan
+        if request.method != "POST":
+            plan, _ = self._error_plan(
+                405,
+                f"Method {request.method} is not allowed on {request.path}; use POST.",
+                code="method_not_allowed",
+                headers=(("allow", "POST"),),
+            )
+            return plan
+        wanted = "anthropic" if route == "messages" else "chat completions"
+        if (route == "messages") != (self._profile.dialect == "anthropic"):
+            plan, _ = self._error_plan(
+                404,
+                f"This fake speaks the {self._profile.dialect} dialect; {request.path} "
+                f"needs a provider started with the {wanted} dialect "
+                "(reqfold fake serve --dialect ...).",
+                code="unknown_url",
+            )
+            return plan
+
+        index = self._next_index
+        self._next_index += 1
+        self._totals.requests += 1
+        now = self.clock.now()
+        body: JSONValue = None
+        try:
+            body = self._parse_body(request)
+            call = self._parse_call(body)
+        except InvalidRequest as error:
+            return self._reject(request, index, body, now, error)
+
+        assert isinstance(body, dict)
+        scripted = ScriptedRequest(
+            index=index, path=request.path, dialect=self._profile.dialect, body=body
+        )
+        action = self.script.next_action(
+            scripted, Reply(text=self._profile.default_text)
+        )
+        if isinstance(action, Fault):
+            return self._fault(request, index, body, now, action)
+        try:
+            if isinstance(call, openai_chat.ChatCall):
+                return self._answer_chat(request, index, call, action, now)
+            return self._answer_messages(request, index, call, action, now)
+        except InvalidRequest as error:
+            return self._reject(request, index, body, now, error)
+
+    def _parse_body(self, request: HttpRequest) -> JSONValue:
+        limit = self._profile.max_body_bytes
+        if len(request.body) > limit:
+            raise InvalidRequest(
+                f"Request body exceeds the limit of {limit} bytes "
+                f"(received at least {len(request.body)}).",
+                status=413,
+            )
+        return parse_json_body(request.body)
+
+    def _parse_call(
+        self, body: JSONValue
+    ) -> openai_chat.ChatCall | anthropic.MessagesCall:
+        if self._profile.dialect == "anthropic":
+            return anthropic.parse_messages_request(body)
+        return openai_chat.parse_chat_request(body)
+
+    def _segments(self, body: JSONValue) -> list[Segment]:
+        call = self._parse_call(body)
+        if isinstance(call, openai_chat.ChatCall):
+            return openai_chat.chat_segments(call, self._profile.render_order)
+        return anthropic.messages_segments(call, self._profile.render_order)
+
+    def _reject(
+        self,
+        request: HttpRequest,
+        index: int,
+        body: JSONValue,
+        now: float,
+        error: InvalidRequest,
+    ) -> ResponsePlan:
+        plan, reply = self._error_plan(
+            error.status, error.message, error_type=error.error_type, param=error.param
+        )
+        self._totals.errors += 1
+        self._record(request, index, body, plan.status, now, reply, None, None)
+        return plan
+
+    def _fault(
+        self,
+        request: HttpRequest,
+        index: int,
+        body: JSONValue,
+        now: float,
+        fault: Fault,
+    ) -> ResponsePlan:
+        reply: JSONObject
+        if self._profile.dialect == "anthropic":
+            reply = json_object(
+                anthropic.messages_fault_body(
+                    fault.status, fault.message, fault.error_type
+                )
+            )
+        else:
+            reply = json_object(
+                openai_chat.chat_fault_body(
+                    fault.status, fault.message, fault.error_type
+                )
+            )
+        extra: tuple[tuple[str, str], ...] = ()
+        if fault.retry_after is not None:
+            extra = (("retry-after", _seconds(fault.retry_after)),)
+        raw = dumps_compact(reply).encode("utf-8")
+        plan = ResponsePlan(
+            status=fault.status,
+            headers=json_headers(len(raw), *extra),
+            chunks=(raw,),
+            delay=fault.delay,
+            hold=self._resolve_hold(fault.hold),
+        )
+        self._totals.errors += 1
+        self._record(request, index, body, fault.status, now, reply, None, None)
+        return plan
+
+    def _resolve_hold(self, hold: Gate | str | None) -> Gate | None:
+        if isinstance(hold, str):
+            return self.gate(hold)
+        return hold
+
+    def _partition(self, request: HttpRequest, model: str, body: JSONObject) -> bytes:
+        parts = [self._profile.dialect, model]
+        if self._profile.isolate_api_keys:
+            parts.append("key:" + api_key_digest(request))
+        parts.extend(
+            f"{name}={dumps_compact(body[name])}"
+            for name in self._profile.isolation_fields
+            if name in body
+        )
+        return partition_root(*parts)
+
+    def _account_blocks(
+        self, root: bytes, prompt: RenderedPrompt, model: str, now: float
+    ) -> tuple[int, int]:
+        profile = self._profile
+        size = profile.block_size
+        n = prompt.n_tokens
+        keys = block_keys(root, prompt.tokens, size)
+        matched = self.index.match_chain(keys, now) * size
+        cached = self.cache_rule(matched, n, model)
+        for key in keys[: cached // size]:
+            self.index.touch(key, now)
+        if n >= profile.minimum_for(model) and keys:
+            ends = [(position + 1) * size for position in range(len(keys))]
+            self.index.insert_chain(keys, ends, [size] * len(keys), now, profile.ttl)
+        return cached, matched
+
+    def cache_rule(self, matched: int, n: int, model: str) -> int:
+        """Cached tokens reported for a prompt of `n` tokens matching `matched`.
+
+        `floor(min(matched, cap) / block) * block`, or 0 below the minimum,
+        with `cap = n - 1` when the profile withholds the last token.
+        """
+        profile = self._profile
+        cap = n - 1 if profile.withhold_last_token else n
+        hit = (max(0, min(matched, cap)) // profile.block_size) * profile.block_size
+        return hit if hit >= max(profile.minimum_for(model), 1) else 0
+
+    def _answer_chat(
+        self,
+        request: HttpRequest,
+        index: int,
+        call: openai_chat.ChatCall,
+        reply: Reply,
+        now: float,
+    ) -> ResponsePlan:
+        profile = self._profile
+        root = self._partition(request, call.model, call.body)
+        prompt = render_prompt(
+            openai_chat.chat_segments(call, profile.render_order), self.encoder
+        )
+        comparison = self.ledger.compare(root, prompt)
+        cached, matched = self._account_blocks(root, prompt, call.model, now)
+        expected = self.cache_rule(
+            comparison.shared_tokens, prompt.n_tokens, call.model
+        )
+        completion, reasoning = output_tokens(reply)
+        usage = openai_chat.chat_usage(
+            profile,
+            prompt=prompt.n_tokens,
+            cached=cached,
+            completion=completion,
+            reasoning=reasoning,
+        )
+        answer = openai_chat.ChatAnswer(
+            profile=profile,
+            index=index,
+            created=EPOCH + int(now),
+            model=call.model,
+            reply=reply,
+            call_ids=openai_chat.chat_call_ids(profile, index, reply),
+            usage=usage,
+        )
+        diagnostic = make_diagnostic(prompt, cached, matched, expected, comparison)
+        emitted = openai_chat.emitted_message(answer)
+        if call.stream:
+            frames = openai_chat.chat_stream_frames(answer, call.include_usage)
+            plan = self._stream_plan(frames, reply, openai_chat.KEEPALIVE_FRAME)
+        else:
+            plan = self._json_plan(openai_chat.chat_completion(answer), reply)
+        self.ledger.record(root, index, prompt, emitted)
+        self._count(prompt.n_tokens, cached, 0, comparison)
+        self._record(
+            request,
+            index,
+            call.body,
+            plan.status,
+            now,
+            emitted,
+            json_object(usage),
+            diagnostic,
+        )
+        return plan
+
+    def _answer_messages(
+        self,
+        request: HttpRequest,
+        index: int,
+        call: anthropic.MessagesCall,
+        reply: Reply,
+        now: float,
+    ) -> ResponsePlan:
+        profile = self._profile
+        root = self._partition(request, call.model, call.body)
+        segments = anthropic.messages_segments(call, profile.render_order)
+        anthropic.check_breakpoints(segments, profile.breakpoint_limit)
+        prompt = render_prompt(segments, self.encoder)
+        comparison = self.ledger.compare(root, prompt)
+        result = anthropic.account_breakpoints(
+            self.index,
+            root,
+            prompt,
+            now=now,
+            minimum=profile.minimum_for(call.model),
+            lookback=profile.lookback_blocks,
+            ttl_short=profile.ttl,
+            ttl_long=profile.ttl_long,
+        )
+        completion, _ = output_tokens(reply)
+        usage = anthropic.messages_usage(result, completion)
+        answer = anthropic.MessagesAnswer(
+            profile=profile,
+            index=index,
+            model=call.model,
+            reply=reply,
+            tool_ids=anthropic.tool_use_ids(profile, index, reply),
+            usage=usage,
+        )
+        cached = result.read
+        expected = comparison.shared_tokens if comparison.relation != "first" else 0
+        diagnostic = make_diagnostic(
+            prompt, cached, result.matched, min(expected, result.cacheable), comparison
+        )
+        emitted = anthropic.emitted_message(answer)
+        if call.stream:
+            frames = anthropic.messages_stream_frames(answer)
+            plan = self._stream_plan(frames, reply, anthropic.PING_FRAME)
+        else:
+            plan = self._json_plan(anthropic.messages_body(answer), reply)
+        self.ledger.record(root, index, prompt, emitted)
+        self._count(prompt.n_tokens, cached, result.written_total, comparison)
+        self._record(
+            request,
+            index,
+            call.body,
+            plan.status,
+            now,
+            emitted,
+            json_object(usage),
+            diagnostic,
+        )
+        return plan
+
+    def _stream_plan(
+        self, frames: list[bytes], reply: Reply, keepalive: bytes
+    ) -> ResponsePlan:
+        cut = reply.cut_after is not None and reply.cut_after < len(frames)
+        if reply.cut_after is not None:
+            frames = frames[: reply.cut_after]
+        chunks = [keepalive] * reply.keepalives + frames
+        return ResponsePlan(
+            status=200,
+            headers=SSE_HEADERS,
+            chunks=tuple(chunks),
+            streaming=True,
+            delay=reply.delay,
+            hold=self._resolve_hold(reply.hold),
+            cut=cut,
+        )
+
+    def _json_plan(self, body: JSONObject, reply: Reply) -> ResponsePlan:
+        raw = dumps_compact(body).encode("utf-8")
+        headers = json_headers(len(raw))
+        cut = reply.cut_after is not None
+        if cut:
+            raw = raw[: len(raw) // 2]
+        return ResponsePlan(
+            status=200,
+            headers=headers,
+            chunks=(raw,),
+            delay=reply.delay,
+            hold=self._resolve_hold(reply.hold),
+            cut=cut,
+        )
+
+    def _count(
+        self, prompt: int, cached: int, written: int, comparison: Comparison
+    ) -> None:
+        totals = self._totals
+        totals.answered += 1
+        totals.prompt += prompt
+        totals.cached += cached
+        totals.written += written
+        if comparison.relation == "first":
+            totals.first_prompt += prompt
+
+    def _record(
+        self,
+        request: HttpRequest,
+        index: int,
+        body: JSONValue,
+        status: int,
+        now: float,
+        reply: JSONValue,
+        usage: JSONObject | None,
+        diagnostic: Diagnostic | None,
+    ) -> None:
+        self.capture.append(
+            CapturedRequest(
+                index=index,
+                method=request.method,
+                path=request.path,
+                headers=request.redacted_headers(),
+                raw_body=request.body,
+                body=body,
+                status=status,
+                at=now,
+                reply=reply,
+                usage=usage,
+                diagnostic=diagnostic,
+            )
+        )
+
+
+@dataclass(slots=True)
+class _Totals:
+    requests: int = 0
+    answered: int = 0
+    errors: int = 0
+    prompt: int = 0
+    cached: int = 0
+    written: int = 0
+    first_prompt: int = 0
+
+
+def _ratio(part: int, whole: int) -> float:
+    return part / whole if whole > 0 else 0.0
+
+
+def _seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _reject_constant(name: str) -> object:
+    raise InvalidRequest(
+        f"the request body is not valid JSON: {name} is not a JSON value"
+    )
+
+
+def parse_json_body(raw: bytes) -> JSONValue:
+    """Parse a request body as strict JSON (no NaN/Infinity).
+
+    Raises:
+        InvalidRequest: the body is empty, not UTF-8, or not JSON.
+    """
+    if not raw.strip():
+        raise InvalidRequest("the request body is empty; expected a JSON object")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InvalidRequest(
+            f"the request body is not valid UTF-8 (byte {error.start})"
+        ) from None
+    try:
+        value: JSONValue = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as error:
+        raise InvalidRequest(
+            f"the request body is not valid JSON: {error.msg} at line {error.lineno} "
+            f"column {error.colno}"
+        ) from None
+    except RecursionError:
+        raise InvalidRequest("the request body is nested too deeply") from None
+    return value
+
+
+def api_key_digest(request: HttpRequest) -> str:
+    """A digest of the request's API key (never the key itself)."""
+    key = request.header("x-api-key") or request.header("api-key") or ""
+    authorization = request.header("authorization")
+    if authorization:
+        scheme, _, token = authorization.partition(" ")
+        key = token.strip() if scheme.lower() == "bearer" else authorization
+    return hashlib.blake2b(
+        key.encode("utf-8", "surrogatepass"), digest_size=8
+    ).hexdigest()
+
+
+def make_diagnostic(
+    prompt: RenderedPrompt,
+    cached: int,
+    matched: int,
+    expected: int,
+    comparison: Comparison,
+) -> Diagnostic:
+    """Assemble the per-request diagnostic."""
+    return Diagnostic(
+        prompt_tokens=prompt.n_tokens,
+        cached_tokens=cached,
+        uncached_tokens=prompt.n_tokens - cached,
+        matched_tokens=matched,
+        lost_tokens=max(0, expected - cached),
+        relation=comparison.relation,
+        closest_request=comparison.closest_request,
+        shared_tokens=comparison.shared_tokens,
+        divergence=comparison.divergence,
+        echo_divergence=comparison.echo_divergence,
+    )
+
+
+def replies(values: Iterable[str]) -> list[Reply]:
+    """Text replies, one per string (a shorthand for scripts)."""
+    return [Reply(text=value) for value in values]

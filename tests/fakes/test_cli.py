@@ -1,0 +1,94 @@
+"""`reqfold fake serve` as a child process."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def spawn(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "fake", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_serve_prints_its_url_first_then_serves_until_signalled(stop, tmp_path):
+    capture = tmp_path / "capture.jsonl"
+    child = spawn(
+        "--dialect",
+        "deepseek",
+        "--block-size",
+        "32",
+        "--ttl",
+        "none",
+        "--access-log",
+        "--capture-out",
+        str(capture),
+    )
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi " * 100}]}
+        with httpx.Client(
+            base_url=url, headers={"authorization": "Bearer sk-cli-secret"}
+        ) as client:
+            assert client.get("/_fake/config").json()["block_size"] == 32
+            assert client.get("/_fake/config").json()["ttl"] is None
+            client.post("/chat/completions", json=body)
+            usage = client.post("/chat/completions", json=body).json()["usage"]
+        assert usage["prompt_cache_hit_tokens"] > 0
+        child.send_signal(stop)
+        stdout, stderr = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 0
+    assert stdout == ""
+    assert "sk-cli-secret" not in stderr
+    lines = capture.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["index"] for line in lines] == [0, 1]
+    assert "sk-cli-secret" not in capture.read_text(encoding="utf-8")
+
+
+def test_serve_refuses_invalid_knobs_with_a_reason():
+    child = spawn("--render-order", "system,tools")
+    _, stderr = child.communicate(timeout=20)
+    assert child.returncode == 2
+    assert "render_order" in stderr
+
+
+def test_serve_serves_the_anthropic_dialect():
+    child = spawn("--dialect", "anthropic")
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        with httpx.Client(base_url=url) as client:
+            response = client.post(
+                "/v1/messages",
+                json={
+                    "model": "claude",
+                    "max_tokens": 10,
+                    "messages": [{"role": "user", "content": "hi"}],
+                },
+            )
+        assert response.json()["type"] == "message"
+        child.send_signal(signal.SIGTERM)
+        child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 0
