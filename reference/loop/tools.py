@@ -1,0 +1,103 @@
+"""Tools the loop executes: declared schemas and the code behind them.
+
+A `Tool` is a schema (``name``, ``description``, ``parameters``; what the
+header's ``tools`` records, TOOLS-1) plus an async ``execute`` function.
+The loop runs a step's tool calls one after another, logging ``tool/call``
+before and ``tool/result`` (``surfaceOp: "append"``, ``sourceEventSeqs:
+[callSeq]``) after each, so a call and its result stay adjacent on the
+surface. A tool may return a string, a list of content blocks, or a
+`ToolResult`; an exception becomes an error result (``isError: true``),
+never a failed turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from reference.json_values import JsonObject, check_json_value
+from reference.loop.abort import AbortSignal
+
+if TYPE_CHECKING:
+    from reference.loop.agent import AgentLoop
+
+Content = str | list[JsonObject]
+"""Message content as a listener or tool may give it: text or content blocks."""
+
+
+def content_blocks(content: Content) -> list[JsonObject]:
+    """Normalise text to ``[{"type": "text", "text": ...}]``; check blocks."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list) or not all(
+        isinstance(block, dict) and isinstance(block.get("type"), str)
+        for block in content
+    ):
+        raise TypeError("content must be a string or a list of content blocks")
+    check_json_value(content, what="content")
+    return [dict(block) for block in content]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """What a tool call produced: content blocks and whether it failed."""
+
+    content: Content
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    """What a tool (or a post-execute listener) knows about its call."""
+
+    loop: AgentLoop
+    turn: int
+    step: int
+    call_id: str
+    name: str
+    arguments: str
+    """The raw arguments string, exactly as the model sent it."""
+    signal: AbortSignal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostExecuteContext:
+    """What a post-execute listener sees: the call and its logged result."""
+
+    call: ToolContext
+    result: ToolResult
+
+
+Execute = Callable[[Any, ToolContext], Awaitable["ToolResult | Content"]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A tool schema and its implementation.
+
+    `execute(arguments, context)` receives the parsed JSON arguments.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    execute: Execute
+
+    def schema(self) -> JsonObject:
+        """The schema as the header records it: name, description, parameters."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": _plain(self.parameters),
+        }
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value

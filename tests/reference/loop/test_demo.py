@@ -1,0 +1,55 @@
+"""`reqfold demo`: a deterministic, conforming log and the fake's captured requests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformance.cli import main
+from reference.json_values import canonical_json
+from reference.jsonl import load_session_file
+from reference.reconstruct import compare_with_captures, header_events
+
+
+def run_demo(tmp_path, name):
+    log = tmp_path / name / "session.jsonl"
+    requests = tmp_path / name / "requests.jsonl"
+    status = main(["demo", "--log", str(log), "--requests", str(requests)])
+    return status, log, requests
+
+
+@pytest.mark.spec(
+    "REQ-1", "REQ-5", "WRITER-1", "WRITER-3", "WRITER-4", "PREFIX-5", "PREFIX-6"
+)
+def test_the_demo_writes_a_log_that_rebuilds_every_captured_request(tmp_path, capsys):
+    status, log, requests = run_demo(tmp_path, "a")
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "Reconstruction: all 7 requests" in out
+    assert "aborted (user cancelled while the skill catalog loaded)" in out
+    loaded = load_session_file(log)
+    captured = [json.loads(line) for line in requests.read_text().splitlines()]
+    assert [c["index"] for c in captured] == list(range(7))
+    bodies = [c["body"] for c in captured]
+    assert compare_with_captures(loaded.events, bodies) == []
+    kinds = [(e["type"], e["data"].get("reason")) for e in header_events(loaded.events)]
+    assert kinds == [
+        ("request/header", "initial"),
+        ("request/header-delta", None),
+        ("request/header", "fallback"),
+        ("request/header", "resume"),
+    ]
+
+
+@pytest.mark.spec("JSON-4", "JSONL-2")
+def test_the_demo_log_is_deterministic_and_every_line_is_canonical_json(
+    tmp_path, capsys
+):
+    _, first, first_requests = run_demo(tmp_path, "a")
+    _, second, second_requests = run_demo(tmp_path, "b")
+    capsys.readouterr()
+    assert first.read_bytes() == second.read_bytes()
+    for line in first.read_text(encoding="utf-8").splitlines():
+        assert line == canonical_json(json.loads(line))
+    assert first_requests.read_bytes() == second_requests.read_bytes()

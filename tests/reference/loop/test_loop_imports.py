@@ -1,0 +1,51 @@
+"""Import boundaries: reference/ stands alone and its pure core does no I/O."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import reference
+
+ROOT = Path(reference.__file__).resolve().parent
+PURE = [
+    "header.py",
+    "writer.py",
+    "session_log.py",
+    "messages.py",
+    "request.py",
+    "json_values.py",
+    "reconstruct.py",
+    "revisions.py",
+    "loop/freeze.py",
+]
+IMPURE = {"asyncio", "httpx", "time", "random", "socket", "subprocess", "uuid"}
+
+
+def imported_modules(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+
+
+def test_reference_is_imported_from_this_checkout():
+    assert ROOT.parent == Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.parametrize(
+    "path", sorted(ROOT.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_reference_never_imports_the_suite_or_the_fakes(path):
+    roots = {name.split(".")[0] for name in imported_modules(path)}
+    assert not roots & {"conformance", "fakes"}
+
+
+@pytest.mark.parametrize("name", PURE)
+def test_the_pure_codec_modules_do_no_io(name):
+    roots = {module.split(".")[0] for module in imported_modules(ROOT / name)}
+    assert not roots & IMPURE

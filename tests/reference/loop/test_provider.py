@@ -1,0 +1,262 @@
+"""The chat-completions client: body, headers, SSE and JSON replies, usage, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from fakes import FakeProvider, Reply, ToolCall, server_error
+from reference.json_values import canonical_json
+from reference.loop import (
+    AbortSignal,
+    ChatCompletionsClient,
+    FrozenRequest,
+    ProviderError,
+    map_usage,
+)
+
+
+def request(**header):
+    header = {"config": {"model": "deepseek-chat"}, **header}
+    return FrozenRequest.build(
+        turn=1,
+        step=1,
+        boundary=0,
+        header=header,
+        messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+    )
+
+
+def complete(client, req=None):
+    async def main():
+        async with client:
+            return await client.complete(req or request(), AbortSignal())
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+@pytest.mark.spec("WIRE-1", "WIRE-5")
+def test_streaming_and_plain_replies_assemble_the_same_content(stream):
+    fake = FakeProvider("deepseek")
+    fake.push(
+        Reply(
+            text="Reading.",
+            reasoning="Check the file.",
+            tool_calls=(ToolCall.of("read_file", {"path": "a.py"}, id="call_9"),),
+        )
+    )
+    client = ChatCompletionsClient(
+        base_url="http://fake", transport=fake.transport(), stream=stream
+    )
+    reply = complete(client)
+    assert reply.content == [
+        {"type": "reasoning", "text": "Check the file."},
+        {"type": "text", "text": "Reading."},
+        {
+            "type": "tool-call",
+            "id": "call_9",
+            "name": "read_file",
+            "arguments": '{"path":"a.py"}',
+        },
+    ]
+    assert reply.finish == "tool-calls"
+    captured = fake.last_request
+    assert captured.raw_body == canonical_json(client.body_for(request())).encode()
+    assert captured.json["stream"] is stream
+    assert ("stream_options" in captured.json) is stream
+
+
+@pytest.mark.spec("WIRE-5")
+def test_the_client_sends_compact_json_with_its_own_headers_and_deployment_settings():
+    fake = FakeProvider("deepseek")
+    client = ChatCompletionsClient(
+        base_url="http://fake/v1/",
+        api_key="sk-test",
+        transport=fake.transport(),
+        settings={"thinking": {"type": "disabled"}},
+    )
+    complete(
+        client,
+        request(
+            system="sys", tools=[{"name": "t", "description": "d", "parameters": {}}]
+        ),
+    )
+    captured = fake.last_request
+    assert captured.path == "/v1/chat/completions"
+    headers = dict(captured.headers)
+    assert headers["content-type"] == "application/json"
+    assert headers["accept"] == "text/event-stream"
+    assert headers["user-agent"].startswith("reqfold-reference/")
+    assert headers["authorization"] == "<redacted>"
+    assert list(captured.json) == [
+        "model",
+        "messages",
+        "stream",
+        "stream_options",
+        "thinking",
+        "tools",
+    ]
+    assert b" " not in captured.raw_body.replace(b"hi", b"")
+
+
+@pytest.mark.parametrize("dialect", ["deepseek", "openai"])
+def test_usage_records_cache_reads_and_excludes_them_from_input_tokens(dialect):
+    fake = FakeProvider(dialect, min_cacheable_tokens=0, block_size=8)
+    long = request(system="a fairly long system prompt that spans blocks " * 10)
+    client = ChatCompletionsClient(base_url="http://fake", transport=fake.transport())
+
+    async def main():
+        async with client:
+            await client.complete(long, AbortSignal())
+            return await client.complete(long, AbortSignal())
+
+    reply = asyncio.run(main())
+    raw = fake.last_request.usage
+    cached = raw["prompt_tokens_details"]["cached_tokens"]
+    assert cached > 0
+    assert reply.usage == {
+        "inputTokens": raw["prompt_tokens"] - cached,
+        "outputTokens": raw["completion_tokens"],
+        "cacheReadTokens": cached,
+    }
+
+
+def test_map_usage_prefers_cached_tokens_and_falls_back_to_deepseek_hit_tokens():
+    assert map_usage(
+        {"prompt_tokens": 100, "completion_tokens": 5, "prompt_cache_hit_tokens": 64}
+    ) == {
+        "inputTokens": 36,
+        "outputTokens": 5,
+        "cacheReadTokens": 64,
+    }
+    assert map_usage(
+        {
+            "prompt_tokens": 100,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {"cached_tokens": 0},
+            "prompt_cache_hit_tokens": 64,
+        }
+    ) == {"inputTokens": 100, "outputTokens": 5, "cacheReadTokens": 0}
+    assert map_usage({"prompt_tokens": 7, "completion_tokens": 1}) == {
+        "inputTokens": 7,
+        "outputTokens": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(500, "SERVER"), (429, "RATE_LIMIT"), (401, "AUTH"), (404, "HTTP_404")],
+)
+def test_an_error_status_raises_a_provider_error_with_its_code(status, code):
+    fake = FakeProvider("deepseek")
+    fake.push(server_error(status, message="nope") if status >= 500 else _fault(status))
+    client = ChatCompletionsClient(base_url="http://fake", transport=fake.transport())
+    with pytest.raises(ProviderError) as caught:
+        complete(client)
+    assert (caught.value.code, caught.value.status) == (code, status)
+
+
+def _fault(status):
+    from fakes import Fault
+
+    return Fault(status=status, message="nope")
+
+
+def sse(*payloads, done=True, newline="\n"):
+    frames = [f"data: {json.dumps(p)}{newline}{newline}" for p in payloads]
+    if done:
+        frames.append(f"data: [DONE]{newline}{newline}")
+    return "".join(frames).encode()
+
+
+def mock(body, status=200):
+    return httpx.MockTransport(lambda request: httpx.Response(status, content=body))
+
+
+def test_sse_frames_with_crlf_tool_calls_out_of_order_and_trailing_usage_are_read():
+    body = sse(
+        {
+            "choices": [
+                {
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 1,
+                                "id": "b",
+                                "function": {"name": "nb", "arguments": "{"},
+                            }
+                        ]
+                    }
+                }
+            ]
+        },
+        {
+            "choices": [
+                {
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "a",
+                                "function": {"name": "na", "arguments": "{}"},
+                            }
+                        ]
+                    }
+                }
+            ]
+        },
+        {
+            "choices": [
+                {
+                    "delta": {
+                        "tool_calls": [{"index": 1, "function": {"arguments": "}"}}]
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ]
+        },
+        {
+            "choices": [],
+            "usage": {
+                "prompt_tokens": 10,
+                "completion_tokens": 2,
+                "prompt_cache_hit_tokens": 0,
+            },
+        },
+        newline="\r\n",
+    )
+    reply = complete(ChatCompletionsClient(base_url="http://x", transport=mock(body)))
+    assert [(b["id"], b["arguments"]) for b in reply.content] == [
+        ("b", "{}"),
+        ("a", "{}"),
+    ]
+    assert reply.usage == {"inputTokens": 10, "outputTokens": 2, "cacheReadTokens": 0}
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (sse({"choices": [{"delta": {"content": "x"}}]}, done=False), "STREAM_CLOSED"),
+        (b"data: not json\n\n", "MALFORMED_RESPONSE"),
+        (
+            sse(
+                {
+                    "choices": [
+                        {"delta": {"content": "x"}, "finish_reason": "content_filter"}
+                    ]
+                }
+            ),
+            "MODEL_STOPPED_CONTENT_FILTER",
+        ),
+    ],
+    ids=["no done", "bad payload", "content filter"],
+)
+def test_a_broken_or_refused_stream_raises_with_a_stable_code(body, code):
+    client = ChatCompletionsClient(base_url="http://x", transport=mock(body))
+    with pytest.raises(ProviderError) as caught:
+        complete(client)
+    assert caught.value.code == code
