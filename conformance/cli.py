@@ -18,6 +18,7 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("conformance.check_cli", "verify session logs offline"),
     "demo": ("conformance.demo", "run the scripted demo session"),
     "fake": ("fakes.cli", "run the fake caching provider"),
+    "vectors": ("conformance.vectors_cli", "run the codec vectors against an adapter"),
 }
 
 

@@ -95,7 +95,7 @@ CODEC_RULE_PREFIXES: Final = (
     "SNAP-",
 )
 CODEC_RULE_IDS: Final = frozenset(
-    {"JSON-1", "JSON-2", "JSON-3", "HDR-5"}
+    {"JSON-1", "JSON-2", "JSON-3", "JSON-5", "HDR-5"}
     | {"WRITER-1", "WRITER-2", "WRITER-3", "WRITER-4", "WRITER-5"}
 )
 """Codec rules named one by one: JSON-1..3, the SHOULD rule HDR-5, and the

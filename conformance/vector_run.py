@@ -1,0 +1,201 @@
+"""Running the codec vectors against an implementation, case by case.
+
+Each case gets exactly one outcome (Bowtie's distinction between a wrong
+answer and a broken implementation):
+
+* ``pass``: the answer is what the spec says;
+* ``warn``: it differs only where the spec says SHOULD (member order);
+* ``fail``: a wrong answer, a MUST broken;
+* ``error``: no verdict: the adapter crashed, hung, or answered with
+  something that is not a JSON-RPC response. The adapter is restarted
+  and the run goes on with the next case;
+* ``skip``: the implementation does not declare the case's revision.
+
+The run is sequential and deterministic: same implementation, same
+vectors, same report.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from conformance.connection import Connection
+from conformance.errors import AdapterError
+from conformance.vectors import VectorCase, Verdict, iter_cases, judge_response
+from reference.json_values import JsonObject
+from reference.revisions import Revision
+
+MAX_RESTARTS = 3
+"""Consecutive failed restarts after which the remaining cases are errors."""
+
+
+class Outcome(StrEnum):
+    """The outcome of one case (see module docstring)."""
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    ERROR = "error"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseResult:
+    """What happened to one case under one revision."""
+
+    case_id: str
+    revision: str
+    method: str
+    rules: tuple[str, ...]
+    level: str
+    outcome: Outcome
+    message: str = ""
+
+    def dump(self) -> JsonObject:
+        """The JSON form used in reports."""
+        return {
+            "id": self.case_id,
+            "revision": self.revision,
+            "method": self.method,
+            "rules": list(self.rules),
+            "level": self.level,
+            "outcome": self.outcome.value,
+            "message": self.message,
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class VectorReport:
+    """Every case result of a run, with the implementation's identity."""
+
+    implementation: JsonObject
+    results: list[CaseResult] = field(default_factory=list)
+    startup_error: str | None = None
+
+    def counts(self) -> dict[str, int]:
+        """How many cases had each outcome (every outcome listed)."""
+        tally = Counter(result.outcome for result in self.results)
+        return {outcome.value: tally.get(outcome, 0) for outcome in Outcome}
+
+    def exit_status(self, *, strict: bool = False) -> int:
+        """0 conformant, 1 a failure, 3 errors only (or nothing ran)."""
+        counts = self.counts()
+        if counts["fail"] or (strict and counts["warn"]):
+            return 1
+        ran = counts["pass"] + counts["warn"]
+        if self.startup_error is not None or counts["error"] or ran == 0:
+            return 3
+        return 0
+
+    def dump(self) -> JsonObject:
+        """The JSON report: identity, counts, and every case."""
+        return {
+            "format": "reqfold-vectors/1",
+            "implementation": self.implementation,
+            "startupError": self.startup_error,
+            "counts": self.counts(),
+            "results": [result.dump() for result in self.results],
+        }
+
+
+def _result(
+    case: VectorCase, revision: Revision, outcome: Outcome, message: str = ""
+) -> CaseResult:
+    return CaseResult(
+        case_id=case.id,
+        revision=revision.value,
+        method=case.method,
+        rules=tuple(case.rules),
+        level=case.level,
+        outcome=outcome,
+        message=message,
+    )
+
+
+_VERDICTS = {
+    Verdict.PASS: Outcome.PASS,
+    Verdict.WARN: Outcome.WARN,
+    Verdict.FAIL: Outcome.FAIL,
+}
+
+
+def run_vectors(
+    connect: Callable[[], Connection],
+    *,
+    revisions: Iterable[Revision] | None = None,
+    cases: Iterable[tuple[Revision, VectorCase]] | None = None,
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> VectorReport:
+    """Run `cases` (default: every vector) against the implementation.
+
+    `connect` starts (or restarts) the implementation; `revisions` limits
+    the run to those revisions; `on_result` sees each result as it comes.
+    """
+    wanted = None if revisions is None else set(revisions)
+    selected = list(iter_cases(revisions=wanted) if cases is None else cases)
+    try:
+        connection = connect()
+        identity = connection.initialize()
+    except AdapterError as error:
+        report = VectorReport(implementation={}, startup_error=_describe(error))
+        return report
+    declared = {name for name in identity.get("revisions", []) if isinstance(name, str)}
+    report = VectorReport(implementation=identity)
+    live: Connection | None = connection
+    failed_restarts = 0
+    for revision, case in selected:
+        if wanted is not None and revision not in wanted:
+            continue
+        if revision.value not in declared:
+            result = _result(
+                case,
+                revision,
+                Outcome.SKIP,
+                f"the implementation does not declare {revision.value}",
+            )
+        elif live is None:
+            result = _result(
+                case, revision, Outcome.ERROR, "the adapter could not be restarted"
+            )
+        else:
+            try:
+                response = live.request(case.method, case.request_params(revision))
+            except AdapterError as error:
+                result = _result(case, revision, Outcome.ERROR, _describe(error))
+                live.close()
+                live, failed_restarts = _restart(connect, failed_restarts)
+            else:
+                judgement = judge_response(case, response)
+                result = _result(
+                    case, revision, _VERDICTS[judgement.verdict], judgement.reason
+                )
+        report.results.append(result)
+        if on_result is not None:
+            on_result(result)
+    if live is not None:
+        live.close()
+    return report
+
+
+def _restart(
+    connect: Callable[[], Connection], failed: int
+) -> tuple[Connection | None, int]:
+    while failed < MAX_RESTARTS:
+        try:
+            connection = connect()
+            connection.initialize()
+        except AdapterError:
+            failed += 1
+            continue
+        return connection, 0
+    return None, failed
+
+
+def _describe(error: AdapterError) -> str:
+    name = type(error).__name__
+    tail = error.stderr_tail.strip().splitlines()[-3:]
+    stderr = f" [stderr: {' | '.join(tail)}]" if tail else ""
+    return f"{name}: {error.detail}{stderr}"

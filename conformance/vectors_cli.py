@@ -1,0 +1,146 @@
+"""``reqfold vectors``: run the codec vectors against an implementation.
+
+The implementation is an adapter command (docs/adapter-protocol.md),
+started as a child process; by default the reference's own adapter. Exit
+status: 0 conformant (SHOULD warnings allowed unless ``--strict``), 1 a
+MUST broken, 2 bad arguments, 3 no verdict possible (the adapter would not
+start, crashed or hung on some case, or no case ran).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Callable
+
+from conformance.connection import Connection, DirectConnection, StdioConnection
+from conformance.vector_run import CaseResult, Outcome, VectorReport, run_vectors
+from reference.revisions import Revision, parse_revision
+
+REFERENCE = "reference"
+"""The ``--impl`` value that names the in-process reference."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the subcommand's options."""
+    parser.add_argument(
+        "--impl",
+        metavar="CMD",
+        default=f"{shlex.quote(sys.executable)} -m reference.adapter",
+        help="the adapter command to run (split like a shell would); 'reference'"
+        " runs the reference in process (default: the reference's stdio adapter)",
+    )
+    parser.add_argument(
+        "--revision",
+        metavar="NAME",
+        action="append",
+        help="run only this revision's cases (repeatable; default: every revision"
+        " the implementation declares)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long one request may take before the adapter is killed (10)",
+    )
+    parser.add_argument("--strict", action="store_true", help="SHOULD warnings fail")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--show",
+        choices=("problems", "all"),
+        default="problems",
+        help="text format: list only fail/warn/error cases, or every case",
+    )
+
+
+def _connector(impl: str, timeout: float) -> Callable[[], Connection]:
+    if impl == REFERENCE:
+        return DirectConnection
+    argv = shlex.split(impl)
+    return lambda: StdioConnection(argv, timeout=timeout)
+
+
+_MARK = {
+    Outcome.PASS: "pass ",
+    Outcome.WARN: "WARN ",
+    Outcome.FAIL: "FAIL ",
+    Outcome.ERROR: "ERROR",
+    Outcome.SKIP: "skip ",
+}
+
+
+def _print_result(result: CaseResult) -> None:
+    rules = ",".join(result.rules)
+    print(f"  {_MARK[result.outcome]}  {result.revision}/{result.case_id}  [{rules}]")
+    if result.message:
+        print(f"         {result.message}")
+
+
+def _print_summary(report: VectorReport, strict: bool) -> None:
+    identity = report.implementation
+    name = f"{identity.get('name', '?')} {identity.get('version', '')}".strip()
+    counts = report.counts()
+    print()
+    print(f"Implementation: {name}")
+    print(f"Revisions declared: {', '.join(identity.get('revisions', [])) or 'none'}")
+    by_revision: dict[str, dict[str, int]] = {}
+    for result in report.results:
+        tally = by_revision.setdefault(result.revision, dict.fromkeys(Outcome, 0))
+        tally[result.outcome] += 1
+    for revision, tally in by_revision.items():
+        parts = ", ".join(f"{tally[o]} {o.value}" for o in Outcome if tally[o])
+        print(f"  {revision:<17} {parts}")
+    total = ", ".join(f"{counts[o.value]} {o.value}" for o in Outcome)
+    print(f"Total: {total}")
+    status = report.exit_status(strict=strict)
+    verdict = {
+        0: "conformant" + (" (with SHOULD warnings)" if counts["warn"] else ""),
+        1: "NOT conformant: a rule is broken",
+        3: "no verdict: the implementation could not be run on every case",
+    }[status]
+    print(f"Verdict: {verdict}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the vectors and print the report; returns the exit status."""
+    try:
+        revisions = (
+            [parse_revision(name) for name in args.revision] if args.revision else None
+        )
+    except ValueError as error:
+        print(f"reqfold vectors: {error}", file=sys.stderr)
+        return 2
+    if args.timeout <= 0:
+        print("reqfold vectors: --timeout must be positive", file=sys.stderr)
+        return 2
+    text = args.format == "text"
+
+    def show(result: CaseResult) -> None:
+        if text and (
+            args.show == "all"
+            or result.outcome in (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
+        ):
+            _print_result(result)
+
+    report = run_vectors(
+        _connector(args.impl, args.timeout),
+        revisions=revisions,
+        on_result=show,
+    )
+    if report.startup_error is not None and text:
+        print(
+            f"reqfold vectors: the implementation did not start: "
+            f"{report.startup_error}",
+            file=sys.stderr,
+        )
+    if text:
+        _print_summary(report, args.strict)
+    else:
+        print(json.dumps(report.dump(), ensure_ascii=False))
+    return report.exit_status(strict=args.strict)
+
+
+__all__ = ["Revision", "add_arguments", "run"]
