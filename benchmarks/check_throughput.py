@@ -1,0 +1,129 @@
+"""Throughput and memory of ``reqfold check`` against a parse-only orjson loop.
+
+Usage::
+
+    python benchmarks/check_throughput.py [--mb 64] [--repeats 5] [--seed 0]
+
+Generates (seeded, see `check_log_generator`) valid session logs of
+``mb/16``, ``mb/4`` and ``mb`` megabytes (the 1x, 4x, 16x scaling series),
+asserts each passes the checker with no finding, then times, in this same
+process and interleaved, the simplest loop that only parses every line with
+orjson (the baseline) and the checker's core (`conformance.check.check_lines`)
+over the same file, several times each. It prints the medians, the ratio
+(baseline time / check time: above 1.0 the checker is faster than merely
+parsing), the check time per megabyte (flat when scaling is linear) and the
+peak resident memory of a child process that checks the file (flat when
+memory does not grow with the log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from check_log_generator import write_log
+
+from conformance.check import check_lines
+
+MB = 1 << 20
+READ_BUFFER = 1 << 20
+
+
+def parse_only(path: str) -> int:
+    """The baseline: parse every line with orjson and do nothing else."""
+    count = 0
+    with open(path, "rb", buffering=READ_BUFFER) as handle:
+        for line in handle:
+            orjson.loads(line)
+            count += 1
+    return count
+
+
+def check(path: str) -> int:
+    """The checker's core over the file; returns the number of findings."""
+    with open(path, "rb", buffering=READ_BUFFER) as handle:
+        report = check_lines(handle, path=path)
+    return sum(report.counts.values())
+
+
+def _timed(function: object, path: str) -> float:
+    start = time.perf_counter()
+    function(path)  # type: ignore[operator]
+    return time.perf_counter() - start
+
+
+def child_peak_rss(path: str) -> float:
+    """Peak RSS (MB) of a fresh process that checks `path`."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", path],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(out.stdout.strip())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=float, default=64, help="largest log size (MB)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dir", default=None, help="where to write the logs")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        findings = check(args.child)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"{peak:.1f}")
+        return 0 if findings == 0 else 1
+    sizes = [args.mb / 16, args.mb / 4, args.mb]
+    with tempfile.TemporaryDirectory(dir=args.dir) as folder:
+        print(
+            f"{'size':>9} {'lines':>10} {'orjson s':>9} {'check s':>9}"
+            f" {'check MB/s':>10} {'s per GB':>9} {'ratio':>6} {'peak MB':>8}"
+        )
+        ratios = []
+        for factor, size in zip((1, 4, 16), sizes, strict=True):
+            path = os.path.join(folder, f"log-{factor}x.jsonl")
+            with open(path, "w", encoding="utf-8") as out:
+                write_log(out, int(size * MB), seed=args.seed)
+            actual = os.path.getsize(path) / MB
+            findings = check(path)
+            if findings:
+                raise SystemExit(f"the generated log has {findings} findings")
+            baseline: list[float] = []
+            checked: list[float] = []
+            for _ in range(args.repeats):
+                baseline.append(_timed(parse_only, path))
+                checked.append(_timed(check, path))
+            lines = parse_only(path)
+            base, ours = statistics.median(baseline), statistics.median(checked)
+            ratio = base / ours
+            ratios.append(ratio)
+            peak = child_peak_rss(path)
+            print(
+                f"{actual:>7.1f}MB {lines:>10} {base:>9.3f} {ours:>9.3f}"
+                f" {actual / ours:>10.1f} {ours / actual * 1024:>9.2f}"
+                f" {ratio:>5.2f}x {peak:>8.1f}",
+                flush=True,
+            )
+            os.remove(path)
+        print(
+            f"ratio (orjson parse-only time / check time), median of"
+            f" {args.repeats}: {', '.join(f'{r:.2f}x' for r in ratios)}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,131 @@
+"""The offline log checker behind ``reqfold check`` (issue 5, docs/checker.md).
+
+A sans-IO core: `check_lines` takes the lines of a session file (and,
+optionally, the captured requests to compare) and returns a `FileReport`;
+`conformance.check_cli` is the shell that opens files and prints.
+
+Modules: `findings` (what is reported), `lines` (decoding one line, fast
+and strict), `log_rules` (the streaming rule engine), `header_rules` (fold
+and writer contract), `surface` (the surface and derived history),
+`reconstruction` (``--requests``), `report` (text and JSON output).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from conformance.check.findings import MUST, SHOULD, Finding
+from conformance.check.log_rules import LogChecker, LogSummary
+from conformance.check.reconstruction import (
+    CapturedRequest,
+    CaptureUnreadable,
+    Reconstruction,
+    read_captures,
+)
+from conformance.check.report import FileReport, render_json, render_text
+from reference.revisions import LATEST, Revision
+
+APPLIED_RULES = (
+    "JSON-1",
+    "JSONL-1",
+    "JSONL-2",
+    "JSONL-3",
+    "JSONL-4",
+    "LOG-1",
+    "LOG-2",
+    "LOG-3",
+    "LOG-4",
+    "LOG-5",
+    "SURF-1",
+    "SURF-2",
+    "SURF-4",
+    "TURN-1",
+    "TURN-2",
+    "TURN-3",
+    "TURN-4",
+    "SNAP-1",
+    "FOLD-2",
+    "HDR-1",
+    "HDR-2",
+    "HDR-3",
+    "HDR-5",
+    "CONFIG-1",
+    "CONFIG-2",
+    "SYS-1",
+    "SYS-3",
+    "SYS-5",
+    "TOOLS-1",
+    "TOOLS-2",
+    "TOOLS-3",
+    "TOOLS-5",
+    "MSGS-1",
+    "DELTA-1",
+    "WRITER-1",
+    "WRITER-2",
+    "WRITER-3",
+    "WRITER-4",
+    "WRITER-5",
+    "WRITER-6",
+    "PREFIX-2",
+    "REQ-2",
+    "CHECK-2",
+)
+"""Every rule a log alone can show broken, each with a fixture that breaks it."""
+
+RECONSTRUCTION_RULES = (
+    "REQ-1",
+    "REQ-5",
+    "REQ-6",
+    "WIRE-1",
+    "WIRE-3",
+    "WIRE-4",
+    "WIRE-5",
+    "CHECK-1",
+)
+"""The rules ``--requests`` adds (REQ-3/REQ-4 stand in for REQ-5 by revision)."""
+
+
+def check_lines(
+    lines: Iterable[bytes],
+    *,
+    path: str = "<log>",
+    revision: Revision | None = None,
+    thorough: bool = False,
+    strict: bool = False,
+    captures: Iterable[CapturedRequest] | None = None,
+) -> FileReport:
+    """Check the lines of one session file and return its report.
+
+    Raises `CaptureUnreadable` for a capture line that is not a request, and
+    lets `OSError` from reading `lines` or `captures` through.
+    """
+    reconstruction = (
+        Reconstruction(iter(captures), revision or LATEST)
+        if captures is not None
+        else None
+    )
+    checker = LogChecker(
+        revision=revision, thorough=thorough, reconstruction=reconstruction
+    )
+    report = FileReport(path=path, strict=strict)
+    report.collect(checker.check(lines))
+    report.summary = checker.summary
+    return report
+
+
+__all__ = [
+    "APPLIED_RULES",
+    "MUST",
+    "RECONSTRUCTION_RULES",
+    "SHOULD",
+    "CaptureUnreadable",
+    "CapturedRequest",
+    "FileReport",
+    "Finding",
+    "LogChecker",
+    "LogSummary",
+    "check_lines",
+    "read_captures",
+    "render_json",
+    "render_text",
+]

@@ -1,0 +1,114 @@
+"""Findings: what the offline checker reports, one per broken rule occurrence.
+
+A `Finding` names the docs/spec.md rule it shows broken, how serious it is
+(``MUST``: the log fails; ``SHOULD``: a warning that ``--strict`` turns into
+a failure), where it is (the 1-based line of the log file and, when the
+line held a readable event, its seq), a one-line explanation, and what was
+expected against what was found.
+
+A finding's level is its rule's level (``MUST NOT`` counts as ``MUST``,
+``SHOULD NOT`` as ``SHOULD``), except where a MUST rule names a SHOULD
+clause of its own (``LOG-1``'s member order) or where the checker reports a
+reader's duty rather than a writer's breach (a torn tail, ``JSONL-3``); the
+code that raises such a finding passes the level explicitly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.rules import load_rules
+
+MUST = "MUST"
+SHOULD = "SHOULD"
+
+
+def level_of(rule: str) -> str:
+    """The finding level of `rule`: MUST for MUST/MUST NOT, SHOULD otherwise.
+
+    Raises KeyError for an ID docs/spec.md does not define, so a checker
+    bug that invents a rule fails loudly in the tests.
+    """
+    return MUST if load_rules()[rule].is_must else SHOULD
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """One broken rule at one place in a log."""
+
+    rule: str
+    level: str
+    line: int
+    seq: int | None
+    message: str
+    expected: str | None = None
+    found: str | None = None
+
+    def fails(self, *, strict: bool = False) -> bool:
+        """True when this finding makes the check fail (SHOULD only if `strict`)."""
+        return self.level == MUST or strict
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON form used by ``--format json`` (members in a fixed order)."""
+        out: dict[str, Any] = {
+            "rule": self.rule,
+            "level": self.level,
+            "line": self.line,
+            "seq": self.seq,
+            "message": self.message,
+        }
+        if self.expected is not None:
+            out["expected"] = self.expected
+        if self.found is not None:
+            out["found"] = self.found
+        return out
+
+
+def finding(
+    rule: str,
+    line: int,
+    seq: int | None,
+    message: str,
+    *,
+    expected: Any = None,
+    found: Any = None,
+    level: str | None = None,
+) -> Finding:
+    """Build a finding; `expected`/`found` values are rendered short (`render`)."""
+    return Finding(
+        rule=rule,
+        level=level if level is not None else level_of(rule),
+        line=line,
+        seq=seq,
+        message=message,
+        expected=None if expected is None else render(expected),
+        found=None if found is None else render(found),
+    )
+
+
+class Text(str):
+    """A value `render` shows as it is, without JSON quoting."""
+
+    __slots__ = ()
+
+
+def render(value: Any, limit: int = 160) -> str:
+    """Compact JSON text of `value`, cut to `limit` characters.
+
+    `Text` values are shown verbatim. Values too deep for the serializer
+    are shown as ``<a value nested too deep to show>``.
+    """
+    if isinstance(value, Text):
+        text = str(value)
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        except RecursionError:
+            text = "<a value nested too deep to show>"
+        except (TypeError, ValueError):
+            text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text

@@ -1,0 +1,448 @@
+"""Decoding the lines of a session file: a fast envelope path, a strict slow path.
+
+Implements the reading side of docs/spec.md sections "JSON values" (JSON-1)
+and "JSONL files" (JSONL-1 .. JSONL-4) for the offline checker.
+
+Theory of operation. Almost every line of a real log is canonical: compact
+JSON, envelope members in order, and (for ``assistant/chunk``, most of the
+log) a ``data`` body nobody needs to look inside. The fast path decodes such
+a line with msgspec into `Envelope`, leaving ``data`` and ``surfaceOp`` as
+`msgspec.Raw` (validated for syntax, NaN and Infinity by msgspec, but not
+built into Python objects). Anything msgspec refuses, and any line the rule
+engine wants to look at more closely, goes through `explain_line`: a strict
+parse that reports each problem (a BOM, invalid UTF-8, NaN, a duplicate key,
+a number too large for a double, broken syntax) and, whenever the text can
+still be read, recovers the event leniently so the check goes on. The
+strict parser is the standard library's, with an iterative fallback for
+nesting too deep for a recursive parser, so no input can overflow a stack.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any, TypeGuard
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from conformance.check.findings import SHOULD, Finding, finding
+
+ENVELOPE_KEYS = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp")
+BOM = b"\xef\xbb\xbf"
+
+
+class Envelope(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """One event line as the fast path decodes it (LOG-1).
+
+    ``data`` and ``surfaceOp`` stay `msgspec.Raw` until a rule needs them;
+    `explain_line` builds the same struct with decoded values instead.
+    """
+
+    type: str
+    seq: int
+    time: Annotated[int, msgspec.Meta(ge=0)]  # a negative time takes the slow path
+    data: Raw
+    sourceEventSeqs: list[int] | UnsetType = UNSET
+    surfaceOp: Raw | UnsetType = UNSET
+
+
+EVENT_DECODER = msgspec.json.Decoder(Envelope)
+VALUE_DECODER = msgspec.json.Decoder()
+ENCODER = msgspec.json.Encoder()
+
+
+# ---------------------------------------------------------------- strict JSON
+
+
+class JsonDamaged(ValueError):
+    """The text is not JSON at all (JSONL-4, or JSONL-3 on a torn tail)."""
+
+    def __init__(self, reason: str, position: int) -> None:
+        super().__init__(f"{reason} at character {position + 1}")
+        self.reason = reason
+        self.position = position
+
+
+@dataclass(slots=True)
+class ParsedJson:
+    """A value read leniently, with every JSON-1 problem met on the way."""
+
+    value: Any
+    problems: list[str] = field(default_factory=list)
+
+
+def _recording_hooks(problems: list[str]) -> dict[str, Any]:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(items)
+        if len(result) != len(items):
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    problems.append(f"an object repeats the key {key!r}")
+                    break
+                seen.add(key)
+        return result
+
+    def constant(name: str) -> float:
+        problems.append(f"{name} is not a JSON number")
+        return math.nan
+
+    def number(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            problems.append(f"the number {text[:40]} is out of range for a double")
+        return value
+
+    return {
+        "object_pairs_hook": pairs,
+        "parse_constant": constant,
+        "parse_float": number,
+    }
+
+
+def parse_json(text: str) -> ParsedJson:
+    """Parse one JSON text leniently, recording every JSON-1 problem.
+
+    Duplicate keys keep their last value, NaN and Infinity are read as
+    floats; each is recorded in `ParsedJson.problems`. Raises `JsonDamaged`
+    when the text is not JSON. Nesting depth is bounded by memory only.
+    """
+    problems: list[str] = []
+    try:
+        value = json.loads(text, **_recording_hooks(problems))
+    except json.JSONDecodeError as error:
+        raise JsonDamaged(error.msg.lower(), error.pos) from None
+    except RecursionError:
+        problems.clear()
+        value = _parse_iteratively(text, problems)
+    if not problems:
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            problems.append("a string holds a lone surrogate escape, not a character")
+        except RecursionError:
+            pass
+    return ParsedJson(value, problems)
+
+
+_TOKEN = re.compile(
+    r"""[ \t\n\r]*(?:
+      (?P<string>"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")
+    | (?P<number>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)
+    | (?P<literal>true|false|null|NaN|-?Infinity)
+    | (?P<punct>[\[\]{},:])
+    )""",
+    re.VERBOSE,
+)
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
+
+
+def _scalar(match: re.Match[str], problems: list[str]) -> Any:
+    kind = match.lastgroup
+    text = match.group(kind or "")
+    if kind == "string":
+        return json.loads(text)
+    if kind == "number":
+        if any(c in text for c in ".eE"):
+            value = float(text)
+            if not math.isfinite(value):
+                problems.append(f"the number {text[:40]} is out of range for a double")
+            return value
+        return int(text)
+    if text in _LITERALS:
+        return _LITERALS[text]
+    problems.append(f"{text} is not a JSON number")
+    return math.nan
+
+
+def _parse_iteratively(text: str, problems: list[str]) -> Any:
+    """A stack-machine JSON parser for input nested too deep for recursion."""
+    stack: list[Any] = []  # the open containers, innermost last
+    keys: list[str] = []  # the pending key of each open container ("" for arrays)
+    result: Any = None
+    position = 0
+    state = "value"  # value | first-item | key | first-key | colon | after
+
+    def place(value: Any) -> None:
+        nonlocal result
+        if not stack:
+            result = value
+        elif isinstance(stack[-1], list):
+            stack[-1].append(value)
+        else:
+            if keys[-1] in stack[-1]:
+                problems.append(f"an object repeats the key {keys[-1]!r}")
+            stack[-1][keys[-1]] = value
+
+    def close() -> str:
+        stack.pop()
+        keys.pop()
+        return "after"
+
+    while True:
+        if state == "after" and not stack:
+            if text[position:].strip(" \t\n\r"):
+                raise JsonDamaged("extra data", position)
+            return result
+        match = _TOKEN.match(text, position)
+        if match is None:
+            rest = text[position:].strip(" \t\n\r")
+            reason = "unexpected character" if rest else "unexpected end of text"
+            raise JsonDamaged(reason, position)
+        at = match.start(match.lastgroup or 0)
+        position = match.end()
+        punct = match.group("punct")
+        if state in ("value", "first-item"):
+            if punct in ("[", "{"):
+                container: Any = [] if punct == "[" else {}
+                place(container)
+                stack.append(container)
+                keys.append("")
+                state = "first-item" if punct == "[" else "first-key"
+            elif state == "first-item" and punct == "]":
+                state = close()
+            elif punct is not None:
+                raise JsonDamaged("expecting value", at)
+            else:
+                place(_scalar(match, problems))
+                state = "after"
+        elif state in ("key", "first-key"):
+            if state == "first-key" and punct == "}":
+                state = close()
+            elif match.group("string") is None:
+                raise JsonDamaged(
+                    "expecting property name enclosed in double quotes", at
+                )
+            else:
+                keys[-1] = json.loads(match.group("string"))
+                state = "colon"
+        elif state == "colon":
+            if punct != ":":
+                raise JsonDamaged("expecting ':' delimiter", at)
+            state = "value"
+        elif punct == ",":
+            state = "value" if isinstance(stack[-1], list) else "key"
+        elif (punct == "]" and isinstance(stack[-1], list)) or (
+            punct == "}" and isinstance(stack[-1], dict)
+        ):
+            state = close()
+        else:
+            raise JsonDamaged("expecting ',' delimiter", at)
+
+
+# ---------------------------------------------------------------- lines
+
+
+@dataclass(slots=True)
+class LineOutcome:
+    """What the strict path made of one line.
+
+    `envelope` is the event as far as it could be read (None when the line
+    holds no event); `seq_known` says whether its ``seq`` was an integer;
+    `damaged` marks a line whose text is not JSON, which may have held an
+    event (the seq contiguity check allows for it).
+    """
+
+    envelope: Envelope | None
+    findings: list[Finding]
+    seq_known: bool = False
+    damaged: bool = False
+
+
+def read_text(raw: bytes, number: int, findings: list[Finding]) -> str | None:
+    """The line as text, BOM and invalid UTF-8 reported; None for a torn tail."""
+    terminated = raw.endswith(b"\n")
+    body = raw[:-1] if terminated else raw
+    if body.startswith(BOM):
+        findings.append(
+            finding(
+                "JSONL-1" if number == 1 else "JSONL-4",
+                number,
+                None,
+                "the line starts with a byte order mark (U+FEFF); JSON text in a"
+                " session file has none",
+            )
+        )
+        body = body[len(BOM) :]
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if not terminated:
+            return None
+        findings.append(
+            finding(
+                "JSONL-4",
+                number,
+                None,
+                f"damaged line: invalid UTF-8 at byte {error.start + 1}"
+                " (a session file is UTF-8 text)",
+            )
+        )
+        return body.decode("utf-8", "replace")
+
+
+def torn_tail(number: int, raw: bytes) -> Finding:
+    """The finding for a partial final line (JSONL-3): a warning, not damage."""
+    return finding(
+        "JSONL-3",
+        number,
+        None,
+        f"torn tail: the last line ends mid-write without a newline ({len(raw)}"
+        " bytes, not a complete event), the trace of a crash; every line before"
+        " it is intact",
+        level=SHOULD,
+    )
+
+
+def read_value(raw: bytes, number: int) -> tuple[ParsedJson | None, list[Finding]]:
+    """Parse one line strictly; report damage (JSONL-3/4) and JSON-1 problems."""
+    findings: list[Finding] = []
+    terminated = raw.endswith(b"\n")
+    text = read_text(raw, number, findings)
+    if text is None:
+        return None, [torn_tail(number, raw)]
+    try:
+        parsed = parse_json(text)
+    except JsonDamaged as error:
+        if not terminated:
+            return None, [*findings, torn_tail(number, raw)]
+        findings.append(
+            finding(
+                "JSONL-4",
+                number,
+                None,
+                f"damaged line: {error}; a damaged line before the last makes the"
+                " file unreadable, and what follows may miss an event",
+            )
+        )
+        return None, findings
+    if not terminated:
+        findings.append(
+            finding(
+                "JSONL-2",
+                number,
+                None,
+                "the last line holds a complete event but does not end in a newline",
+            )
+        )
+    findings.extend(
+        finding("JSON-1", number, None, f"not a JSON value: {problem}")
+        for problem in parsed.problems
+    )
+    return parsed, findings
+
+
+class _Missing:
+    """The ``data`` of an event line that has none (reported as LOG-1)."""
+
+    __slots__ = ()
+
+
+MISSING_DATA: Any = _Missing()
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def explain_line(raw: bytes, number: int) -> LineOutcome:
+    """Read one event line strictly and build its envelope from the value.
+
+    Reports what msgspec's fast path cannot name: JSON-1 problems, damage,
+    unknown or missing members, members of the wrong JSON type (LOG-1) and
+    member order (LOG-1's SHOULD clause). The shared event checks (empty
+    type, negative time, data not an object, LOG-4/LOG-5, SURF-1) are left
+    to the rule engine, which applies them to both paths.
+    """
+    parsed, findings = read_value(raw, number)
+    if parsed is None:
+        return LineOutcome(None, findings, damaged=True)
+    value = parsed.value
+    if not isinstance(value, dict):
+        findings.append(
+            finding(
+                "LOG-1", number, None, "an event must be a JSON object", found=value
+            )
+        )
+        return LineOutcome(None, findings, damaged=True)
+    seq = value.get("seq")
+    seq_known = _is_int(seq)
+    at = seq if seq_known else None
+    if at is not None:  # the line's own problems, now that its seq is known
+        findings = [replace(item, seq=at) for item in findings]
+    for key in value:
+        if key not in ENVELOPE_KEYS:
+            findings.append(
+                finding("LOG-1", number, at, f"unknown envelope member {key!r}")
+            )
+    present = [key for key in value if key in ENVELOPE_KEYS]
+    if present != [key for key in ENVELOPE_KEYS if key in value]:
+        findings.append(
+            finding(
+                "LOG-1",
+                number,
+                at,
+                "envelope members should come in the order type, seq, time, data,"
+                " sourceEventSeqs, surfaceOp",
+                expected=[key for key in ENVELOPE_KEYS if key in value],
+                found=present,
+                level=SHOULD,
+            )
+        )
+    for key in ("type", "seq", "time", "data"):
+        if key not in value:
+            findings.append(finding("LOG-1", number, at, f"the event has no {key!r}"))
+    kind = value.get("type")
+    if "type" in value and not (isinstance(kind, str) and kind):
+        findings.append(
+            finding("LOG-1", number, at, "type must be a non-empty string", found=kind)
+        )
+    if "seq" in value and not seq_known:
+        findings.append(
+            finding("LOG-1", number, None, "seq must be an integer", found=seq)
+        )
+    time = value.get("time")
+    if "time" in value and not _is_int(time):
+        findings.append(
+            finding("LOG-1", number, at, "time must be an integer (ms)", found=time)
+        )
+    envelope = Envelope(
+        type=kind if isinstance(kind, str) and kind else "",
+        seq=seq if _is_int(seq) else -1,
+        time=time if _is_int(time) else 0,
+        data=value.get("data", MISSING_DATA),
+        sourceEventSeqs=value.get("sourceEventSeqs", UNSET),
+        surfaceOp=value.get("surfaceOp", UNSET),
+    )
+    return LineOutcome(envelope, findings, seq_known=seq_known)
+
+
+# ---------------------------------------------------------------- storage line
+
+STORAGE_OPTIONAL = {
+    "cwd": str,
+    "parentSession": str,
+    "seedLength": int,
+    "revision": str,
+}
+
+
+def check_storage_value(value: dict[str, Any], number: int) -> list[Finding]:
+    """Report how a ``"type": "session"`` line breaks JSONL-1."""
+    problems: list[str] = []
+    version = value.get("version")
+    if not _is_int(version) or version != 0:
+        problems.append(f"unsupported format version {version!r} (expected 0)")
+    if not isinstance(value.get("id"), str):
+        problems.append("the storage line needs a string id")
+    if not _is_int(value.get("createdAt")):
+        problems.append("the storage line needs an integer createdAt")
+    for key, kind in STORAGE_OPTIONAL.items():
+        if key in value and (
+            not isinstance(value[key], kind) or isinstance(value[key], bool)
+        ):
+            problems.append(f"{key} must be a {kind.__name__}")
+    return [finding("JSONL-1", number, None, problem) for problem in problems]

@@ -1,0 +1,306 @@
+"""The reconstruction theorem: each captured request equals what the log rebuilds.
+
+Implements the offline form of docs/spec.md REQ-1 .. REQ-6 and WIRE-1 ..
+WIRE-5 (the check the anchor calls its THEOREM test), plus CHECK-1.
+
+For each step that dispatched, the rule engine hands over the header in
+force for it (the fold up to its own header event, or up to its first
+response event) and the derived history strictly before its ``step/start``.
+The expected body is `reference.request.build_chat_body` of
+`reference.request.request_messages`; both it and the captured body are
+compared in their `reference.request.contract_view` (deployment settings
+such as ``stream`` are not in the log). The first differing path is
+reported, by value (MUST) and then by member order (WIRE-5, SHOULD).
+
+Matching. Captured requests are consumed in order, one per dispatched step:
+a step dispatched when it has a header in force and either its own header
+event or a response event (``assistant/chunk`` or ``assistant/message``). A
+step with neither cannot be told apart from one that failed before sending
+(anchor-spec 4.8, 11.15): it is matched only when the next captured request
+equals what it would have sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.check.findings import SHOULD, Finding, Text, finding
+from conformance.check.lines import JsonDamaged, parse_json
+from reference.header import Header
+from reference.json_values import JsonObject
+from reference.request import (
+    build_chat_body,
+    contract_view,
+    request_messages,
+    wire_messages,
+)
+from reference.revisions import Revision
+
+CHAT_PATH = "/chat/completions"
+
+
+class CaptureUnreadable(Exception):
+    """A line of the capture file is not a captured request (exit status 2)."""
+
+    def __init__(self, message: str, *, line: int) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapturedRequest:
+    """One request as captured on the wire: its capture line, index and body."""
+
+    line: int
+    index: int
+    body: Any
+
+
+def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
+    """Captured chat-completions requests, in file order.
+
+    A line is ``{"index": n, "body": {...}, "path"?: ...}`` (the fake
+    provider's capture format; lines whose ``path`` is not a chat
+    completions path are skipped) or a bare request body. Blank lines are
+    skipped. Raises `CaptureUnreadable` for anything else.
+    """
+    position = 0
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = parse_json(raw.decode("utf-8")).value
+        except (UnicodeDecodeError, JsonDamaged) as error:
+            raise CaptureUnreadable(f"not JSON ({error})", line=number) from None
+        if not isinstance(value, dict):
+            raise CaptureUnreadable("not a JSON object", line=number)
+        if "body" in value:
+            path = value.get("path")
+            if isinstance(path, str) and not path.endswith(CHAT_PATH):
+                continue
+            index = value.get("index")
+            body = value["body"]
+        else:
+            index, body = None, value
+        yield CapturedRequest(
+            line=number,
+            index=index if isinstance(index, int) else position,
+            body=body,
+        )
+        position += 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepPoint:
+    """Where a step sits in the log: its turn, step, and its step/start."""
+
+    turn: int
+    step: int
+    line: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """The first place two JSON values differ."""
+
+    path: str
+    expected: Any
+    found: Any
+    order_only: bool = False
+
+
+ABSENT = Text("<absent>")
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list | dict) or isinstance(b, list | dict):
+        return False
+    return type(a) is type(b) and a == b
+
+
+def first_difference(expected: Any, found: Any, path: str = "") -> Difference | None:
+    """The first path, in document order, where two JSON values differ.
+
+    Values are compared as JSON-2 says (``true`` is not ``1``, ``1`` equals
+    ``1.0``); when they are equal by value, member order is compared
+    (JSON-3) and a difference there has `Difference.order_only` set.
+    Iterative, so depth is bounded by memory.
+    """
+    stack: list[tuple[str, Any, Any]] = [(path, expected, found)]
+    order: Difference | None = None
+    while stack:
+        where, a, b = stack.pop()
+        if isinstance(a, dict) and isinstance(b, dict):
+            if order is None and [k for k in a if k in b] != [k for k in b if k in a]:
+                order = Difference(where or "$", list(a), list(b), order_only=True)
+            children = [
+                (f"{where}.{k}" if where else k, a.get(k, ABSENT), b.get(k, ABSENT))
+                for k in [*a, *(k for k in b if k not in a)]
+            ]
+            stack.extend(reversed(children))
+        elif isinstance(a, list) and isinstance(b, list):
+            children = [
+                (
+                    f"{where}[{i}]",
+                    a[i] if i < len(a) else ABSENT,
+                    b[i] if i < len(b) else ABSENT,
+                )
+                for i in range(max(len(a), len(b)))
+            ]
+            stack.extend(reversed(children))
+        elif a is ABSENT or b is ABSENT or not _same_scalar(a, b):
+            return Difference(where or "$", a, b)
+    return order
+
+
+def expected_view(
+    header: Header, derived: list[JsonObject], revision: Revision
+) -> JsonObject:
+    """The contract members of the body the log rebuilds for one step."""
+    messages = request_messages(header, derived, revision)
+    return contract_view(build_chat_body(header, messages))
+
+
+class Reconstruction:
+    """Matches dispatched steps to captured requests and compares them.
+
+    Args:
+        captures: the captured requests, in arrival order (read lazily).
+        revision: the revision the log is read under.
+    """
+
+    def __init__(self, captures: Iterator[CapturedRequest], revision: Revision) -> None:
+        self._captures = captures
+        self._next: CapturedRequest | None = None
+        self._exhausted = False
+        self.revision = revision
+        self.matched = 0
+        self.steps = 0
+
+    def _peek(self) -> CapturedRequest | None:
+        if self._next is None and not self._exhausted:
+            self._next = next(self._captures, None)
+            self._exhausted = self._next is None
+        return self._next
+
+    def dispatch(
+        self,
+        point: StepPoint,
+        header: Header,
+        derived: list[JsonObject],
+        *,
+        certain: bool,
+    ) -> list[Finding]:
+        """Compare the next captured request with what `point`'s step sent."""
+        capture = self._peek()
+        expected = expected_view(header, derived, self.revision)
+        if not certain:
+            if capture is not None and isinstance(capture.body, dict):
+                difference = first_difference(expected, contract_view(capture.body))
+                if difference is None or difference.order_only:
+                    self._next = None
+                    self.steps += 1
+                    self.matched += 1
+            return []
+        self.steps += 1
+        where = f"turn {point.turn} step {point.step}"
+        if capture is None:
+            return [
+                finding(
+                    "CHECK-1",
+                    point.line,
+                    point.seq,
+                    f"{where} dispatched a request, but the capture holds no more",
+                )
+            ]
+        self._next = None
+        self.matched += 1
+        label = f"request {capture.index} (capture line {capture.line})"
+        if not isinstance(capture.body, dict):
+            return [
+                finding(
+                    "WIRE-1",
+                    point.line,
+                    point.seq,
+                    f"{label} for {where} is not a JSON object body",
+                    found=capture.body,
+                )
+            ]
+        difference = first_difference(expected, contract_view(capture.body))
+        if difference is None:
+            return []
+        rule = self._rule_for(difference.path, header)
+        if difference.order_only:
+            return [
+                finding(
+                    "WIRE-5",
+                    point.line,
+                    point.seq,
+                    f"{label} for {where} equals the rebuilt body by value, but"
+                    f" members of {difference.path} are in another order",
+                    expected=difference.expected,
+                    found=difference.found,
+                    level=SHOULD,
+                )
+            ]
+        return [
+            finding(
+                rule,
+                point.line,
+                point.seq,
+                f"{label} differs from what the log rebuilds for {where}"
+                f" at {difference.path}",
+                expected=difference.expected,
+                found=difference.found,
+            )
+        ]
+
+    def _rule_for(self, path: str, header: Header) -> str:
+        """The rule a difference at `path` shows broken (by body member)."""
+        member = path.split(".")[0].split("[")[0]
+        if member == "model":
+            return "WIRE-1"
+        if member == "tools":
+            return "WIRE-3"
+        if member in ("temperature", "max_tokens", "stop"):
+            return "WIRE-4"
+        if member != "messages" or not path.startswith("messages["):
+            return "REQ-6"
+        index = int(path[len("messages[") :].split("]")[0])
+        system = 1 if "system" in header else 0
+        prefix = sum(
+            len(wire_messages(message)) for message in header.get("messagePrefix", [])
+        )
+        if index < system:
+            return "WIRE-1"
+        if index < system + prefix and self.revision is not Revision.HEADER_EVENTS:
+            return "REQ-4" if self.revision is Revision.REQUEST_MESSAGES else "REQ-5"
+        return "REQ-1"
+
+    def finish(self, line: int) -> list[Finding]:
+        """Report captured requests no dispatched step accounts for (CHECK-1)."""
+        left = []
+        while (capture := self._peek()) is not None:
+            left.append(capture)
+            self._next = None
+        if not left:
+            return []
+        first = left[0]
+        return [
+            finding(
+                "CHECK-1",
+                line,
+                None,
+                f"{len(left)} captured request(s) match no dispatched step of the"
+                f" log (first: request {first.index}, capture line {first.line})",
+                expected=self.steps,
+                found=self.steps + len(left),
+            )
+        ]

@@ -1,0 +1,104 @@
+"""``reqfold check``: verify session logs offline (the shell of `conformance.check`).
+
+Opens each log (and the capture given with ``--requests``), streams its
+lines through the checker, and prints a report per file. Exit status: 0 when
+no MUST rule is broken (SHOULD findings are warnings unless ``--strict``), 1
+when one is, 2 when a file cannot be read or the arguments are wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import ExitStack
+
+from conformance.check import (
+    CaptureUnreadable,
+    FileReport,
+    check_lines,
+    read_captures,
+    render_json,
+    render_text,
+)
+from reference.revisions import Revision
+
+READ_BUFFER = 1 << 20
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the arguments of ``reqfold check``."""
+    parser.add_argument("logs", nargs="+", metavar="LOG.jsonl", help="session files")
+    parser.add_argument(
+        "--requests",
+        metavar="CAPTURE.jsonl",
+        help="requests captured on the wire for the (single) log: check that each"
+        " equals what the log rebuilds for its step",
+    )
+    parser.add_argument(
+        "--revision",
+        choices=[r.value for r in Revision],
+        help="read the logs under this revision (default: the storage line's"
+        " revision, else session-prefix)",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="SHOULD findings fail the check too"
+    )
+    parser.add_argument(
+        "--thorough",
+        action="store_true",
+        help="also decode assistant/chunk bodies fully (duplicate keys, number"
+        " ranges); about three times slower",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format"
+    )
+
+
+def _check_one(path: str, args: argparse.Namespace) -> FileReport:
+    revision = Revision(args.revision) if args.revision else None
+    with ExitStack() as stack:
+        log = stack.enter_context(open(path, "rb", buffering=READ_BUFFER))
+        captures = None
+        if args.requests:
+            capture = stack.enter_context(open(args.requests, "rb"))
+            captures = read_captures(capture)
+        return check_lines(
+            log,
+            path=path,
+            revision=revision,
+            thorough=args.thorough,
+            strict=args.strict,
+            captures=captures,
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check every log given; print the reports; return the exit status."""
+    if args.requests and len(args.logs) != 1:
+        print(
+            "reqfold check: error: --requests compares one log with its capture;"
+            f" got {len(args.logs)} logs",
+            file=sys.stderr,
+        )
+        return 2
+    status = 0
+    for path in args.logs:
+        try:
+            report = _check_one(path, args)
+        except OSError as error:
+            report = FileReport(
+                path=path, error=f"cannot read: {error.strerror or error}"
+            )
+        except CaptureUnreadable as error:
+            report = FileReport(
+                path=path, error=f"{args.requests}: not a capture of requests: {error}"
+            )
+        if args.format == "json":
+            print(render_json(report), flush=True)
+        else:
+            print(render_text(report), flush=True)
+        if report.error is not None:
+            status = 2
+        elif not report.ok and status == 0:
+            status = 1
+    return status

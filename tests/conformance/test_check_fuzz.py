@@ -1,0 +1,168 @@
+"""Random and mutated logs: no exception escapes, every finding names a line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conformance.check import check_lines
+from conformance.rules import load_rules
+
+VALID = Path(__file__).parent / "check_fixtures" / "valid" / "session-prefix.jsonl"
+LINES = VALID.read_bytes().splitlines(keepends=True)
+RULES = load_rules()
+
+
+def assert_well_formed(lines: list[bytes], *, thorough: bool = False) -> None:
+    report = check_lines(lines, thorough=thorough)
+    count = max(len(lines), 1)
+    for finding in report.findings:
+        assert finding.rule in RULES
+        assert finding.rule != "CHECK-2", finding.message  # no checker crash
+        assert 1 <= finding.line <= count
+        assert finding.level in ("MUST", "SHOULD")
+        assert finding.message
+
+
+@st.composite
+def mutated_logs(draw: st.DrawFn) -> list[bytes]:
+    """The valid tour with a few byte-, line- or value-level edits."""
+    lines = list(LINES)
+    for _ in range(draw(st.integers(1, 4))):
+        edit = draw(
+            st.sampled_from(["flip", "cut", "drop", "dup", "swap", "splice", "tail"])
+        )
+        index = draw(st.integers(0, len(lines) - 1))
+        line = lines[index]
+        if edit == "flip" and line:
+            at = draw(st.integers(0, len(line) - 1))
+            byte = draw(st.integers(0, 255))
+            lines[index] = line[:at] + bytes([byte]) + line[at + 1 :]
+        elif edit == "cut":
+            lines[index] = line[: draw(st.integers(0, len(line)))] + b"\n"
+        elif edit == "drop" and len(lines) > 1:
+            del lines[index]
+        elif edit == "dup":
+            lines.insert(index, line)
+        elif edit == "swap":
+            other = draw(st.integers(0, len(lines) - 1))
+            lines[index], lines[other] = lines[other], lines[index]
+        elif edit == "splice":
+            token = draw(
+                st.sampled_from(
+                    [
+                        b"NaN",
+                        b"1e999",
+                        b'"\\ud800"',
+                        b"null",
+                        b"[]",
+                        b"{}",
+                        b"true",
+                        b'"append"',
+                        b'{"op":"replace","start":1,"end":3}',
+                        b"-1",
+                    ]
+                )
+            )
+            at = draw(st.integers(0, len(line)))
+            lines[index] = line[:at] + token + line[at:]
+        elif edit == "tail":
+            lines[-1] = lines[-1].rstrip(b"\n")[: draw(st.integers(0, 40))]
+    return lines
+
+
+@pytest.mark.slow
+@pytest.mark.spec("CHECK-2", "JSONL-3", "JSONL-4", "JSON-1")
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_logs(), st.booleans())
+def test_mutated_logs_never_crash_the_checker(
+    lines: list[bytes], thorough: bool
+) -> None:
+    assert_well_formed(lines, thorough=thorough)
+
+
+@pytest.mark.spec("CHECK-2")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=80), max_size=12))
+def test_random_bytes_never_crash_the_checker(chunks: list[bytes]) -> None:
+    lines = b"\n".join(chunks).splitlines(keepends=True)
+    assert_well_formed(lines)
+
+
+JSON_SCALARS = (
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "type",
+                    "seq",
+                    "time",
+                    "data",
+                    "surfaceOp",
+                    "turn",
+                    "step",
+                    "header",
+                    "reason",
+                    "config",
+                    "start",
+                    "end",
+                    "op",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=15,
+)
+
+
+@st.composite
+def random_events(draw: st.DrawFn) -> list[bytes]:
+    """Envelope-shaped lines whose types and data are arbitrary."""
+    import json
+
+    lines = [b'{"type":"session","version":0,"id":"f","createdAt":0}\n']
+    kinds = st.sampled_from(
+        [
+            "turn/start",
+            "turn/end",
+            "step/start",
+            "step/end",
+            "user/message",
+            "assistant/chunk",
+            "assistant/message",
+            "request/header",
+            "request/header-delta",
+            "tool/result",
+            "x/unknown",
+            "",
+        ]
+    )
+    for seq in range(draw(st.integers(0, 12))):
+        event = {
+            "type": draw(kinds),
+            "seq": draw(st.sampled_from([seq, seq, seq + 1])),
+            "time": 0,
+            "data": draw(JSON_VALUES),
+        }
+        if draw(st.booleans()):
+            event["surfaceOp"] = draw(JSON_VALUES | st.just("append"))
+        if draw(st.booleans()):
+            event["sourceEventSeqs"] = draw(st.lists(st.integers(-1, 12), max_size=3))
+        lines.append(json.dumps(event, allow_nan=True).encode() + b"\n")
+    return lines
+
+
+@pytest.mark.spec("CHECK-2", "LOG-1", "LOG-3", "LOG-4", "LOG-7")
+@settings(max_examples=300, deadline=None)
+@given(random_events())
+def test_random_events_never_crash_the_checker(lines: list[bytes]) -> None:
+    assert_well_formed(lines)

@@ -1,0 +1,184 @@
+"""Bad input: each gets a clear finding with its line number, and the check goes on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conformance.check import check_lines
+from conformance.check.lines import JsonDamaged, _parse_iteratively, parse_json
+
+STORAGE = b'{"type":"session","version":0,"id":"s","createdAt":0}\n'
+
+
+def event(seq: int, kind: str, data: str) -> bytes:
+    return f'{{"type":"{kind}","seq":{seq},"time":0,"data":{data}}}\n'.encode()
+
+
+def turn_of(*inner: bytes) -> list[bytes]:
+    """A storage line, turn/start, `inner` (seqs 1..), turn/end."""
+    return [
+        STORAGE,
+        event(0, "turn/start", '{"turn":1}'),
+        *inner,
+        event(len(inner) + 1, "turn/end", '{"turn":1,"reason":{}}'),
+    ]
+
+
+def rules_at(lines: list[bytes], **options: object) -> set[tuple[str, int]]:
+    report = check_lines(lines, **options)  # type: ignore[arg-type]
+    return {(f.rule, f.line) for f in report.findings}
+
+
+@pytest.mark.spec("JSON-1", "LOG-7")
+def test_deep_nesting_in_a_chunk_is_read_without_a_finding() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    lines = turn_of(event(1, "plugin/deep", f'{{"x":{deep}}}'))
+    assert rules_at(lines) == set()
+    assert rules_at(lines, thorough=True) == set()
+
+
+@pytest.mark.spec("JSON-1")
+def test_a_duplicate_key_deep_inside_a_value_is_found_iteratively() -> None:
+    deep = '{"a":' * 5000 + '{"k":1,"k":2}' + "}" * 5000
+    lines = turn_of(event(1, "tool/call", f'{{"args":{deep}}}'))
+    assert rules_at(lines) == {("JSON-1", 3)}
+
+
+@pytest.mark.spec("JSONL-2", "LOG-7")
+def test_a_multi_megabyte_line_is_checked_like_any_other() -> None:
+    text = "x" * (8 << 20)
+    big = event(1, "tool/call", json.dumps({"output": text}))
+    report = check_lines(turn_of(big, event(2, "plugin/x", "{}")))
+    assert report.findings == []
+    assert report.summary.unknown_types == {"plugin/x": 1}
+
+
+@pytest.mark.spec("JSONL-3", "JSONL-4")
+def test_a_torn_tail_is_told_apart_from_damage_in_the_middle() -> None:
+    lines = turn_of(event(1, "tool/call", "{}"))
+    torn = [*lines, b'{"type":"turn/st']
+    damaged = [lines[0], lines[1], b'{"type":"tool/c\n', lines[3]]
+    torn_report = check_lines(torn)
+    assert {(f.rule, f.level) for f in torn_report.findings} == {("JSONL-3", "SHOULD")}
+    assert rules_at(damaged) == {("JSONL-4", 3)}
+
+
+@pytest.mark.spec("LOG-2", "JSONL-4")
+def test_a_damaged_line_does_not_cascade_into_seq_findings() -> None:
+    lines = turn_of(event(1, "tool/call", "{}"), event(2, "tool/call", "{}"))
+    lines[2] = b"garbage\n"
+    assert rules_at(lines) == {("JSONL-4", 3)}
+
+
+@pytest.mark.spec("JSONL-1", "JSONL-4", "JSON-1")
+@pytest.mark.parametrize(
+    ("line", "rule"),
+    [
+        (b"\xef\xbb\xbf" + event(1, "tool/call", "{}"), "JSONL-4"),
+        (event(1, "tool/call", '{"x":"\\ud800"}'), "JSON-1"),
+        (event(1, "tool/call", '{"x":"caf@"}').replace(b"@", b"\xc3"), "JSONL-4"),
+        (event(1, "tool/call", '{"x":Infinity}'), "JSON-1"),
+        (event(1, "tool/call", '{"x":1,"x":1}'), "JSON-1"),
+        (event(1, "tool/call", '{"x":-1e400}'), "JSON-1"),
+    ],
+)
+def test_bad_json_is_reported_at_its_line_and_the_check_goes_on(
+    line: bytes, rule: str
+) -> None:
+    lines = turn_of(line, event(2, "step/end", "{}"))
+    found = rules_at(lines, thorough=True)
+    assert (rule, 3) in found
+    assert ("TURN-2", 4) in found  # the check went on to the next line
+
+
+@pytest.mark.spec("JSON-1")
+def test_data_the_rules_read_is_checked_for_duplicate_keys_by_default() -> None:
+    lines = turn_of(event(1, "step/start", '{"turn":1,"step":1,"step":1}'))
+    assert ("JSON-1", 3) in rules_at(lines)
+    unread = turn_of(event(1, "tool/call", '{"x":1,"x":1}'))
+    assert ("JSON-1", 3) not in rules_at(unread)
+    assert ("JSON-1", 3) in rules_at(unread, thorough=True)
+
+
+def test_invalid_utf8_bytes_are_reported() -> None:
+    bad = b'{"type":"tool/call","seq":1,"time":0,"data":{"x":"caf\xc3"}}\n'
+    assert rules_at(turn_of(bad)) == {("JSONL-4", 3)}
+
+
+@pytest.mark.spec("JSONL-1")
+@pytest.mark.parametrize(
+    "first",
+    [
+        b"",
+        b'{"type":"session","version":1,"id":"s","createdAt":0}\n',
+        b'{"type":"session","version":0,"createdAt":0}\n',
+        b"[]\n",
+        b'{"type":"session","version":0,"id":"s","createdAt":0,"revision":"v9"}\n',
+    ],
+)
+def test_a_bad_storage_line_is_reported_at_line_one(first: bytes) -> None:
+    lines = [first] if first else []
+    report = check_lines(lines)
+    assert ("JSONL-1", 1) in {(f.rule, f.line) for f in report.findings}
+
+
+@pytest.mark.spec("JSONL-1")
+def test_the_storage_lines_revision_is_used_unless_overridden() -> None:
+    from reference.revisions import Revision
+
+    first = (
+        b'{"type":"session","version":0,"id":"s","createdAt":0,'
+        b'"revision":"header-events"}\n'
+    )
+    report = check_lines([first])
+    assert report.summary.revision is Revision.HEADER_EVENTS
+    report = check_lines([first], revision=Revision.REQUEST_MESSAGES)
+    assert report.summary.revision is Revision.REQUEST_MESSAGES
+
+
+@pytest.mark.spec("LOG-2")
+def test_a_log_breaking_a_rule_on_every_line_keeps_a_bounded_report() -> None:
+    lines = [STORAGE] + [event(5, "tool/call", "{}") for _ in range(1000)]
+    report = check_lines(lines)
+    assert len(report.findings) == 2 * 200  # LOG-2 and TURN-4, capped
+    assert report.suppressed["LOG-2"] > 0
+    assert not report.ok
+
+
+JSON_TEXTS = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4)
+    ),
+    max_leaves=20,
+).map(json.dumps)
+
+
+@pytest.mark.spec("JSON-1")
+@settings(max_examples=300, deadline=None)
+@given(JSON_TEXTS)
+def test_the_strict_parser_reads_json_like_the_standard_library(text: str) -> None:
+    parsed = parse_json(text)
+    assert parsed.value == json.loads(text)
+    assert parsed.problems == []
+    problems: list[str] = []
+    assert _parse_iteratively(text, problems) == json.loads(text)
+    assert problems == []
+
+
+@given(st.text(alphabet='[]{}",:0123456789.eE-+ tfrunlasNIiy\\', max_size=30))
+def test_both_strict_parsers_raise_only_json_damaged_and_agree(text: str) -> None:
+    outcomes = []
+    for parse in (lambda t: parse_json(t).value, lambda t: _parse_iteratively(t, [])):
+        try:
+            outcomes.append(("value", json.dumps(parse(text))))
+        except JsonDamaged:
+            outcomes.append(("damaged", ""))
+    assert outcomes[0] == outcomes[1]

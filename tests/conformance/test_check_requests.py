@@ -1,0 +1,187 @@
+"""The reconstruction theorem: captured requests against what the log rebuilds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.check import CaptureUnreadable, check_lines, read_captures
+from conformance.check.reconstruction import first_difference
+
+FIXTURES = Path(__file__).parent / "check_fixtures"
+LOG = FIXTURES / "valid" / "session-prefix.jsonl"
+CAPTURES = FIXTURES / "requests"
+
+
+def capture_lines(name: str) -> list[bytes]:
+    return (CAPTURES / name).read_bytes().splitlines(keepends=True)
+
+
+def check_with(captures: list[bytes]):  # type: ignore[no-untyped-def]
+    return check_lines(
+        LOG.read_bytes().splitlines(keepends=True),
+        captures=read_captures(captures),
+    )
+
+
+@pytest.mark.spec("REQ-1", "REQ-2", "REQ-5", "REQ-6", "WIRE-1", "WIRE-2", "WIRE-3")
+def test_matching_capture_equals_what_the_log_rebuilds() -> None:
+    report = check_with(capture_lines("session-prefix.capture.jsonl"))
+    assert report.findings == []
+    assert report.summary.requests_matched == 4
+
+
+@pytest.mark.spec("REQ-1", "REQ-5")
+def test_tampered_message_is_reported_at_its_step_with_the_differing_path() -> None:
+    report = check_with(capture_lines("session-prefix.tampered-message.capture.jsonl"))
+    [finding] = report.findings
+    assert (finding.rule, finding.line, finding.seq) == ("REQ-1", 32, 30)
+    assert "messages[6].content" in finding.message
+    assert finding.expected == '"Read a.py please."'
+    assert finding.found == '"Read b.py please."'
+
+
+@pytest.mark.spec("WIRE-3", "REQ-6")
+def test_tampered_tool_list_is_reported_as_a_tools_difference() -> None:
+    report = check_with(capture_lines("session-prefix.tampered-tools.capture.jsonl"))
+    [finding] = report.findings
+    assert (finding.rule, finding.line) == ("WIRE-3", 17)
+    assert "tools[1]" in finding.message
+    assert finding.found == "<absent>"
+
+
+@pytest.mark.spec("CHECK-1")
+def test_a_missing_capture_is_reported_at_the_step_that_dispatched() -> None:
+    report = check_with(capture_lines("session-prefix.capture.jsonl")[:3])
+    [finding] = report.findings
+    assert finding.rule == "CHECK-1"
+    assert finding.line == 49  # turn 3's step/start
+
+
+@pytest.mark.spec("CHECK-1")
+def test_an_extra_capture_is_reported_at_the_end() -> None:
+    lines = capture_lines("session-prefix.capture.jsonl")
+    report = check_with([*lines, lines[-1]])
+    [finding] = report.findings
+    assert finding.rule == "CHECK-1"
+    assert "1 captured request" in finding.message
+
+
+@pytest.mark.spec("REQ-1", "WIRE-5")
+def test_plain_bodies_are_accepted_and_deployment_settings_ignored() -> None:
+    bodies = []
+    for line in capture_lines("session-prefix.capture.jsonl"):
+        body = json.loads(line)["body"]
+        body["stream"] = False
+        body["reasoning_effort"] = "high"
+        bodies.append(json.dumps(body).encode() + b"\n")
+    report = check_with(bodies)
+    assert report.findings == []
+
+
+def test_captured_requests_to_other_paths_are_skipped() -> None:
+    other = json.dumps({"index": 9, "path": "/models", "body": {}}).encode() + b"\n"
+    lines = capture_lines("session-prefix.capture.jsonl")
+    report = check_with([other, *lines])
+    assert report.findings == []
+
+
+@pytest.mark.spec("WIRE-5")
+def test_member_order_alone_is_a_warning() -> None:
+    lines = []
+    for line in capture_lines("session-prefix.capture.jsonl"):
+        record = json.loads(line)
+        body = record["body"]
+        record["body"] = {"messages": body.pop("messages"), **body}
+        lines.append(json.dumps(record).encode() + b"\n")
+    report = check_with(lines)
+    assert {(f.rule, f.level) for f in report.findings} == {("WIRE-5", "SHOULD")}
+    assert report.ok
+
+
+def test_an_unreadable_capture_line_raises() -> None:
+    with pytest.raises(CaptureUnreadable, match="line 2"):
+        check_with([capture_lines("session-prefix.capture.jsonl")[0], b"{oops\n"])
+
+
+@pytest.mark.spec("JSON-2", "JSON-3")
+@pytest.mark.parametrize(
+    ("expected", "found", "path", "order_only"),
+    [
+        ({"a": [1, 2]}, {"a": [1, 3]}, "a[1]", False),
+        ({"a": 1}, {"a": 1.0}, None, False),
+        ({"a": True}, {"a": 1}, "a", False),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}, "$", True),
+        ({"a": 1}, {"a": 1, "z": None}, "z", False),
+        ([1], [1, 2], "[1]", False),
+    ],
+)
+def test_first_difference_compares_json_values(
+    expected: object, found: object, path: str | None, order_only: bool
+) -> None:
+    difference = first_difference(expected, found)
+    if path is None:
+        assert difference is None
+    else:
+        assert difference is not None
+        assert (difference.path, difference.order_only) == (path, order_only)
+
+
+def ambiguous_log() -> tuple[list[bytes], list[dict[str, object]]]:
+    """Turn 2's step has no header event and no response (anchor-spec 11.15)."""
+    header = {"config": {"model": "m"}, "system": "Be brief."}
+    events: list[tuple[str, dict[str, object], object]] = []
+
+    def turn(n: int, text: str, *, snapshot: bool, respond: bool) -> None:
+        events.append(("turn/start", {"turn": n, "trigger": {"kind": "message"}}, None))
+        content = [{"type": "text", "text": text}]
+        events.append(("user/message", {"content": content}, "append"))
+        events.append(("step/start", {"turn": n, "step": 1}, None))
+        if snapshot:
+            events.append(
+                ("request/header", {"header": header, "reason": "initial"}, None)
+            )
+        if respond:
+            events.append(("assistant/message", {"content": content}, "append"))
+        events.append(("step/end", {"turn": n, "step": 1}, None))
+        events.append(("turn/end", {"turn": n, "reason": {"kind": "completed"}}, None))
+
+    turn(1, "one", snapshot=True, respond=True)
+    turn(2, "two", snapshot=False, respond=False)
+    turn(3, "three", snapshot=False, respond=True)
+    lines = [json.dumps({"type": "session", "version": 0, "id": "s", "createdAt": 0})]
+    for seq, (kind, data, op) in enumerate(events):
+        event: dict[str, object] = {"type": kind, "seq": seq, "time": seq, "data": data}
+        if op is not None:
+            event["surfaceOp"] = op
+        lines.append(json.dumps(event, separators=(",", ":")))
+    encoded = [line.encode() + b"\n" for line in lines]
+
+    def body(*texts: str) -> dict[str, object]:
+        history: list[dict[str, object]] = []
+        for text in texts:
+            history.append({"role": "user", "content": text})
+            if text != "two":
+                history.append({"role": "assistant", "content": text})
+        if texts[-1] != "two":
+            history.pop()
+        messages = [{"role": "system", "content": "Be brief."}, *history]
+        return {"model": "m", "messages": messages}
+
+    return encoded, [body("one"), body("one", "two"), body("one", "two", "three")]
+
+
+def test_a_step_with_neither_header_event_nor_response_is_matched_only_if_equal() -> (
+    None
+):
+    log, (first, second, third) = ambiguous_log()
+    without = [json.dumps(b).encode() for b in (first, third)]
+    report = check_lines(log, captures=read_captures(without))
+    assert report.findings == []
+    assert report.summary.requests_matched == 2
+    with_it = [json.dumps(b).encode() for b in (first, second, third)]
+    report = check_lines(log, captures=read_captures(with_it))
+    assert report.findings == []
+    assert report.summary.requests_matched == 3

@@ -1,0 +1,197 @@
+"""Logs the reference writer produces pass the checker, and their requests match."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conformance.check import check_lines, read_captures
+from conformance.check.header_rules import (
+    apply_canonical,
+    diff_canonical,
+    fast_canonical,
+)
+from reference.errors import CodecError
+from reference.header import apply_header_delta, canonical_header, diff_header
+from reference.jsonl import dump_line, make_storage_line
+from reference.request import build_chat_body, request_messages
+from reference.revisions import Revision
+from reference.session_log import SessionLog
+from reference.writer import record_header
+
+NAMES = ("grep", "list_dir", "read_file", "write_file")
+
+
+def tools() -> st.SearchStrategy[list[dict[str, Any]]]:
+    schema = st.builds(
+        lambda name, description: {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object"},
+        },
+        st.sampled_from(NAMES),
+        st.sampled_from(["v1", "v2"]),
+    )
+    return st.lists(schema, max_size=4, unique_by=lambda tool: tool["name"])
+
+
+def headers(prefix: list[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    config = st.fixed_dictionaries(
+        {"model": st.sampled_from(["m1", "m2"])},
+        optional={"temperature": st.sampled_from([0.0, 0.5]), "stop": st.just([])},
+    )
+    system = st.lists(st.sampled_from(["a", "b", "c", ""]), max_size=4).map("\n".join)
+    return st.builds(
+        lambda c, s, t: {
+            "config": c,
+            "system": s,
+            "tools": t,
+            "messagePrefix": prefix,
+        },
+        config,
+        system,
+        tools(),
+    )
+
+
+PREFIXES = st.lists(
+    st.builds(
+        lambda text: {"role": "user", "content": [{"type": "text", "text": text}]},
+        st.sampled_from(["<catalog>", "<rules>"]),
+    ),
+    max_size=2,
+)
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> list[list[dict[str, Any]]]:
+    """Instances, each a list of the headers its requests carry."""
+    instances = []
+    for _ in range(draw(st.integers(1, 3))):
+        prefix = draw(PREFIXES)
+        instances.append(draw(st.lists(headers(prefix), min_size=1, max_size=4)))
+    return instances
+
+
+def run(instances: list[list[dict[str, Any]]]) -> tuple[list[bytes], list[bytes]]:
+    """Drive the reference writer: one turn of one step per request."""
+    log = SessionLog()
+    captures: list[bytes] = []
+    turn = 0
+    for headers_of_instance in instances:
+        logged = False
+        for header in headers_of_instance:
+            turn += 1
+            log.append("turn/start", {"turn": turn}, time=turn)
+            log.append(
+                "user/message",
+                {"content": [{"type": "text", "text": f"q{turn}"}]},
+                time=turn,
+                surface_op="append",
+            )
+            boundary = log.derive_messages()
+            log.append("step/start", {"turn": turn, "step": 1}, time=turn)
+            event = record_header(log.request_header(), logged, header)
+            if event is not None:
+                log.append(event["type"], event["data"], time=turn)
+                logged = True
+            folded = log.request_header()
+            assert folded is not None
+            body = build_chat_body(folded, request_messages(folded, boundary))
+            captures.append(json.dumps({"index": turn - 1, "body": body}).encode())
+            answer = [{"type": "text", "text": f"a{turn}"}]
+            log.append(
+                "assistant/message",
+                {"content": answer},
+                time=turn,
+                surface_op="append",
+            )
+            log.append("step/end", {"turn": turn, "step": 1}, time=turn)
+            log.append("turn/end", {"turn": turn, "reason": {}}, time=turn)
+    lines = [dump_line(make_storage_line("s", 0))] + [dump_line(e) for e in log]
+    return [line.encode() for line in lines], captures
+
+
+@pytest.mark.spec(
+    "WRITER-1",
+    "WRITER-2",
+    "WRITER-3",
+    "WRITER-4",
+    "WRITER-5",
+    "WRITER-6",
+    "PREFIX-2",
+    "REQ-1",
+    "REQ-2",
+    "REQ-5",
+    "CHECK-1",
+)
+@settings(max_examples=150, deadline=None)
+@given(sessions())
+def test_writer_logs_pass_and_their_requests_match(
+    instances: list[list[dict[str, Any]]],
+) -> None:
+    lines, captures = run(instances)
+    report = check_lines(lines, captures=read_captures(captures), strict=True)
+    assert report.findings == []
+    assert report.summary.requests_matched == len(captures)
+
+
+REVISIONS = st.sampled_from(list(Revision))
+
+
+@pytest.mark.spec("DELTA-2", "DELTA-3", "DELTA-6")
+@settings(max_examples=300, deadline=None)
+@given(headers([]), headers([]), st.data())
+def test_the_checkers_diff_and_apply_equal_the_references(
+    a: dict[str, Any], b: dict[str, Any], data: st.DataObject
+) -> None:
+    revision = data.draw(REVISIONS)
+    for header in (a, b):
+        if revision is Revision.HEADER_EVENTS:
+            header.pop("messagePrefix")
+    prev, next_ = canonical_header(a, revision), canonical_header(b, revision)
+    assert fast_canonical(a, revision) == prev
+    delta = diff_header(prev, next_, revision)
+    assert diff_canonical(prev, next_, revision) == delta
+    if delta is None:
+        return
+    try:
+        expected = apply_header_delta(prev, delta, revision)
+    except CodecError as error:
+        with pytest.raises(type(error)):
+            apply_canonical(prev, delta, revision)
+        return
+    assert apply_canonical(prev, delta, revision) == expected
+
+
+@pytest.mark.spec("HDR-1", "HDR-2", "HDR-3", "TOOLS-2", "MSGS-1")
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(
+                    ["config", "system", "tools", "messagePrefix", "model", "name", "x"]
+                ),
+                inner,
+                max_size=4,
+            )
+        ),
+        max_leaves=12,
+    ),
+    REVISIONS,
+)
+def test_fast_canonical_is_none_or_the_references_canonical_form(
+    value: Any, revision: Revision
+) -> None:
+    fast = fast_canonical(value, revision)
+    try:
+        reference = canonical_header(value, revision)
+    except CodecError:
+        assert fast is None
+        return
+    assert fast is None or fast == reference
