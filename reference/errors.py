@@ -4,12 +4,12 @@ Every error names the spec rule it enforces (``rule``, a docs/spec.md ID)
 and, where a log is involved, where it happened (``seq`` and/or ``line``)::
 
     CodecError(ValueError)        root; .rule, .seq, .line
-      NotJsonValue                a value is not a JSON value (JSON-*)
-      MalformedHeader             a header or config has the wrong shape (HDR-*)
-      MalformedDelta              a delta has the wrong shape (DELTA-*)
-      DeltaConflict               a delta does not apply to its base (DELTA-APPLY-*)
+      NotJsonValue                a value is not a JSON value (JSON-1)
+      MalformedHeader             a header or config has the wrong shape (HDR-*, ...)
+      MalformedDelta              a delta has the wrong shape (DELTA-1, SYS-3, ...)
+      DeltaConflict               a delta does not apply to its base (SYS-5, TOOLS-5)
       DeltaBeforeSnapshot         a delta came before any snapshot (FOLD-2)
-      MalformedEvent              an event breaks the envelope rules (LOG-*)
+      MalformedEvent              an event breaks the envelope rules (LOG-*, SNAP-1)
       SurfaceError                a surface op is invalid (SURF-*)
     PersistenceError(Exception)   root for JSONL files; .line
       LogDamaged                  a line other than the last is damaged (JSONL-4)

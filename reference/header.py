@@ -32,6 +32,7 @@ from reference.errors import (
     MalformedDelta,
     MalformedEvent,
     MalformedHeader,
+    NotJsonValue,
 )
 from reference.json_values import JsonObject, check_json_value, is_integer, json_equal
 from reference.revisions import LATEST, Revision
@@ -396,7 +397,7 @@ def delta_round_trips(
 # ---------------------------------------------------------------- fold
 
 
-def check_snapshot_data(data: object, *, seq: int | None, revision: Revision) -> Header:
+def check_snapshot_data(data: object, *, seq: int | None) -> Header:
     """Validate the data of a snapshot event and return its header (SNAP-1)."""
     if not isinstance(data, dict) or set(data) != {"header", "reason"}:
         raise MalformedEvent(
@@ -422,7 +423,7 @@ def fold_step(
     seq = event.get("seq") if is_integer(event.get("seq")) else None
     try:
         if kind == SNAPSHOT:
-            header = check_snapshot_data(event.get("data"), seq=seq, revision=revision)
+            header = check_snapshot_data(event.get("data"), seq=seq)
             return canonical_header(header, revision)
         if kind == DELTA:
             if state is None:
@@ -432,7 +433,7 @@ def fold_step(
                     seq=seq,
                 )
             return apply_header_delta(state, event.get("data"), revision)  # type: ignore[arg-type]
-    except (MalformedHeader, MalformedDelta, DeltaConflict) as error:
+    except (MalformedHeader, MalformedDelta, DeltaConflict, NotJsonValue) as error:
         if error.seq is None and seq is not None:
             raise type(error)(error.detail, rule=error.rule, seq=seq) from None
         raise

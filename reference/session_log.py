@@ -34,7 +34,7 @@ def check_surface_op(op: object, *, seq: int | None = None) -> None:
         return
     if (
         isinstance(op, dict)
-        and list(op) == ["op", "start", "end"]
+        and set(op) == {"op", "start", "end"}
         and op["op"] == "replace"
         and is_integer(op["start"])
         and is_integer(op["end"])

@@ -361,3 +361,11 @@ def test_fold_and_apply_never_mutate_their_inputs() -> None:
     apply_header_delta(prev, delta)
     fold_request_header([snapshot(0, prev), delta_event(1, delta)])
     assert repr((prev, delta)) == before
+
+
+@pytest.mark.spec("FOLD-1", "JSON-1")
+def test_a_non_json_value_in_a_snapshot_is_reported_with_its_seq() -> None:
+    bad = {"config": {"model": "m", "temperature": float("inf")}}
+    with pytest.raises(NotJsonValue) as caught:
+        fold_request_header([snapshot(4, bad)])
+    assert caught.value.seq == 4

@@ -264,3 +264,17 @@ def test_deeply_nested_data_is_checked_copied_and_seeded_without_recursion_error
     log.append("note", deep, time=0)
     log.append_event({"type": "note", "seq": 1, "time": 0, "data": deep})
     assert len(SessionLog(log.events)) == 2
+
+
+@pytest.mark.spec("SURF-1", "JSON-3")
+def test_a_replace_op_is_read_by_member_name_not_member_order() -> None:
+    log = SessionLog()
+    user(log, "a")
+    log.append(
+        "user/message",
+        {"content": text("b")},
+        time=0,
+        surface_op={"end": 0, "start": 0, "op": "replace"},
+        source_event_seqs=[0],
+    )
+    assert log.surface == [1]
