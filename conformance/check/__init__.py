@@ -26,6 +26,7 @@ from conformance.check.report import FileReport, render_json, render_text
 from reference.revisions import LATEST, Revision
 
 APPLIED_RULES = (
+    "CACHE-2",
     "JSON-1",
     "JSONL-1",
     "JSONL-2",

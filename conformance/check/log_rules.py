@@ -61,7 +61,7 @@ from conformance.check.reconstruction import (
 )
 from conformance.check.surface import ReplaceRefused, Surface
 from reference.header import DELTA, SNAPSHOT
-from reference.json_values import JsonObject
+from reference.json_values import JsonObject, json_equal
 from reference.messages import SURFACE_TYPES, derive_event_message
 from reference.revisions import LATEST, Revision
 
@@ -159,6 +159,7 @@ class LogChecker:
         self.last_turn = 0
         self.last_step = 0
         self.turn_header_events = 0
+        self.last_change: tuple[int, int, frozenset[str]] | None = None
         self.step: _Step | None = None
         self.out: list[Finding] = []
         self.events = 0  # events the general and slow paths read
@@ -717,6 +718,7 @@ class LogChecker:
                 )
         first_in_turn = self.turn_header_events == 0
         self.turn_header_events += 1
+        before = self.fold.state
         if kind == SNAPSHOT:
             self.out.extend(
                 self.fold.snapshot(
@@ -725,6 +727,41 @@ class LogChecker:
             )
         else:
             self.out.extend(self.fold.delta(data, line=number, seq=seq))
+        if step is not None:
+            self._volatile_opening(before, self.fold.state, step, number, seq)
+
+    def _volatile_opening(
+        self, before: Any, after: Any, step: _Step, number: int, seq: int
+    ) -> None:
+        """CACHE-2: one cacheable part changing on consecutive requests of a turn.
+
+        The system prompt, tools and prefix lead every request; when one of
+        them changes on two consecutive steps of one turn, something in it
+        most likely varies per request (a timestamp, an id, map order), and
+        every such request misses the provider's cache from that point.
+        """
+        if before is None or after is None:
+            self.last_change = None
+            return
+        changed = frozenset(
+            part
+            for part in ("system", "tools", "messagePrefix")
+            if not json_equal(before.get(part), after.get(part))
+        )
+        last = self.last_change
+        if last is not None and last[0] == step.turn and last[1] == step.step - 1:
+            again = sorted(changed & last[2])
+            if again:
+                self._report(
+                    "CACHE-2",
+                    number,
+                    seq,
+                    f"{' and '.join(again)} changed on two consecutive requests of"
+                    f" turn {step.turn} (steps {step.step - 1} and {step.step}):"
+                    " does the opening hold a value that varies per request?",
+                    level=SHOULD,
+                )
+        self.last_change = (step.turn, step.step, changed) if changed else None
 
     def _snapshot(self, data: Any, number: int, seq: int) -> None:
         self._header_event(data, number, seq, SNAPSHOT)
