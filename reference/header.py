@@ -161,6 +161,16 @@ def canonical_header(header: Header, revision: Revision = LATEST) -> Header:
     messageSuffix``. Values are shared with the input, not copied.
     """
     check_header(header, revision)
+    return project_canonical(header, revision)
+
+
+def project_canonical(header: Header, revision: Revision = LATEST) -> Header:
+    """The canonical projection of a header already known to be well-formed.
+
+    `canonical_header` without the validation walk: for callers that have
+    validated the header once (a checker streaming a log) and must not pay
+    for it again on every operation.
+    """
     result: Header = {"config": header["config"]}
     for field in revision.header_fields[1:]:
         value = header.get(field)
@@ -340,8 +350,13 @@ def diff_header(
     messageSuffix``, each present exactly when that part differs. The
     result may fail to round-trip (see `delta_round_trips`).
     """
-    a = canonical_header(prev, revision)
-    b = canonical_header(next_, revision)
+    return diff_canonical(
+        canonical_header(prev, revision), canonical_header(next_, revision), revision
+    )
+
+
+def diff_canonical(a: Header, b: Header, revision: Revision = LATEST) -> Delta | None:
+    """`diff_header` for two headers already in canonical form (no validation)."""
     delta: Delta = {}
     if a.get("system") != b.get("system"):
         delta["system"] = diff_system(a.get("system"), b.get("system"))
@@ -363,7 +378,18 @@ def apply_header_delta(
     Key presence decides, not truthiness: ``"messagePrefix": []`` in a
     delta removes the prefix.
     """
-    base = canonical_header(prev, revision)
+    return apply_to_canonical(canonical_header(prev, revision), delta, revision)
+
+
+def apply_to_canonical(
+    base: Header, delta: Delta, revision: Revision = LATEST
+) -> Header:
+    """`apply_header_delta` for a base already in canonical form.
+
+    The delta is validated (DELTA-1); the base is trusted. The result is
+    canonical without a second validation walk: every part comes from the
+    valid base or a validated arm, and the arm functions refuse conflicts.
+    """
     check_delta(delta, revision)
     result: Header = {"config": delta.get("config", base["config"])}
     system = (
@@ -380,7 +406,7 @@ def apply_header_delta(
     )
     for field in revision.message_fields:
         result[field] = delta[field] if field in delta else base.get(field, [])
-    return canonical_header(result, revision)
+    return project_canonical(result, revision)
 
 
 def delta_round_trips(

@@ -84,6 +84,8 @@ def check_json_value(value: object, *, what: str = "value") -> None:
 
 def json_equal(a: JsonValue, b: JsonValue, *, ordered: bool = True) -> bool:
     """Compare two JSON values (JSON-2; with ``ordered``, JSON-3 too)."""
+    if a is b:
+        return True
     stack: list[tuple[Any, Any]] = [(a, b)]
     while stack:
         x, y = stack.pop()

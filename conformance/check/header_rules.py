@@ -29,12 +29,10 @@ from reference.header import (
     SNAPSHOT_REASONS,
     Delta,
     Header,
-    apply_system,
-    apply_tools,
+    apply_to_canonical,
     canonical_header,
-    check_delta,
-    diff_system,
-    diff_tools,
+    diff_canonical,
+    project_canonical,
 )
 from reference.json_values import json_equal
 from reference.revisions import Revision
@@ -98,68 +96,7 @@ def fast_canonical(header: Any, revision: Revision) -> Header | None:
     tools = header.get("tools", [])
     if len({tool["name"] for tool in tools}) != len(tools):
         return None
-    result: Header = {"config": header["config"]}
-    for name in revision.header_fields[1:]:
-        value = header.get(name)
-        if value:
-            result[name] = value
-    return result
-
-
-def _same(a: Any, b: Any) -> bool:
-    return a is b or json_equal(a, b)
-
-
-def _drop_empty(header: Header, revision: Revision) -> Header:
-    result: Header = {"config": header["config"]}
-    for name in revision.header_fields[1:]:
-        value = header.get(name)
-        if value:
-            result[name] = value
-    return result
-
-
-def apply_canonical(base: Header, delta: Any, revision: Revision) -> Header:
-    """`reference.header.apply_header_delta` for a base already canonical.
-
-    The same composition of the reference's arm functions (`apply_system`,
-    `apply_tools`), without re-validating the base: the reference walks the
-    whole header on every call, which costs milliseconds per delta on a
-    header with tens of tools. The delta itself is validated by the
-    reference (`check_delta`). A property test holds the two equal.
-    """
-    check_delta(delta, revision)
-    result: Header = {"config": delta.get("config", base["config"])}
-    system = (
-        apply_system(base.get("system"), delta["system"])
-        if "system" in delta
-        else base.get("system")
-    )
-    if system is not None:
-        result["system"] = system
-    result["tools"] = (
-        apply_tools(base.get("tools", []), delta["tools"])
-        if "tools" in delta
-        else base.get("tools", [])
-    )
-    for name in revision.message_fields:
-        result[name] = delta[name] if name in delta else base.get(name, [])
-    return _drop_empty(result, revision)
-
-
-def diff_canonical(prev: Header, next_: Header, revision: Revision) -> Delta | None:
-    """`reference.header.diff_header` for two canonical headers (see above)."""
-    delta: Delta = {}
-    if prev.get("system") != next_.get("system"):
-        delta["system"] = diff_system(prev.get("system"), next_.get("system"))
-    if not _same(prev.get("tools", []), next_.get("tools", [])):
-        delta["tools"] = diff_tools(prev.get("tools", []), next_.get("tools", []))
-    if not _same(prev["config"], next_["config"]):
-        delta["config"] = next_["config"]
-    for name in revision.message_fields:
-        if not _same(prev.get(name, []), next_.get(name, [])):
-            delta[name] = next_.get(name, [])
-    return delta or None
+    return project_canonical(header, revision)
 
 
 class HeaderFold:
@@ -361,7 +298,7 @@ class HeaderFold:
             )
             return [self._error(error, line, seq)]
         try:
-            after = apply_canonical(baseline, data, self.revision)
+            after = apply_to_canonical(baseline, data, self.revision)
         except CodecError as error:
             return [self._error(error, line, seq)]
         self.state = after
@@ -421,9 +358,9 @@ class HeaderFold:
 
     def _round_trips(self, baseline: Header, delta: Delta, after: Header) -> bool:
         try:
-            again = apply_canonical(baseline, delta, self.revision)
+            again = apply_to_canonical(baseline, delta, self.revision)
         except CodecError:
             return False
         return list(again) == list(after) and all(
-            _same(again[name], after[name]) for name in after
+            json_equal(again[name], after[name]) for name in after
         )

@@ -9,13 +9,15 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conformance.check import check_lines, read_captures
-from conformance.check.header_rules import (
-    apply_canonical,
-    diff_canonical,
-    fast_canonical,
-)
+from conformance.check.header_rules import fast_canonical
 from reference.errors import CodecError
-from reference.header import apply_header_delta, canonical_header, diff_header
+from reference.header import (
+    apply_header_delta,
+    apply_to_canonical,
+    canonical_header,
+    diff_canonical,
+    diff_header,
+)
 from reference.jsonl import dump_line, make_storage_line
 from reference.request import build_chat_body, request_messages
 from reference.revisions import Revision
@@ -162,9 +164,9 @@ def test_the_checkers_diff_and_apply_equal_the_references(
         expected = apply_header_delta(prev, delta, revision)
     except CodecError as error:
         with pytest.raises(type(error)):
-            apply_canonical(prev, delta, revision)
+            apply_to_canonical(prev, delta, revision)
         return
-    assert apply_canonical(prev, delta, revision) == expected
+    assert apply_to_canonical(prev, delta, revision) == expected
 
 
 @pytest.mark.spec("HDR-1", "HDR-2", "HDR-3", "TOOLS-2", "MSGS-1")
