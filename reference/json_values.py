@@ -2,9 +2,10 @@
 
 Implements docs/spec.md section "JSON values" (JSON-1 .. JSON-5):
 
-* A JSON value is ``None``, ``bool``, ``int``, a finite ``float``, ``str``,
-  a ``list`` of JSON values, or a ``dict`` with ``str`` keys and JSON values.
-  No NaN or infinities, no tuples, no cycles (JSON-1).
+* A JSON value is ``None``, ``bool``, ``int``, a finite ``float``, ``str``
+  (Unicode text: no lone surrogates), a ``list`` of JSON values, or a
+  ``dict`` with ``str`` keys and JSON values. No NaN or infinities, no
+  tuples, no cycles (JSON-1).
 * Equality is by value: ``True`` is not ``1``, ``1`` equals ``1.0``, arrays
   compare element-wise in order (JSON-2, MUST). Object member order is part
   of equality too (JSON-3, SHOULD): it is what makes reconstruction
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, TypeAlias, TypeGuard
 
 from reference.errors import NotJsonValue
@@ -25,6 +27,8 @@ JsonValue: TypeAlias = Any
 """A JSON value as decoded by ``json.loads`` (see module docstring)."""
 
 JsonObject: TypeAlias = dict[str, Any]
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_integer(value: object) -> TypeGuard[int | float]:
@@ -52,7 +56,15 @@ def check_json_value(value: object, *, what: str = "value") -> None:
         if leaving:
             on_path.discard(id(item))
             continue
-        if item is None or isinstance(item, bool | str):
+        if isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                raise NotJsonValue(
+                    f"{what} holds a string with a lone surrogate, which is not"
+                    " Unicode text",
+                    rule="JSON-1",
+                )
+            continue
+        if item is None or isinstance(item, bool):
             continue
         if isinstance(item, int):
             continue
@@ -72,6 +84,7 @@ def check_json_value(value: object, *, what: str = "value") -> None:
                             f"{what} has a non-string object key {key!r}",
                             rule="JSON-1",
                         )
+                    stack.append((key, False))
                     stack.append((child, False))
             else:
                 stack.extend((child, False) for child in item)

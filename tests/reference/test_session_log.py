@@ -278,3 +278,14 @@ def test_a_replace_op_is_read_by_member_name_not_member_order() -> None:
         source_event_seqs=[0],
     )
     assert log.surface == [1]
+
+
+@pytest.mark.spec("JSON-1", "LOG-3")
+def test_a_lone_surrogate_in_a_string_or_key_is_rejected_and_nothing_is_logged() -> (
+    None
+):
+    log = SessionLog()
+    for data in ({"name": "file-\udc80.txt"}, {"\ud800": 1}):
+        with pytest.raises(NotJsonValue, match="lone surrogate"):
+            log.append("note", data, time=0)
+    assert len(log) == 0
