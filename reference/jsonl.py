@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from reference.errors import CodecError, LogDamaged, PersistenceError, TornTail
-from reference.json_values import JsonObject, canonical_json
+from reference.json_values import JsonObject, canonical_json, is_integer
+from reference.revisions import LATEST, Revision
 from reference.session_log import SessionLog, check_event
 
 FORMAT_VERSION = 0
@@ -67,9 +68,17 @@ def check_storage_line(value: object) -> str | None:
         return f"unsupported format version {value.get('version')!r} (expected 0)"
     if not isinstance(value.get("id"), str):
         return "the storage line needs a string id"
-    created = value.get("createdAt")
-    if not isinstance(created, int) or isinstance(created, bool):
+    if not is_integer(value.get("createdAt")):
         return "the storage line needs an integer createdAt"
+    for key in ("cwd", "parentSession"):
+        if key in value and not isinstance(value[key], str):
+            return f"the storage line's {key} must be a string"
+    seed_length = value.get("seedLength", 0)
+    if not (is_integer(seed_length) and seed_length >= 0):
+        return "the storage line's seedLength must be a non-negative integer"
+    revision = value.get("revision", LATEST.value)
+    if revision not in {r.value for r in Revision}:
+        return f"unknown revision {revision!r} on the storage line"
     return None
 
 
@@ -117,11 +126,9 @@ class LoadedLog:
 
     def session(self) -> SessionLog:
         """A `SessionLog` seeded with the loaded events."""
-        from reference.revisions import LATEST, parse_revision
-
-        name = self.storage.get("revision")
-        revision = parse_revision(name) if isinstance(name, str) else LATEST
-        return SessionLog(self.events, revision=revision)
+        return SessionLog(
+            self.events, revision=Revision(self.storage.get("revision", LATEST.value))
+        )
 
 
 def load_session_file(path: str | os.PathLike[str]) -> LoadedLog:
@@ -186,7 +193,10 @@ class JsonlWriter:
         *,
         fsync: bool = False,
     ) -> JsonlWriter:
-        """Write a new file (storage line and `events`) via a temp file and rename."""
+        """Write a new file (storage line and `events`) via a temp file and rename.
+
+        An existing file at `path` is replaced as a whole, atomically.
+        """
         where = os.fspath(path)
         problem = check_storage_line(storage)
         if problem is not None:
@@ -194,13 +204,18 @@ class JsonlWriter:
         batch = list(events)
         for index, event in enumerate(batch):
             check_event(event, index=index)
-        temp = where + ".tmp"
+        temp = f"{where}.{os.getpid()}.tmp"
         with open(temp, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(dump_line(storage))
             handle.writelines(dump_line(event) for event in batch)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, where)
+        directory = os.open(os.path.dirname(os.path.abspath(where)), os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
         return cls(where, len(batch), fsync=fsync)
 
     @classmethod
@@ -227,12 +242,22 @@ class JsonlWriter:
         batch = list(events)
         for offset, event in enumerate(batch):
             check_event(event, index=self.next_seq + offset)
-        text = "".join(dump_line(event) for event in batch)
-        with open(self.path, "a", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            if self._fsync:
-                os.fsync(handle.fileno())
+        data = memoryview("".join(dump_line(e) for e in batch).encode("utf-8"))
+        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            size = os.lseek(descriptor, 0, os.SEEK_END)
+            try:
+                while data:
+                    data = data[os.write(descriptor, data) :]
+                if self._fsync:
+                    os.fsync(descriptor)
+            except BaseException:
+                # A partial write (disk full, a size limit) must not stay:
+                # the next append would land after it and damage the file.
+                os.ftruncate(descriptor, size)
+                raise
+        finally:
+            os.close(descriptor)
         self.next_seq += len(batch)
 
 

@@ -139,3 +139,58 @@ def test_a_loaded_file_seeds_a_session_in_its_declared_revision(tmp_path: Path) 
     session = load_session_file(path).session()
     assert len(session) == 3
     assert session.revision.value == "session-prefix"
+
+
+PARTIAL_WRITE = """
+import os, resource, signal, sys
+from reference.jsonl import JsonlWriter, load_session_file, make_storage_line
+from reference.session_log import make_event
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+path = sys.argv[1]
+writer = JsonlWriter.create(path, make_storage_line("s", 0))
+writer.append([make_event("note", 0, 0, {"x": "a"})])
+limit = os.path.getsize(path) + 20
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+try:
+    writer.append([make_event("note", 1, 0, {"x": "b" * 100})])
+except OSError:
+    print("refused")
+resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+writer.append([make_event("note", 1, 0, {"x": "c"})])
+print([event["data"]["x"] for event in load_session_file(path).events])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.spec("JSONL-5", "JSONL-4")
+def test_a_partial_append_is_cut_back_so_the_next_append_keeps_the_file_readable(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", PARTIAL_WRITE, str(tmp_path / "s.jsonl")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert result.stdout.split("\n")[:2] == ["refused", "['a', 'c']"]
+
+
+@pytest.mark.spec("JSONL-1", "JSON-5")
+def test_the_storage_line_reads_integral_floats_and_rejects_bad_optional_members(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"type":"session","version":0,"id":"x","createdAt":1.0}\n')
+    assert load_session_file(path).storage["createdAt"] == 1
+    for extra in ('"revision":"r9"', '"seedLength":-1', '"cwd":5'):
+        path.write_text(
+            '{"type":"session","version":0,"id":"x","createdAt":1,' + extra + "}\n"
+        )
+        with pytest.raises(LogDamaged) as caught:
+            load_session_file(path)
+        assert caught.value.line == 1
