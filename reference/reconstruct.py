@@ -24,8 +24,13 @@ then aborted mid-flight can look alike. `RebuiltRequest.evidence` says what
 the log shows: ``"response"`` (an ``assistant/chunk`` or
 ``assistant/message`` in the step), ``"provider-error"`` (the turn ended
 ``error`` at this step with a provider error code, see
-`PROVIDER_ERROR_CODES`), or ``"none"``. A step is counted as sent when the
-evidence is not ``"none"``.
+`PROVIDER_ERROR_CODES`), ``"header"`` (the step logged its header event but
+got no response: the request may have been sent and then aborted, or not
+sent at all), or ``"none"``. A step is certainly sent with evidence
+``"response"`` or ``"provider-error"``; any other step *may* have been, and
+`compare_with_captures` matches it to the next captured request only when
+that request equals its rebuild (the same rule as ``reqfold check``,
+CHECK-1).
 
 Pure: JSON values in, JSON values out; no clock, no I/O.
 """
@@ -81,12 +86,13 @@ class RebuiltRequest:
     header: Header
     messages: list[JsonObject]
     evidence: str
-    """``"response"``, ``"provider-error"`` or ``"none"`` (module docstring)."""
+    """``"response"``, ``"provider-error"``, ``"header"`` or ``"none"``
+    (module docstring)."""
 
     @property
     def sent(self) -> bool:
-        """Whether the log shows the request reached the provider."""
-        return self.evidence != "none"
+        """Whether the log shows the request certainly reached the provider."""
+        return self.evidence in ("response", "provider-error")
 
     def body(
         self, *, stream: bool = False, settings: JsonObject | None = None
@@ -146,6 +152,9 @@ def _steps(events: Sequence[JsonObject]) -> Iterator[tuple[int, int, int, str]]:
             order.append(current)
         elif kind in RESPONSE_TYPES and current is not None:
             evidence[current] = "response"
+        elif kind in (SNAPSHOT, DELTA) and current is not None:
+            if evidence[current] == "none":
+                evidence[current] = "header"
         elif kind == "turn/end":
             reason = data.get("reason")
             if (
@@ -153,7 +162,7 @@ def _steps(events: Sequence[JsonObject]) -> Iterator[tuple[int, int, int, str]]:
                 and isinstance(reason, dict)
                 and reason.get("kind") == "error"
                 and is_provider_error_code(reason.get("code"))
-                and evidence[current] == "none"
+                and evidence[current] in ("none", "header")
             ):
                 evidence[current] = "provider-error"
             current = None
@@ -217,25 +226,38 @@ def compare_with_captures(
     `bodies` are the request bodies a provider received for this session,
     in arrival order. Each must equal, member for member and in order
     (JSON-2, JSON-3), the contract members of the body the log rebuilds for
-    the corresponding sent step (WIRE-5: deployment members are ignored).
-    An empty list means the reconstruction theorem holds for this log.
+    the corresponding step (WIRE-5: deployment members are ignored): a step
+    certainly sent takes the next body; a step that may have been sent
+    takes it only when it equals its rebuild (module docstring). Every body
+    must be accounted for. An empty list means the theorem holds.
 
     Implements: REQ-1 .. REQ-6, WIRE-1 .. WIRE-5.
     """
-    sent = [rebuilt for rebuilt in rebuild_requests(events, revision) if rebuilt.sent]
     problems: list[str] = []
-    if len(sent) != len(bodies):
-        problems.append(
-            f"the log shows {len(sent)} sent requests, {len(bodies)} were captured"
-        )
-    for position, (rebuilt, body) in enumerate(zip(sent, bodies, strict=False)):
+    position = 0
+    for rebuilt in rebuild_requests(events, revision):
         expected = rebuilt.contract_body()
+        body = bodies[position] if position < len(bodies) else None
+        where = (
+            f"turn {rebuilt.turn}, step {rebuilt.step}, boundary seq {rebuilt.boundary}"
+        )
+        if not rebuilt.sent:
+            if body is not None and json_equal(expected, contract_view(body)):
+                position += 1
+            continue
+        if body is None:
+            problems.append(f"the step at {where} was sent, but nothing was captured")
+            continue
+        position += 1
         actual = contract_view(body)
         if not json_equal(expected, actual):
             problems.append(
-                f"request {position} (turn {rebuilt.turn}, step {rebuilt.step},"
-                f" boundary seq {rebuilt.boundary}) differs from its rebuild:\n"
+                f"request {position - 1} ({where}) differs from its rebuild:\n"
                 f"  sent    {canonical_json(actual)[:400]}\n"
                 f"  rebuilt {canonical_json(expected)[:400]}"
             )
+    if position < len(bodies):
+        problems.append(
+            f"{len(bodies) - position} captured request(s) match no step of the log"
+        )
     return problems

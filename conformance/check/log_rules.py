@@ -650,7 +650,9 @@ class LogChecker:
         step = self.step
         self.step = None
         if step is not None and not step.resolved:
-            self._dispatch(step, number, certain=step.header_events > 0)
+            # A logged header without a response: the request may have been
+            # sent and aborted, or never sent (reconstruct.py, CHECK-1).
+            self._dispatch(step, number, certain=False)
 
     # -------------------------------------------------------------- requests
 

@@ -12,12 +12,15 @@ compared in their `reference.request.contract_view` (deployment settings
 such as ``stream`` are not in the log). The first differing path is
 reported, by value (MUST) and then by member order (WIRE-5, SHOULD).
 
-Matching. Captured requests are consumed in order, one per dispatched step:
-a step dispatched when it has a header in force and either its own header
-event or a response event (``assistant/chunk`` or ``assistant/message``). A
-step with neither cannot be told apart from one that failed before sending
-(anchor-spec 4.8, 11.15): it is matched only when the next captured request
-equals what it would have sent.
+Matching. Captured requests are consumed in order. A step with a header in
+force and a response event (``assistant/chunk`` or ``assistant/message``)
+certainly dispatched and takes the next captured request. A step without a
+response may or may not have reached the provider: one that logged its
+header and was then cancelled can have been aborted before or after its
+body went out, and one with no header event cannot be told apart from one
+that failed before sending (anchor-spec 4.8, 11.15). Such a step is matched
+only when the next captured request equals what it would have sent; any
+captured request left over at the end is reported (CHECK-1).
 """
 
 from __future__ import annotations

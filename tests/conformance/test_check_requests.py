@@ -185,3 +185,36 @@ def test_a_step_with_neither_header_event_nor_response_is_matched_only_if_equal(
     report = check_lines(log, captures=read_captures(with_it))
     assert report.findings == []
     assert report.summary.requests_matched == 3
+
+
+@pytest.mark.spec("CHECK-1", "REQ-1")
+def test_a_maybe_sent_step_takes_a_capture_only_if_it_is_its_rebuild() -> None:
+    from reference.reconstruct import compare_with_captures, rebuild_requests
+    from reference.session_log import SessionLog
+
+    log = SessionLog()
+    log.append("turn/start", {"turn": 1}, time=0)
+    log.append(
+        "user/message",
+        {"content": [{"type": "text", "text": "hi"}]},
+        time=0,
+        surface_op="append",
+    )
+    log.append("step/start", {"turn": 1, "step": 1}, time=0)
+    log.append(
+        "request/header",
+        {"header": {"config": {"model": "m"}}, "reason": "initial"},
+        time=0,
+    )
+    log.append("step/end", {"turn": 1, "step": 1}, time=0)
+    log.append("turn/end", {"turn": 1, "reason": {"kind": "aborted"}}, time=0)
+    (rebuilt,) = rebuild_requests(log.events)
+    assert rebuilt.evidence == "header"
+    assert not rebuilt.sent
+    sent = rebuilt.body()
+    assert compare_with_captures(log.events, []) == []
+    assert compare_with_captures(log.events, [sent]) == []
+    wrong = {**sent, "model": "other"}
+    assert compare_with_captures(log.events, [wrong]) == [
+        "1 captured request(s) match no step of the log"
+    ]
