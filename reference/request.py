@@ -9,6 +9,7 @@ the suite (to rebuild what should have been sent).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from reference.header import Header
@@ -19,7 +20,29 @@ CONTRACT_KEYS = ("model", "messages", "tools", "temperature", "max_tokens", "sto
 """Body members the contract determines; others (``stream``, ``thinking``...)
 are deployment settings that the log does not record."""
 
+RESERVED_SETTINGS = (*CONTRACT_KEYS, "stream", "stream_options")
+"""Body members deployment settings may not set: the contract's (the log
+determines them, REQ-6) and the stream members (the client's ``stream``)."""
+
 NO_OUTPUT = "(no output)"
+
+
+def check_settings(settings: Mapping[str, Any] | None) -> None:
+    """Raise `ValueError` when deployment settings name a reserved member.
+
+    Settings are placed in the body after the stream members, so a setting
+    named ``model`` or ``temperature`` would silently override what the log
+    records (WIRE-1, WIRE-4, REQ-6); one named ``stream`` would contradict
+    how the client reads the answer.
+    """
+    clashes = [key for key in settings or {} if key in RESERVED_SETTINGS]
+    if clashes:
+        raise ValueError(
+            f"deployment settings may not set {', '.join(map(repr, clashes))}:"
+            " the log determines the contract members"
+            f" ({', '.join(CONTRACT_KEYS)}) and the client sets stream and"
+            " stream_options"
+        )
 
 
 def request_messages(
@@ -107,8 +130,11 @@ def build_chat_body(
     """The chat-completions body for a request (WIRE-1, WIRE-3, WIRE-4, WIRE-5).
 
     `settings` are deployment members the log does not record (``thinking``,
-    ``reasoning_effort``); they are placed after the stream members.
+    ``reasoning_effort``); they are placed after the stream members. A
+    setting naming a contract or stream member raises `ValueError`
+    (`check_settings`).
     """
+    check_settings(settings)
     config = header["config"]
     wire: list[JsonObject] = []
     if "system" in header:

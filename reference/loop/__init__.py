@@ -27,8 +27,10 @@ from reference.loop.clock import Clock, counter_clock, wall_clock
 from reference.loop.compaction import Compactor, estimate_tokens
 from reference.loop.errors import (
     AgentError,
+    ListenerCancelled,
     LoopDisposed,
     NoModel,
+    PersistenceFailed,
     ProviderError,
     ProviderProtocolError,
     RequestDiverges,
@@ -58,8 +60,10 @@ __all__ = [
     "Framing",
     "FrozenRequest",
     "Hooks",
+    "ListenerCancelled",
     "LoopDisposed",
     "NoModel",
+    "PersistenceFailed",
     "PostExecuteContext",
     "PreStepContext",
     "PrefixContext",

@@ -16,15 +16,26 @@ steps until the model stops calling tools, then ``turn/end`` with its
 reason. `AgentLoop._step` is the whole order of operations of one step, top
 to bottom, with the rule each line obeys; read it first. Everything a
 request carries comes from the log: the messages are derived from the
-events strictly before the step's ``step/start`` (REQ-1), the header is
-what the writer just logged or the header in force (REQ-2), and the dev
+events strictly before the step's ``step/start`` (REQ-1), the header is the
+header in force once the writer's event is logged (REQ-2), and the dev
 invariant rebuilds both from a fresh log before every dispatch.
 
-Every append goes through `AgentLoop.append`, which stamps the clock's
-time, writes the event to the sink (a JSONL file) and then notifies
-session-event listeners synchronously, so a listener reacting to
-``step/start`` runs before the loop's next line (and its appends land after
-the boundary).
+Two invariants hold whatever listeners, sinks and cancels do:
+
+- *A logged header event means a request was started.* Everything that
+  may stop a step (the dev invariant, dispatch observers, a cancel) runs
+  before the writer appends the header event; once it is appended the
+  provider call always starts, and a cancel, a dispose or a failing
+  listener of the header event aborts it in flight.
+- *The file and the in-memory log agree.* Every append goes through
+  `AgentLoop.append`, which validates the event, stamps the clock's time,
+  persists it to the sink (a JSONL file) and only then logs it in memory;
+  a sink failure logs nothing (`PersistenceFailed`). Then it notifies
+  session-event listeners synchronously, so a listener reacting to
+  ``step/start`` runs before the loop's next line (and its appends land
+  after the boundary). Listeners, sinks and callers get deep-frozen
+  copies: the session's own events are never reachable through the loop
+  (REQ-7).
 
 Seams (`Hooks`), with the dispatch semantics of `reference.loop.waterfall`:
 
@@ -49,11 +60,25 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference.header import SNAPSHOT, Header, canonical_header, check_header
-from reference.json_values import JsonObject
+from reference.errors import NotJsonValue, SurfaceError
+from reference.header import Header, canonical_header, check_header, fold_step
+from reference.json_values import (
+    JsonObject,
+    check_json_value,
+    copy_json,
+    is_integer,
+    json_equal,
+)
 from reference.loop.abort import AbortSignal
 from reference.loop.clock import Clock, wall_clock
-from reference.loop.errors import AgentError, LoopDisposed, NoModel, RequestDiverges
+from reference.loop.errors import (
+    AgentError,
+    ListenerCancelled,
+    LoopDisposed,
+    NoModel,
+    PersistenceFailed,
+    RequestDiverges,
+)
 from reference.loop.freeze import FrozenObject, deep_freeze, thaw
 from reference.loop.frozen_request import FrozenRequest
 from reference.loop.invariant import check_request
@@ -69,17 +94,26 @@ from reference.loop.tools import (
 from reference.loop.waterfall import SerialHook, Waterfall
 from reference.request import request_messages
 from reference.revisions import ALL_REVISIONS, LATEST, Revision
-from reference.session_log import SessionLog
+from reference.session_log import SessionLog, check_event, make_event
 from reference.writer import record_header
 
 USER_SOURCE: JsonObject = {"kind": "user"}
 POST_EXECUTE_SOURCE: JsonObject = {"kind": "plugin", "plugin": "post-execute"}
 
-EventListener = Callable[[JsonObject], None]
+EventListener = Callable[[FrozenObject], None]
+"""A session-event listener: called with a deep-frozen copy of each event."""
+
+ENDED = {"aborted": "aborted", "disposed": "disposed", "interrupted": "interrupted"}
+"""How an unanswered tool call's error result names the turn's end."""
 
 
 class EventSink:
-    """Where logged events are persisted (a `reference.jsonl.JsonlWriter` fits)."""
+    """Where logged events are persisted (a `reference.jsonl.JsonlWriter` fits).
+
+    The loop hands the sink a copy of each event *before* logging it: when
+    `append` raises, the event is not logged (`PersistenceFailed`), so a
+    sink must raise only when it did not persist the event.
+    """
 
     def append(self, events: Sequence[JsonObject]) -> None:  # pragma: no cover
         """Persist `events`, whose seqs continue the sink's."""
@@ -164,7 +198,12 @@ class RequestMessagesContext:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DispatchContext:
-    """What a dispatch listener sees: the frozen request about to be sent."""
+    """What a dispatch listener sees: the frozen request about to be sent.
+
+    Dispatch listeners run before the step's header event is logged: one
+    that raises, cancels or disposes ends the step with nothing logged for
+    the request and nothing sent.
+    """
 
     loop: AgentLoop
     request: FrozenRequest
@@ -206,7 +245,11 @@ class Hooks:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnResult:
-    """How a turn ended: its number, the ``turn/end`` reason, its steps."""
+    """How a turn ended: its number, the ``turn/end`` reason, its steps.
+
+    `error` is the exception that ended the turn, if one did (also when a
+    listener raised after a cancel and the turn ended ``aborted``).
+    """
 
     turn: int
     reason: JsonObject
@@ -226,6 +269,35 @@ class _TurnEnd(Exception):
     def __init__(self, reason: JsonObject) -> None:
         super().__init__(reason["kind"])
         self.reason = reason
+
+
+@dataclass(slots=True)
+class _Unanswered:
+    """Internal: a tool call of the open step that has no ``tool/result`` yet."""
+
+    turn: int
+    step: int
+    call_id: Any
+    source: int
+    """Seq of the event holding the call: the assistant message, then its
+    ``tool/call`` once the call started."""
+    started: bool = False
+
+
+def _task_cancelled() -> bool:
+    """Whether the running task was cancelled (not a CancelledError raised by hand)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _loggable(text: str) -> str:
+    """`text` with lone surrogates escaped, so it can be logged (JSON-1)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _as_int(value: Any) -> Any:
+    """An integral number as an `int` (JSON-5: ``1.0`` is 1); else unchanged."""
+    return int(value) if is_integer(value) else value
 
 
 # ---------------------------------------------------------------------- loop
@@ -248,7 +320,8 @@ class AgentLoop:
         revision: the contract revision this instance runs.
         clock: returns the time of each event in integer milliseconds.
         session: the log to continue (a resume); a fresh one by default.
-        sink: where appended events are persisted (a `JsonlWriter`).
+        sink: where appended events are persisted (a `JsonlWriter`),
+            before they are logged in memory.
         check_requests: run the dev-mode invariant before every dispatch.
         max_steps: the most steps one turn may take.
     """
@@ -301,6 +374,9 @@ class AgentLoop:
         self._last_turn = 0
         self._open_turn: int | None = None
         self._open_step: tuple[int, int] | None = None
+        self._stranded: JsonObject | None = None
+        """The end reason of a turn whose closing events the sink refused."""
+        self._unanswered: list[_Unanswered] = []
         for event in self.session:
             self._track(event)
         self._repair_open_turn()
@@ -323,7 +399,14 @@ class AgentLoop:
         return self._last_turn
 
     def on_event(self, listener: EventListener) -> Callable[[], None]:
-        """Call `listener(event)` synchronously after each append; returns a remover."""
+        """Call `listener(event)` synchronously after each append; returns a remover.
+
+        The event is already persisted and logged; the listener gets a
+        deep-frozen copy (changing it raises `TypeError`). A listener that
+        raises fails the running turn (``error``, or ``aborted``/``disposed``
+        after a cancel or dispose); one on the step's header event does so
+        only after the request was started, aborting it in flight.
+        """
         self.hooks.session_event.append(listener)
 
         def remove() -> None:
@@ -340,7 +423,16 @@ class AgentLoop:
         Raises:
             LoopDisposed: the instance was disposed.
             RequestDiverges: the dev invariant caught a request that differs
-                from its log rebuild (after the turn was closed).
+                from its log rebuild. It is raised before the step's header
+                event is logged (nothing was sent), and after the turn was
+                closed.
+            PersistenceFailed: the sink refused even the events closing the
+                turn; the turn stays open (in the file as in memory) and the
+                instance's next turn closes it first. A sink failure inside
+                the turn just ends it ``error`` (code ``PERSISTENCE_FAILED``).
+            asyncio.CancelledError: only when the caller's task was
+                cancelled (the turn is closed ``aborted`` first); a listener
+                raising CancelledError is a listener error.
         """
         blocks = content_blocks(content)
         origin = dict(source) if source is not None else dict(USER_SOURCE)
@@ -366,24 +458,45 @@ class AgentLoop:
 
     def inject(
         self, content: Content, *, source: Mapping[str, Any] | None = None
-    ) -> JsonObject:
-        """Log a durable ``context/message``; returns it.
+    ) -> FrozenObject:
+        """Log a durable ``context/message``; returns a frozen copy of it.
 
         Inside an open turn it joins the turn (and the next request built
         after it). While idle it is wrapped in a one-shot turn
         (``trigger.kind: "injection"``, ending ``completed``) that never
         calls the model (TURN-4).
+
+        Raises:
+            LoopDisposed: the instance was disposed (nothing is logged).
+            PersistenceFailed: the sink refused the event; nothing is logged.
         """
+        if self._disposed:
+            raise LoopDisposed("the loop instance was disposed")
         blocks = content_blocks(content)
         origin = dict(source) if source is not None else dict(USER_SOURCE)
         data = {"content": blocks, "source": origin}
-        if self._open_turn is not None:
+        if self._open_turn is not None and self._stranded is None:
             return self.append("context/message", data, surface_op="append")
+        self._repair_open_turn()
         turn = self._last_turn + 1
         trigger = {"kind": "injection", "source": origin}
-        self.append("turn/start", {"turn": turn, "trigger": trigger})
-        event = self.append("context/message", data, surface_op="append")
-        self.append("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+        start = self._commit("turn/start", {"turn": turn, "trigger": trigger})
+        failure = self._notify_quietly(start)
+        event: FrozenObject | None = None
+        if failure is None:
+            try:
+                event = self.append("context/message", data, surface_op="append")
+            except Exception as error:
+                failure = error
+        reason: JsonObject = {"kind": "completed"}
+        if failure is not None:
+            reason = self._failure_reason(failure, 0)
+        late = self._finish_turn(turn, reason)
+        if failure is not None:
+            raise failure
+        if late is not None:
+            raise late
+        assert event is not None
         return event
 
     def append(
@@ -393,25 +506,109 @@ class AgentLoop:
         *,
         surface_op: Any = None,
         source_event_seqs: list[int] | None = None,
-    ) -> JsonObject:
-        """Append an event at the clock's time, persist it, notify listeners.
+    ) -> FrozenObject:
+        """Append an event at the clock's time: persist it, log it, notify listeners.
 
-        The event is in the log before any listener runs, so a listener that
-        raises leaves it logged.
+        The sink takes the event before the log does, and the log takes it
+        only if the sink did, so the file and the log never disagree: a sink
+        failure raises `PersistenceFailed` with nothing logged. The event is
+        in the log before any listener runs, so a listener that raises
+        leaves it logged. Listeners and the caller get the same deep-frozen
+        copy of the event; the log's own event is never handed out (REQ-7).
         """
-        event = self.session.append(
+        event = self._commit(
+            kind, data, surface_op=surface_op, source_event_seqs=source_event_seqs
+        )
+        self._notify(event)
+        return event
+
+    # ------------------------------------------------------------ appending
+
+    def _commit(
+        self,
+        kind: str,
+        data: JsonObject,
+        *,
+        surface_op: Any = None,
+        source_event_seqs: list[int] | None = None,
+    ) -> FrozenObject:
+        """Validate, persist, then log one event; return a frozen copy of it.
+
+        Everything that can refuse the event runs before the sink sees it:
+        the JSON check (JSON-1), the envelope (LOG-1 .. LOG-5) and a
+        replace's range (SURF-2), the checks `SessionLog.append_event`
+        repeats when it logs the event.
+        """
+        seq = len(self.session)
+        check_json_value(data, what=f"data of seq {seq}")
+        event = make_event(
             kind,
-            data,
-            time=self._clock(),
+            seq,
+            self._clock(),
+            copy_json(data),
             surface_op=surface_op,
             source_event_seqs=source_event_seqs,
         )
+        check_event(event, index=seq)
+        self._check_replace(event)
+        frozen: FrozenObject = deep_freeze(event)
         if self._sink is not None:
-            self._sink.append([event])
+            try:
+                self._sink.append([copy_json(event)])
+            except Exception as error:
+                detail = _loggable(f"{type(error).__name__}: {error}")
+                raise PersistenceFailed(
+                    f"could not persist seq {seq} ({kind}) to the session file,"
+                    f" so it was not logged: {detail}"
+                ) from error
+        self.session.append_event(event)
         self._track(event)
+        return frozen
+
+    def _check_replace(self, event: JsonObject) -> None:
+        """Refuse a replace whose range is not on the surface (SURF-2)."""
+        op = event.get("surfaceOp")
+        if not isinstance(op, dict):
+            return
+        positions = {node: index for index, node in enumerate(self.session.surface)}
+        for name in ("start", "end"):
+            if op[name] not in positions:
+                raise SurfaceError(
+                    f"replace {name} seq {op[name]} is not on the surface",
+                    rule="SURF-2",
+                    seq=event["seq"],
+                )
+        if positions[op["start"]] > positions[op["end"]]:
+            raise SurfaceError(
+                f"replace start seq {op['start']} sits after end seq {op['end']}"
+                " on the surface",
+                rule="SURF-2",
+                seq=event["seq"],
+            )
+
+    def _notify(self, event: FrozenObject) -> None:
+        """Call the session-event listeners in order; the first failure propagates.
+
+        A listener is synchronous, so a CancelledError it raises is its own
+        doing, never the cancellation of the running task: it becomes
+        `ListenerCancelled`, an ordinary listener error.
+        """
         for listener in list(self.hooks.session_event):
-            listener(event)
-        return event
+            try:
+                listener(event)
+            except asyncio.CancelledError as error:
+                raise ListenerCancelled(
+                    f"a session-event listener raised CancelledError on"
+                    f" {event['type']} (seq {event['seq']})"
+                ) from error
+
+    def _notify_quietly(self, event: FrozenObject) -> Exception | None:
+        """`_notify`, returning the failure instead of raising it."""
+        try:
+            self._notify(event)
+        except Exception as error:
+            return error
+        return None
 
     # ------------------------------------------------------------ one step
 
@@ -434,7 +631,9 @@ class AgentLoop:
         #    per instance, lazily, before the instance's first pre-step
         #    (PREFIX-1). A composing listener's own appends land before the
         #    boundary and join this request (PREFIX-4). An interrupted
-        #    composition is discarded before it can be cached (PREFIX-5).
+        #    composition is discarded before it can be cached (PREFIX-5),
+        #    including one that raises because it honoured the signal: after
+        #    a cancel or dispose the turn ends aborted/disposed, not error.
         if self.revision is Revision.SESSION_PREFIX and self._prefix is None:
             composed = await self._compose_prefix(turn, signal)
             self._checkpoint()
@@ -474,19 +673,28 @@ class AgentLoop:
         framing = await self._framing(turn, step, system, derived, signal)
         self._checkpoint()
 
-        # 9. The header the request carries, canonical (HDR-4), and the
-        #    header event the writer owes the log (WRITER-1 .. WRITER-5;
-        #    PREFIX-2: the cached prefix never changes within the instance).
-        header = self._header(config, system, tools, prefix, framing)
-        owed = record_header(
-            self.session.request_header(), self._logged_header, header, self.revision
-        )
-        if owed is not None:
-            self.append(owed["type"], owed["data"])
-            self._logged_header = self._logged_header or owed["type"] == SNAPSHOT
+        # 9. The header this step assembled, canonical (HDR-4), and the header
+        #    event the writer owes the log (WRITER-1 .. WRITER-5; PREFIX-2:
+        #    the cached prefix never changes within the instance). Decided
+        #    here, appended in 12.
+        assembled = self._header(config, system, tools, prefix, framing)
+        baseline = self.session.request_header()
+        owed = record_header(baseline, self._logged_header, assembled, self.revision)
 
-        # 10. Build the request from the log alone (REQ-3/4/5) and freeze it
-        #     (REQ-7); the dev invariant rebuilds it from a fresh log.
+        # 10. The request, from the log alone (REQ-2 .. REQ-5), frozen (REQ-7).
+        #     Its header is the one in force once the owed event is logged:
+        #     the fold of that event over the baseline, as the log will fold
+        #     it. Not the assembled header: one equal to the baseline by value
+        #     but spelled differently (0 and 0.0, JSON-2) owes no event, and
+        #     the request must carry the log's spelling (CACHE-1). The dev
+        #     invariant rebuilds the request from a fresh log holding the
+        #     pending header event, before anything is logged for it.
+        pending = None
+        if owed is not None:
+            pending = make_event(owed["type"], len(self.session), 0, owed["data"])
+        header = fold_step(baseline, pending, self.revision) if pending else baseline
+        if header is None:  # record_header owes a snapshot while there is none
+            raise AgentError("no header is in force for the request", code="NO_HEADER")
         request = FrozenRequest.build(
             turn=turn,
             step=step,
@@ -495,34 +703,67 @@ class AgentLoop:
             messages=request_messages(header, derived, self.revision),
         )
         if self.check_requests:
-            check_request(self.session.events, request, self.revision)
+            events = self.session.events
+            if pending is not None:
+                events.append(pending)
+            check_request(events, request, self.revision)
 
-        # 11. Dispatch: observers see the frozen request, then the provider
-        #     answers; a cancel or dispose races the call.
+        # 11. Dispatch observers see the frozen request before its header
+        #     event is logged: one that raises, cancels or disposes ends the
+        #     step with no header event and nothing sent. The writer's
+        #     decision must still stand: no header event was logged meanwhile.
         await self.hooks.dispatch.dispatch(
             DispatchContext(loop=self, request=request, signal=signal)
         )
-        self.requests.append(request)
-        reply = await self._dispatch(request, signal)
+        self._checkpoint()
+        if not json_equal(self.session.request_header(), baseline):
+            raise RequestDiverges(
+                "a header event was logged while the dispatch observers ran; the"
+                " request no longer carries the header in force",
+                rule="REQ-2",
+            )
+
+        # 12. The writer appends the header event (TURN-3); the instance has
+        #     now logged a header, whatever its listeners do (WRITER-1). From
+        #     here on the request is always sent: the provider call starts
+        #     even when a listener of the header event raised, cancelled or
+        #     disposed; that aborts it in flight, as an abort races a fetch.
+        failure: Exception | None = None
+        if owed is not None:
+            event = self._commit(owed["type"], owed["data"])
+            self._logged_header = True
+            failure = self._notify_quietly(event)
+        reply = await self._dispatch(request, signal, failure)
         self.replies.append(reply)
 
-        # 12. The answer joins the log, with its usage (incl. cache reads).
+        # 13. The answer joins the log, with its usage (incl. cache reads).
         content = reply.content
         if reply.finish == "max-tokens":
             content = [b for b in content if b.get("type") != "tool-call"]
         message: JsonObject = {"turn": turn, "step": step, "content": content}
         if reply.usage is not None:
             message["usage"] = reply.usage
+        calls = [b for b in content if b.get("type") == "tool-call"]
         if content or reply.usage is not None:
             self.append("assistant/message", message, surface_op="append")
 
-        # 13. Tool calls, one after another: tool/call, tool/result; then the
-        #     post-execute additional context, after ALL results of the step,
-        #     so call/result adjacency on the surface is never broken.
-        calls = [b for b in content if b.get("type") == "tool-call"]
+        # 14. Tool calls, one after another: tool/call, execute, tool/result.
+        #     Once the turn is cancelled or disposed no further call starts;
+        #     each call left gets an error tool/result ("not run: ...") whose
+        #     source is the assistant message, so every call in the log is
+        #     answered and the next request is well-formed (WIRE-2). Then the
+        #     post-execute contexts, after ALL results of the step, so
+        #     call/result adjacency on the surface is never broken.
         extra: list[Content] = []
         for call in calls:
+            if self._interruption() is not None:
+                break
             extra.extend(await self._run_tool(turn, step, call, signal))
+        stopped = self._interruption()
+        if stopped is not None:
+            late = self._answer_unanswered(stopped)
+            if late is not None:
+                raise late
         for context in extra:
             self.append(
                 "context/message",
@@ -530,7 +771,7 @@ class AgentLoop:
                 surface_op="append",
             )
 
-        # 14. Close the step; continue while the model calls tools.
+        # 15. Close the step; continue while the model calls tools.
         self._close_step()
         self._checkpoint()
         if reply.finish == "max-tokens":
@@ -547,13 +788,20 @@ class AgentLoop:
 
     def _checkpoint(self) -> None:
         """Raise `_TurnEnd` when the turn was disposed or cancelled (PREFIX-5)."""
+        reason = self._interruption()
+        if reason is not None:
+            raise _TurnEnd(reason)
+
+    def _interruption(self) -> JsonObject | None:
+        """The end reason of a disposed or cancelled turn, or None."""
         if self._disposed:
-            raise _TurnEnd({"kind": "disposed"})
+            return {"kind": "disposed"}
         if self._cancel is not None:
             reason: JsonObject = {"kind": "aborted"}
             if self._cancel[0] is not None:
                 reason["reason"] = self._cancel[0]
-            raise _TurnEnd(reason)
+            return reason
+        return None
 
     def _seed_assembly(self) -> Assembly:
         names = (
@@ -641,21 +889,36 @@ class AgentLoop:
         return canonical_header(header, self.revision)
 
     async def _dispatch(
-        self, request: FrozenRequest, signal: AbortSignal
+        self, request: FrozenRequest, signal: AbortSignal, failure: Exception | None
     ) -> ProviderReply:
-        self._checkpoint()
+        """Send `request`: start the provider call, then race it against `signal`.
+
+        Runs once the step's header event (if it owed one) is logged, and
+        always starts the call: its coroutine runs up to its first wait
+        before anything may abort it. A cancel or dispose, even one made by
+        a listener of the header event, then aborts it in flight, as an
+        abort races a fetch; so does `failure` (a header-event listener's
+        error), which is raised once the call is aborted. Whether the bytes
+        reached the provider first is the race's outcome: either way the log
+        shows the header event and no response (`reference.reconstruct`).
+        """
+        self.requests.append(request)
         call = asyncio.ensure_future(self.provider.complete(request, signal))
         aborted = asyncio.ensure_future(signal.wait())
         try:
-            await asyncio.wait({call, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.sleep(0)  # the call takes its first step: it is under way
+            if failure is None and not signal.aborted:
+                await asyncio.wait({call, aborted}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             aborted.cancel()
             if not call.done():
                 call.cancel()
                 await asyncio.wait({call})
-        if signal.aborted:
+        if failure is not None or signal.aborted:
             if not call.cancelled():
-                call.exception()
+                call.exception()  # the interruption wins over the call's outcome
+            if failure is not None:
+                raise failure
             self._checkpoint()
         return call.result()
 
@@ -682,14 +945,14 @@ class AgentLoop:
             arguments=arguments,
             signal=signal,
         )
-        result = await self._execute(context)
+        result, blocks = await self._execute(context)
         self.append(
             "tool/result",
             {
                 "turn": turn,
                 "step": step,
                 "callId": call_id,
-                "content": content_blocks(result.content),
+                "content": blocks,
                 "isError": result.is_error,
             },
             surface_op="append",
@@ -700,32 +963,91 @@ class AgentLoop:
         )
         return [outcome for outcome in outcomes if outcome]
 
-    async def _execute(self, context: ToolContext) -> ToolResult:
+    async def _execute(
+        self, context: ToolContext
+    ) -> tuple[ToolResult, list[JsonObject]]:
+        """Run a tool; return its result and the content blocks to log.
+
+        Never fails the turn: an unknown tool, an exception, a CancelledError
+        the tool raised itself, or returned content that cannot be logged
+        (not content blocks, or not JSON-1: a lone surrogate...) becomes an
+        error result. Only the cancellation of the task running the turn
+        propagates.
+        """
+        name = _loggable(context.name)
         tool = self.tools.get(context.name)
         if tool is None:
-            return ToolResult(content=f"unknown tool {context.name!r}", is_error=True)
+            failed = ToolResult(content=f"unknown tool {name!r}", is_error=True)
+            return failed, content_blocks(failed.content)
         try:
             arguments = json.loads(context.arguments) if context.arguments else {}
             output = await tool.execute(arguments, context)
         except asyncio.CancelledError:
-            raise
+            if _task_cancelled():
+                raise
+            failed = ToolResult(content=f"{name} was cancelled", is_error=True)
         except Exception as error:
-            return ToolResult(content=f"{context.name} failed: {error}", is_error=True)
-        if isinstance(output, ToolResult):
-            return output
-        return ToolResult(content=output)
+            failed = ToolResult(
+                content=_loggable(f"{name} failed: {error}"), is_error=True
+            )
+        else:
+            result = (
+                output if isinstance(output, ToolResult) else ToolResult(content=output)
+            )
+            try:
+                return result, content_blocks(result.content)
+            except (TypeError, NotJsonValue) as error:
+                failed = ToolResult(
+                    content=f"{name} returned content that cannot be logged: {error}",
+                    is_error=True,
+                )
+        return failed, content_blocks(failed.content)
+
+    def _answer_unanswered(self, reason: JsonObject) -> Exception | None:
+        """Log an error result for each tool call of the step still unanswered.
+
+        A call that never started is answered ``not run``, with the
+        assistant message as its source; one the turn's end interrupted
+        (its ``tool/call`` logged), ``interrupted``, with the ``tool/call``
+        as its source. Returns the first listener failure, if any.
+        """
+        ended = ENDED.get(reason["kind"], "ended by an error")
+        first: Exception | None = None
+        for entry in list(self._unanswered):
+            text = (
+                f"interrupted: the turn was {ended} while the tool ran"
+                if entry.started
+                else f"not run: the turn was {ended} before this call started"
+            )
+            event = self._commit(
+                "tool/result",
+                {
+                    "turn": entry.turn,
+                    "step": entry.step,
+                    "callId": entry.call_id,
+                    "content": [{"type": "text", "text": text}],
+                    "isError": True,
+                },
+                surface_op="append",
+                source_event_seqs=[entry.source],
+            )
+            error = self._notify_quietly(event)
+            first = first or error
+        return first
 
     # ------------------------------------------------------------ turns
 
     async def _run_turn(
         self, content: list[JsonObject], source: JsonObject
     ) -> TurnResult:
+        self._repair_open_turn()
         turn = self._last_turn + 1
         self._cancel = None
         self._running = True
         trigger = {"kind": "message", "source": source}
         step = 0
         error: BaseException | None = None
+        cancelled: asyncio.CancelledError | None = None
         try:
             self.append("turn/start", {"turn": turn, "trigger": trigger})
             self.append(
@@ -745,29 +1067,81 @@ class AgentLoop:
                     reason = end
                     break
         except _TurnEnd as interrupted:
-            self._close_step()
             reason = interrupted.reason
-        except asyncio.CancelledError:
-            self._close_step()
-            self._end_turn(turn, {"kind": "aborted", "reason": "task cancelled"})
-            raise
+        except asyncio.CancelledError as stop:
+            if _task_cancelled():
+                cancelled = stop
+                reason = {"kind": "aborted", "reason": "task cancelled"}
+            else:  # raised by a listener or the provider: an ordinary failure
+                error = stop
+                reason = self._failure_reason(stop, step)
         except Exception as failure:
             error = failure
-            self._close_step()
-            reason = {"kind": "error", "step": step, "message": str(failure)}
-            code = getattr(failure, "code", None)
-            if isinstance(code, str):
-                reason["code"] = code
+            reason = self._failure_reason(failure, step)
         finally:
             self._running = False
             self._signal = None
-        self._end_turn(turn, reason)
+            self._cancel = None
+        if self._open_turn != turn:  # turn/start itself was not logged
+            raise cancelled or error or AgentError("the turn did not start")
+        try:
+            late = self._finish_turn(turn, reason)
+        except PersistenceFailed:
+            if cancelled is not None:
+                raise cancelled from None
+            raise
+        if cancelled is not None:
+            raise cancelled
         if isinstance(error, RequestDiverges):
             raise error
+        if late is not None:
+            raise late
         return TurnResult(turn=turn, reason=reason, steps=step, error=error)
 
-    def _end_turn(self, turn: int, reason: JsonObject) -> None:
-        self.append("turn/end", {"turn": turn, "reason": reason})
+    def _failure_reason(self, failure: BaseException, step: int) -> JsonObject:
+        """The end reason of a turn that `failure` stopped.
+
+        After a cancel or dispose it is ``aborted`` / ``disposed``: a
+        listener honouring the signal raises (PREFIX-5). A broken contract
+        (`RequestDiverges`) or a failed persist is an ``error`` regardless.
+        """
+        if not isinstance(failure, RequestDiverges | PersistenceFailed):
+            interrupted = self._interruption()
+            if interrupted is not None:
+                return interrupted
+        message = str(failure) or type(failure).__name__
+        reason: JsonObject = {
+            "kind": "error",
+            "step": step,
+            "message": _loggable(message),
+        }
+        code = getattr(failure, "code", None)
+        if isinstance(code, str):
+            reason["code"] = code
+        return reason
+
+    def _finish_turn(self, turn: int, reason: JsonObject) -> Exception | None:
+        """Answer the step's unanswered tool calls, close the step, end the turn.
+
+        Each closing event is persisted and logged before its listeners run,
+        and a listener's failure does not stop the closing: the first one is
+        returned. When the sink refuses a closing event, `PersistenceFailed`
+        propagates and the turn stays open, in the file as in memory; the
+        instance's next turn (or idle inject) closes it first, with `reason`.
+        """
+        try:
+            failures = [self._answer_unanswered(reason)]
+            if self._open_step is not None:
+                open_turn, open_step = self._open_step
+                event = self._commit("step/end", {"turn": open_turn, "step": open_step})
+                failures.append(self._notify_quietly(event))
+            event = self._commit("turn/end", {"turn": turn, "reason": reason})
+            failures.append(self._notify_quietly(event))
+        except PersistenceFailed:
+            self._stranded = reason
+            raise
+        self._stranded = None
+        return next((failure for failure in failures if failure is not None), None)
 
     def _close_step(self) -> None:
         if self._open_step is not None:
@@ -775,22 +1149,60 @@ class AgentLoop:
             self.append("step/end", {"turn": turn, "step": step})
 
     def _track(self, event: JsonObject) -> None:
+        """Follow what the log holds: the open turn and step, unanswered calls."""
         kind, data = event["type"], event["data"]
         if kind == "turn/start":
-            self._open_turn = data.get("turn")
-            if isinstance(self._open_turn, int):
-                self._last_turn = max(self._last_turn, self._open_turn)
+            number = data.get("turn")
+            self._open_turn = _as_int(number)
+            if is_integer(number):  # JSON-5: 1.0 is turn 1; a boolean is no number
+                self._last_turn = max(self._last_turn, int(number))
         elif kind == "turn/end":
             self._open_turn = None
             self._open_step = None
+            self._unanswered = []
         elif kind == "step/start":
-            self._open_step = (data.get("turn"), data.get("step"))
+            self._open_step = (_as_int(data.get("turn")), _as_int(data.get("step")))
         elif kind == "step/end":
             self._open_step = None
+            self._unanswered = []
+        elif kind == "assistant/message" and isinstance(data.get("content"), list):
+            self._unanswered.extend(
+                _Unanswered(
+                    turn=_as_int(data.get("turn")),
+                    step=_as_int(data.get("step")),
+                    call_id=block.get("id"),
+                    source=event["seq"],
+                )
+                for block in data["content"]
+                if isinstance(block, dict) and block.get("type") == "tool-call"
+            )
+        elif kind == "tool/call":
+            entry = self._find_unanswered(data.get("callId"), started=False)
+            if entry is not None:
+                entry.started, entry.source = True, event["seq"]
+        elif kind == "tool/result":
+            entry = self._find_unanswered(data.get("callId"), started=True)
+            entry = entry or self._find_unanswered(data.get("callId"), started=False)
+            if entry is not None:
+                self._unanswered.remove(entry)
+
+    def _find_unanswered(self, call_id: Any, *, started: bool) -> _Unanswered | None:
+        for entry in self._unanswered:
+            if entry.call_id == call_id and entry.started is started:
+                return entry
+        return None
 
     def _repair_open_turn(self) -> None:
-        """Close a turn a crashed instance left open (``interrupted``)."""
+        """Close a turn left open before this instance's next turn.
+
+        Left open by a crashed instance (it ends ``interrupted``), or by this
+        one when the sink refused its closing events (it ends with the
+        reason it had).
+        """
         if self._open_turn is None:
             return
-        self._close_step()
-        self._end_turn(self._open_turn, {"kind": "interrupted"})
+        late = self._finish_turn(
+            self._open_turn, self._stranded or {"kind": "interrupted"}
+        )
+        if late is not None:
+            raise late

@@ -33,7 +33,7 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reference.json_values import JsonObject, canonical_json
+from reference.json_values import JsonObject, canonical_json, copy_json
 from reference.loop.freeze import thaw
 from reference.messages import derive_event_message
 
@@ -132,8 +132,10 @@ class Compactor:
         if len(shadowed) < 2:
             return
         start = loop.append("compact/start", {"turn": context.turn})
+        # Copies: a projection shares its content with the logged event, and
+        # the summarizer is pluggable code that must not reach the log.
         messages = [
-            message
+            copy_json(message)
             for seq in shadowed
             if (message := derive_event_message(session[seq])) is not None
         ]

@@ -5,14 +5,19 @@
       NoModel                      the request config has no model (CONFIG-1)
       RequestDiverges              dev invariant: a request differs from its log
                                    rebuild (REQ-1 .. REQ-6); .rule
+      PersistenceFailed            the sink refused an event; nothing was logged
+      ListenerCancelled            a session-event listener raised CancelledError
       ProviderError                the provider answered with an error status or
                                    a model stop; .status, .code
         ProviderProtocolError      the provider's answer breaks the wire format
 
 A step that raises one of these (or any other exception from a listener or
 a tool's plumbing) ends its turn ``{"kind": "error", "step", "message",
-"code"?}``. `RequestDiverges` is different: it means the harness broke the
-contract, so after the turn is closed it propagates to the caller.
+"code"?}`` -- or ``aborted``/``disposed`` when the turn had been cancelled
+or disposed first (a listener honouring the signal raises). `RequestDiverges`
+is different: it means the harness broke the contract, so after the turn is
+closed it propagates to the caller. It is raised before the step's header
+event is logged, so nothing was sent for it.
 """
 
 from __future__ import annotations
@@ -50,6 +55,26 @@ class RequestDiverges(AgentError):
     def __init__(self, message: str, *, rule: str) -> None:
         super().__init__(f"[{rule}] {message}")
         self.rule = rule
+
+
+class PersistenceFailed(AgentError):
+    """The sink refused an event (disk full...); the event was not logged.
+
+    The loop persists an event before it logs it in memory, so after this
+    error the file and the in-memory log still agree.
+    """
+
+    code = "PERSISTENCE_FAILED"
+
+
+class ListenerCancelled(AgentError):
+    """A synchronous session-event listener raised `asyncio.CancelledError`.
+
+    A synchronous call cannot be interrupted by the cancellation of the task
+    running it, so this is the listener's own error, not a cancellation.
+    """
+
+    code = "LISTENER_CANCELLED"
 
 
 class ProviderError(AgentError):

@@ -1,14 +1,19 @@
 """The dev-mode cross-check: every request sent is what the log alone rebuilds.
 
 Implements the loop-side guard of docs/spec.md REQ-1 .. REQ-7 (anchor: the
-``invariants`` package's ``llm/stream`` check). Right before dispatch, when
-the step's header event (if any) is already logged, the loop calls
-`check_request`: it rebuilds the step's request from a *fresh* session log
-seeded with the events strictly before the step's ``step/start`` plus the
-fold of the header events (`reference.reconstruct.rebuild_step`), and
-compares header, messages and the contract members of the wire body with
-the frozen request. Any difference raises `RequestDiverges` naming the
-rule; the loop closes the turn and lets it propagate.
+``invariants`` package's ``llm/stream`` check). Right before dispatch the
+loop calls `check_request`: it rebuilds the step's request from a *fresh*
+session log seeded with the events strictly before the step's
+``step/start`` plus the fold of the header events
+(`reference.reconstruct.rebuild_step`), and compares header, messages and
+the contract members of the wire body with the frozen request, by value and
+byte for byte (the canonical text: ``0`` and ``0.0`` are equal values but
+different bytes on the wire). Any difference raises `RequestDiverges`
+naming the rule; the loop closes the turn and lets it propagate.
+
+The loop runs the check *before* the writer appends the step's header
+event, over the log plus that pending event, so a diverging request never
+leaves a header event behind, and is never sent.
 """
 
 from __future__ import annotations
@@ -56,8 +61,18 @@ def check_request(
             f" {canonical_json(sent_header)}, log {canonical_json(header)}",
             rule="REQ-2",
         )
+    if canonical_json(sent_header) != canonical_json(header):
+        raise RequestDiverges(
+            "the request's header equals the folded log header by value but not"
+            " byte for byte (a number spelled 0 and 0.0?), so the wire body"
+            f" differs from the log's: sent {canonical_json(sent_header)}, log"
+            f" {canonical_json(header)}",
+            rule="REQ-2",
+        )
     sent_messages = request.plain_messages()
-    if not json_equal(sent_messages, messages):
+    if not json_equal(sent_messages, messages) or canonical_json(
+        sent_messages
+    ) != canonical_json(messages):
         raise RequestDiverges(
             "the request's messages diverge from the boundary derivation"
             f" ({len(sent_messages)} sent, {len(messages)} rebuilt)",

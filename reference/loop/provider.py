@@ -38,6 +38,7 @@ from reference.json_values import JsonObject, canonical_json
 from reference.loop.abort import AbortSignal
 from reference.loop.errors import ProviderError, ProviderProtocolError
 from reference.loop.frozen_request import FrozenRequest
+from reference.request import check_settings
 
 USER_AGENT = "reqfold-reference/0.1.0"
 
@@ -230,6 +231,9 @@ class ChatCompletionsClient:
         stream: ask for a server-sent event stream (``stream: true``).
         settings: deployment members added to every body (``thinking``,
             ``reasoning_effort``); the log does not record them (WIRE-5).
+            Naming a contract member (``model``, ``messages``, ``tools``,
+            ``temperature``, ``max_tokens``, ``stop``) or a stream member
+            raises `ValueError` here (`reference.request.check_settings`).
     """
 
     def __init__(
@@ -245,6 +249,7 @@ class ChatCompletionsClient:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.path = path
+        check_settings(settings)
         self.stream = stream
         self.settings = dict(settings or {})
         self._api_key = api_key

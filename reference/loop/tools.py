@@ -6,8 +6,9 @@ The loop runs a step's tool calls one after another, logging ``tool/call``
 before and ``tool/result`` (``surfaceOp: "append"``, ``sourceEventSeqs:
 [callSeq]``) after each, so a call and its result stay adjacent on the
 surface. A tool may return a string, a list of content blocks, or a
-`ToolResult`; an exception becomes an error result (``isError: true``),
-never a failed turn.
+`ToolResult`; an exception, or content that cannot be logged (JSON-1: a
+lone surrogate from a ``surrogateescape``'d file name...), becomes an error
+result (``isError: true``), never a failed turn.
 """
 
 from __future__ import annotations
@@ -27,16 +28,23 @@ Content = str | list[JsonObject]
 
 
 def content_blocks(content: Content) -> list[JsonObject]:
-    """Normalise text to ``[{"type": "text", "text": ...}]``; check blocks."""
+    """Normalise text to ``[{"type": "text", "text": ...}]``; check blocks.
+
+    Raises `TypeError` for anything else, and
+    `reference.errors.NotJsonValue` for content that cannot be logged (a
+    lone surrogate, a NaN... JSON-1), so it fails here, before any append.
+    """
     if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if not isinstance(content, list) or not all(
+        blocks: list[JsonObject] = [{"type": "text", "text": content}]
+    elif isinstance(content, list) and all(
         isinstance(block, dict) and isinstance(block.get("type"), str)
         for block in content
     ):
+        blocks = [dict(block) for block in content]
+    else:
         raise TypeError("content must be a string or a list of content blocks")
-    check_json_value(content, what="content")
-    return [dict(block) for block in content]
+    check_json_value(blocks, what="content")
+    return blocks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,7 +6,9 @@ a test are ordered by time). When the test ends it checks, over every
 session the test ran:
 
 - the reconstruction theorem: every request the fake captured equals, byte
-  for byte, the body the log alone rebuilds for its step;
+  for byte, the body the log alone rebuilds for its step (a step aborted
+  after its header event may or may not have reached the fake: it takes a
+  capture only when the capture is its rebuild, as CHECK-1 says);
 - the cache consequence: in an append-only stretch of one instance, each
   request hits the fake's cache for at least the previous request's prompt
   (rounded down to the cache block), unless the log records a header change
@@ -97,39 +99,55 @@ class Harness:
 
     def verify(self) -> None:
         """The reconstruction theorem and the cache consequence, for every session."""
-        captures = self.fake.requests
-        sent: list[tuple[int, SessionLog, Any]] = []
-        for session in self.sessions():
-            sent.extend(
-                (session[rebuilt.boundary]["time"], session, rebuilt)
-                for rebuilt in rebuild_requests(session.events, session.revision)
-                if rebuilt.sent
-            )
-        sent.sort(key=lambda item: item[0])
         if self.check_theorem:
-            assert len(sent) == len(captures), (
-                f"the logs show {len(sent)} sent requests; the fake captured"
-                f" {len(captures)}"
-            )
-            for (_, _, rebuilt), captured in zip(sent, captures, strict=True):
-                body = rebuilt.body(stream=captured.json.get("stream", False))
-                assert captured.raw_body == canonical_json(body).encode(), (
-                    f"capture {captured.index} is not byte-equal to the rebuild of"
-                    f" turn {rebuilt.turn} step {rebuilt.step}"
-                )
-            for session in self.sessions():
-                bodies = [
-                    c.json
-                    for (_, s, _), c in zip(sent, captures, strict=True)
-                    if s is session
-                ]
-                assert (
-                    compare_with_captures(session.events, bodies, session.revision)
-                    == []
-                )
+            self.verify_theorem()
         if self.check_cache:
             for session in self.sessions():
                 check_cache_consequence(session, self.fake.profile.block_size)
+
+    def verify_theorem(self) -> None:
+        """Every capture is byte-equal to the rebuild of one step, in order (CHECK-1).
+
+        A step the log shows was sent (a response, a provider error) takes the
+        next capture, which must equal its rebuild. A step that logged its
+        header but got no response (aborted in flight) may or may not have
+        reached the fake: it takes the next capture only when that capture
+        is its rebuild. Every capture must be accounted for.
+        """
+        captures = self.fake.requests
+        steps: list[tuple[int, SessionLog, Any]] = []
+        for session in self.sessions():
+            steps.extend(
+                (session[rebuilt.boundary]["time"], session, rebuilt)
+                for rebuilt in rebuild_requests(session.events, session.revision)
+                if rebuilt.evidence != "none"
+            )
+        steps.sort(key=lambda item: item[0])
+        matched: list[tuple[SessionLog, Any]] = []
+        for _, session, rebuilt in steps:
+            captured = captures[len(matched)] if len(matched) < len(captures) else None
+            equal = captured is not None and captured.raw_body == canonical_json(
+                rebuilt.body(stream=captured.json.get("stream", False))
+            ).encode("utf-8")
+            if rebuilt.sent:
+                assert captured is not None, (
+                    f"turn {rebuilt.turn} step {rebuilt.step} was sent; the fake"
+                    f" captured only {len(captures)} request(s)"
+                )
+                assert equal, (
+                    f"capture {captured.index} is not byte-equal to the rebuild of"
+                    f" turn {rebuilt.turn} step {rebuilt.step}"
+                )
+            elif not equal:
+                continue
+            matched.append((session, captured))
+        assert len(matched) == len(captures), (
+            f"the logs account for {len(matched)} request(s); the fake captured"
+            f" {len(captures)}"
+        )
+        for session in self.sessions():
+            bodies = [c.json for s, c in matched if s is session]
+            assert compare_with_captures(session.events, bodies, session.revision) == []
 
 
 def check_cache_consequence(session: SessionLog, block: int) -> None:

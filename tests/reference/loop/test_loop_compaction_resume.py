@@ -207,3 +207,46 @@ def test_a_loop_refuses_a_session_read_under_another_revision(harness):
             session=SessionLog(revision=Revision.SESSION_PREFIX),
             revision=Revision.HEADER_EVENTS,
         )
+
+
+@pytest.mark.spec("TURN-1", "TURN-2", "DERIVE-2", "WIRE-2")
+def test_a_resumed_instance_answers_the_tool_calls_a_crashed_turn_left_open(harness):
+    seed = SessionLog()
+    trigger = {"kind": "message", "source": {"kind": "user"}}
+    seed.append("turn/start", {"turn": 1, "trigger": trigger}, time=1)
+    seed.append(
+        "user/message",
+        {"content": [text("go")], "source": {"kind": "user"}},
+        time=2,
+        surface_op="append",
+    )
+    seed.append("step/start", {"turn": 1, "step": 1}, time=3)
+    calls = [
+        {"type": "tool-call", "id": cid, "name": "t", "arguments": "{}"}
+        for cid in ("c1", "c2")
+    ]
+    seed.append(
+        "assistant/message",
+        {"turn": 1, "step": 1, "content": calls},
+        time=4,
+        surface_op="append",
+    )
+    seed.append(
+        "tool/call",
+        {"turn": 1, "step": 1, "callId": "c1", "name": "t", "arguments": "{}"},
+        time=5,
+    )
+
+    async def scenario():
+        loop = harness.loop(session=seed)
+        return loop, await loop.send("again")
+
+    loop, result = harness.run(scenario())
+    assert result.kind == "completed"
+    assert types(loop)[5:9] == ["tool/result", "tool/result", "step/end", "turn/end"]
+    first, second = loop.session[5], loop.session[6]
+    assert (first["data"]["callId"], first["sourceEventSeqs"]) == ("c1", [4])
+    assert (second["data"]["callId"], second["sourceEventSeqs"]) == ("c2", [3])
+    assert loop.session[8]["data"]["reason"] == {"kind": "interrupted"}
+    wire = harness.fake.requests[0].json["messages"]
+    assert [m.get("tool_call_id") for m in wire if m["role"] == "tool"] == ["c1", "c2"]

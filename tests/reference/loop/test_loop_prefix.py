@@ -5,6 +5,8 @@ Anchor 5 (R4b), prefix follow-ups 6-7; checklist items 37-42 and 47-49.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from fakes import Reply, ToolCall
@@ -468,3 +470,39 @@ def test_the_session_prefix_seam_does_not_exist_in_earlier_revisions(harness):
     loop = harness.loop(revision=Revision.REQUEST_MESSAGES)
     with pytest.raises(ValueError, match="session-prefix"):
         loop.hooks.session_prefix.register(prepend(user("p")))
+
+
+@pytest.mark.spec("PREFIX-5", "TURN-1")
+@pytest.mark.parametrize(
+    ("interrupt", "raised", "reason"),
+    [
+        ("cancel", RuntimeError, {"kind": "aborted", "reason": "user"}),
+        ("cancel", asyncio.CancelledError, {"kind": "aborted", "reason": "user"}),
+        ("dispose", RuntimeError, {"kind": "disposed"}),
+    ],
+    ids=["cancel-then-raise", "cancel-then-cancelled-error", "dispose-then-raise"],
+)
+def test_a_composition_that_raises_after_an_interrupt_ends_the_turn_interrupted(
+    harness, interrupt, raised, reason
+):
+    async def scenario():
+        loop = harness.loop()
+
+        async def compose(context, prefix, next):
+            if interrupt == "cancel":
+                context.loop.cancel("user")
+            else:
+                context.loop.dispose()
+            await asyncio.sleep(0)
+            if context.signal.aborted:
+                raise raised("aborted while scanning")
+            return [user("catalog"), *await next()]
+
+        loop.hooks.session_prefix.register(compose)
+        return loop, await loop.send("hi")
+
+    loop, result = harness.run(scenario())
+    assert result.reason == reason
+    assert types(loop) == ["turn/start", "user/message", "turn/end"]
+    assert loop.session_prefix is None
+    assert harness.fake.requests == []

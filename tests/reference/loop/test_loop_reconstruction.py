@@ -512,3 +512,199 @@ def test_a_header_change_is_the_logged_reason_a_request_stops_extending_the_prev
         or diagnostic["divergence"]["field"]
     )
     assert header_events(loop.session.events)[1]["type"] == "request/header-delta"
+
+
+class Recording:
+    """A provider wrapper that records every call the loop starts."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.started = []
+
+    async def complete(self, request, signal):
+        self.started.append(request)
+        return await self.inner.complete(request, signal)
+
+
+@pytest.mark.spec("REQ-7", "REQ-1", "JSONL-2")
+def test_a_listener_cannot_change_a_logged_event_or_the_next_request(harness, tmp_path):
+    from reference.jsonl import load_session_file
+    from reference.loop import create_session_file
+
+    path = tmp_path / "session.jsonl"
+
+    async def scenario():
+        session, sink = create_session_file(path, session_id="s", created_at=0)
+        loop = harness.loop(session=session, sink=sink)
+        refused = []
+
+        def redact(event):
+            if event["type"] == "user/message":
+                try:
+                    event["data"]["content"][0]["text"] = "REDACTED"
+                except TypeError as error:
+                    refused.append(error)
+
+        loop.on_event(redact)
+        await loop.send("secret")
+        injected = loop.inject("note")
+        try:
+            injected["data"]["content"][0]["text"] = "changed"
+        except TypeError as error:
+            refused.append(error)
+        await loop.send("again")
+        return loop, refused
+
+    loop, refused = harness.run(scenario())
+    assert len(refused) == 3
+    wire = [c.json["messages"] for c in harness.fake.requests]
+    assert wire[0] == [{"role": "user", "content": "secret"}]
+    assert "REDACTED" not in str(wire)
+    assert "changed" not in str(wire)
+    assert load_session_file(path).events == loop.session.events
+    assert "REDACTED" not in str(loop.session.events)
+
+
+@pytest.mark.spec("REQ-7", "REQ-2", "TURN-3")
+@pytest.mark.parametrize("interrupt", ["cancel", "dispose", "raise"])
+def test_a_dispatch_observer_that_interrupts_stops_the_step_before_its_header_is_logged(
+    harness, interrupt
+):
+    async def scenario():
+        loop = harness.loop()
+
+        async def observe(context):
+            if interrupt == "cancel":
+                context.loop.cancel("observer")
+            elif interrupt == "dispose":
+                context.loop.dispose()
+            else:
+                raise RuntimeError("metrics backend down")
+
+        loop.hooks.dispatch.register(observe)
+        return loop, await loop.send("hi")
+
+    loop, result = harness.run(scenario())
+    assert result.kind == {"cancel": "aborted", "dispose": "disposed"}.get(
+        interrupt, "error"
+    )
+    assert types(loop) == [
+        "turn/start",
+        "user/message",
+        "step/start",
+        "step/end",
+        "turn/end",
+    ]
+    assert loop.requests == []
+    assert harness.fake.requests == []
+
+
+@pytest.mark.spec("REQ-7", "REQ-2", "TURN-3")
+@pytest.mark.parametrize("interrupt", ["cancel", "dispose", "raise"])
+def test_once_the_header_event_is_logged_the_request_is_started_and_aborted_in_flight(
+    harness, interrupt
+):
+    async def scenario():
+        provider = Recording(harness.client())
+        loop = harness.loop(client=provider)
+
+        def on_event(event):
+            if event["type"] == "request/header":
+                if interrupt == "cancel":
+                    loop.cancel("header listener")
+                elif interrupt == "dispose":
+                    loop.dispose()
+                else:
+                    raise RuntimeError("header listener broke")
+
+        loop.on_event(on_event)
+        return loop, provider, await loop.send("hi")
+
+    loop, provider, result = harness.run(scenario())
+    assert result.kind == {"cancel": "aborted", "dispose": "disposed"}.get(
+        interrupt, "error"
+    )
+    assert types(loop)[2:] == ["step/start", "request/header", "step/end", "turn/end"]
+    assert len(provider.started) == 1
+    assert loop.requests == provider.started
+    rebuilt = rebuild_requests(loop.session.events)
+    assert [r.evidence for r in rebuilt] == ["header"]
+    assert (
+        compare_with_captures(
+            loop.session.events, [c.json for c in harness.fake.requests]
+        )
+        == []
+    )
+
+
+@pytest.mark.spec("REQ-1", "REQ-2", "TURN-3")
+def test_the_dev_invariant_refuses_a_diverging_request_before_its_header_is_logged(
+    harness,
+):
+    harness.check_theorem = False
+
+    async def scenario():
+        loop = DerivesAfterStepStart(
+            provider=harness.client(), model="deepseek-chat", clock=harness.clock
+        )
+        harness.loops.append(loop)
+
+        def on_event(event):
+            if event["type"] == "step/start":
+                loop.inject("post-boundary note")
+
+        loop.on_event(on_event)
+        with pytest.raises(RequestDiverges):
+            await loop.send("hi")
+        return loop
+
+    loop = harness.run(scenario())
+    assert "request/header" not in types(loop)
+    assert harness.fake.requests == []
+
+
+@pytest.mark.spec("REQ-2", "CACHE-1", "JSON-2")
+def test_the_cross_check_rejects_a_header_equal_by_value_but_spelled_differently():
+    from reference.session_log import SessionLog
+
+    log = SessionLog()
+    log.append("turn/start", {"turn": 1}, time=0)
+    log.append("step/start", {"turn": 1, "step": 1}, time=0)
+    header = {"config": {"model": "m", "temperature": 0}}
+    log.append("request/header", {"header": header, "reason": "initial"}, time=0)
+    request = FrozenRequest.build(
+        turn=1,
+        step=1,
+        boundary=1,
+        header={"config": {"model": "m", "temperature": 0.0}},
+        messages=[],
+    )
+    with pytest.raises(RequestDiverges, match=r"\[REQ-2\].*byte"):
+        check_request(log.events, request, Revision.SESSION_PREFIX)
+
+
+@pytest.mark.spec("REQ-2", "WRITER-5")
+def test_a_header_event_logged_by_a_dispatch_observer_is_refused_before_the_writer_logs(
+    harness,
+):
+    harness.check_theorem = False
+
+    async def scenario():
+        loop = harness.loop()
+
+        async def meddle(context):
+            header = {"config": {"model": "other"}}
+            context.loop.append(
+                "request/header", {"header": header, "reason": "fallback"}
+            )
+
+        loop.hooks.dispatch.register(meddle)
+        with pytest.raises(RequestDiverges, match=r"\[REQ-2\].*dispatch observers"):
+            await loop.send("hi")
+        return loop
+
+    loop = harness.run(scenario())
+    assert [e["data"]["reason"] for e in header_events(loop.session.events)] == [
+        "fallback"
+    ]
+    assert harness.fake.requests == []

@@ -218,3 +218,60 @@ def test_a_first_step_that_fails_before_the_writer_leaves_the_next_request_to_an
     assert first.kind == "error"
     reasons = [e["data"].get("reason") for e in header_events(loop.session.events)]
     assert reasons == ["initial"]
+
+
+@pytest.mark.spec("WRITER-1", "WRITER-2", "WRITER-6")
+def test_a_listener_failing_on_the_snapshot_does_not_make_the_next_turn_log_another(
+    harness,
+):
+    async def scenario():
+        loop = harness.loop()
+        failures = []
+
+        def on_event(event):
+            if event["type"] == "request/header" and not failures:
+                failures.append(event["seq"])
+                raise RuntimeError("metrics listener failed")
+
+        loop.on_event(on_event)
+        first = await loop.send("one")
+        second = await loop.send("two")
+        return loop, first, second
+
+    loop, first, second = harness.run(scenario())
+    assert first.reason["message"] == "metrics listener failed"
+    assert second.kind == "completed"
+    logged = header_events(loop.session.events)
+    assert [(e["type"], e["data"]["reason"]) for e in logged] == [
+        ("request/header", "initial")
+    ]
+
+
+@pytest.mark.spec("REQ-2", "REQ-6", "CACHE-1", "JSON-2", "WRITER-2")
+def test_a_config_or_schema_equal_by_value_is_sent_as_the_log_spells_it(harness):
+    def schema(minimum):
+        return Tool(
+            name="pick",
+            description="Pick a number.",
+            parameters={"type": "object", "minimum": minimum},
+            execute=noop,
+        )
+
+    async def scenario():
+        loop = harness.loop(config={"model": "deepseek-chat", "temperature": 0})
+        loop.tools = {"pick": schema(1)}
+        await loop.send("one")
+
+        async def respell(context, config, next):
+            return {**(await next()), "temperature": 0.0}
+
+        loop.hooks.request.register(respell)
+        loop.tools = {"pick": schema(1.0)}
+        await loop.send("two")
+        return loop
+
+    loop = harness.run(scenario())
+    assert len(header_events(loop.session.events)) == 1
+    first, second = (c.raw_body for c in harness.fake.requests)
+    assert second.endswith(b'"minimum":1}}}],"temperature":0}')
+    assert first.split(b'"tools":')[1] == second.split(b'"tools":')[1]

@@ -260,3 +260,32 @@ def test_a_broken_or_refused_stream_raises_with_a_stable_code(body, code):
     with pytest.raises(ProviderError) as caught:
         complete(client)
     assert caught.value.code == code
+
+
+@pytest.mark.spec("WIRE-1", "WIRE-4", "REQ-6")
+@pytest.mark.parametrize(
+    "key",
+    [
+        "model",
+        "messages",
+        "tools",
+        "temperature",
+        "max_tokens",
+        "stop",
+        "stream",
+        "stream_options",
+    ],
+)
+def test_deployment_settings_cannot_override_a_member_the_log_or_the_stream_determines(
+    key,
+):
+    from reference.request import build_chat_body
+
+    with pytest.raises(ValueError, match=key):
+        ChatCompletionsClient(base_url="http://fake", settings={key: "x"})
+    with pytest.raises(ValueError, match=key):
+        build_chat_body({"config": {"model": "m"}}, [], settings={key: "x"})
+    client = ChatCompletionsClient(
+        base_url="http://fake", settings={"reasoning_effort": "high"}
+    )
+    assert client.body_for(request())["reasoning_effort"] == "high"
