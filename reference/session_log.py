@@ -217,24 +217,18 @@ class SessionLog:
         )
         return self.append_event(event)
 
-    def append_event(self, event: JsonObject) -> JsonObject:
-        """Append a complete event (its seq must be the log's length)."""
-        check_event(event, index=len(self._events))
-        if event["type"] in SURFACE_TYPES:
-            self._apply_surface_op(event)
-        self._events.append(event)
-        return event
+    def check_append(self, event: JsonObject) -> tuple[int, int] | None:
+        """Raise unless `event` could be appended now; nothing changes.
 
-    def _apply_surface_op(self, event: JsonObject) -> None:
+        Runs every check `append_event` runs (LOG-1 .. LOG-5, SURF-2), so a
+        caller can persist an event before logging it and know the log will
+        take it. Returns a replace's surface positions (start, end), else None.
+        """
+        check_event(event, index=len(self._events))
+        op = event.get("surfaceOp")
+        if event["type"] not in SURFACE_TYPES or not isinstance(op, dict):
+            return None
         seq: int = event["seq"]
-        op = event["surfaceOp"]
-        projection = derive_event_message(event)
-        if op == "append":
-            self._surface.append(seq)
-            self._projections[seq] = projection
-            if self._messages is not None and projection is not None:
-                self._messages.append(projection)
-            return
         start, end = op["start"], op["end"]
         positions = {node: index for index, node in enumerate(self._surface)}
         for name, node in (("start", start), ("end", end)):
@@ -250,6 +244,27 @@ class SessionLog:
                 rule="SURF-2",
                 seq=seq,
             )
-        self._surface[positions[start] : positions[end] + 1] = [seq]
+        return positions[start], positions[end]
+
+    def append_event(self, event: JsonObject) -> JsonObject:
+        """Append a complete event (its seq must be the log's length)."""
+        replaced = self.check_append(event)
+        if event["type"] in SURFACE_TYPES:
+            self._apply_surface_op(event, replaced)
+        self._events.append(event)
+        return event
+
+    def _apply_surface_op(
+        self, event: JsonObject, replaced: tuple[int, int] | None
+    ) -> None:
+        seq: int = event["seq"]
+        projection = derive_event_message(event)
         self._projections[seq] = projection
+        if replaced is None:
+            self._surface.append(seq)
+            if self._messages is not None and projection is not None:
+                self._messages.append(projection)
+            return
+        first, last = replaced
+        self._surface[first : last + 1] = [seq]
         self._messages = None

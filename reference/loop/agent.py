@@ -60,7 +60,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference.errors import NotJsonValue, SurfaceError
+from reference.errors import NotJsonValue
 from reference.header import Header, canonical_header, check_header, fold_step
 from reference.json_values import (
     JsonObject,
@@ -94,7 +94,7 @@ from reference.loop.tools import (
 from reference.loop.waterfall import SerialHook, Waterfall
 from reference.request import request_messages
 from reference.revisions import ALL_REVISIONS, LATEST, Revision
-from reference.session_log import SessionLog, check_event, make_event
+from reference.session_log import SessionLog, make_event
 from reference.writer import record_header
 
 USER_SOURCE: JsonObject = {"kind": "user"}
@@ -535,9 +535,8 @@ class AgentLoop:
         """Validate, persist, then log one event; return a frozen copy of it.
 
         Everything that can refuse the event runs before the sink sees it:
-        the JSON check (JSON-1), the envelope (LOG-1 .. LOG-5) and a
-        replace's range (SURF-2), the checks `SessionLog.append_event`
-        repeats when it logs the event.
+        the JSON check (JSON-1), then `SessionLog.check_append`: the
+        envelope (LOG-1 .. LOG-5) and a replace's range (SURF-2).
         """
         seq = len(self.session)
         check_json_value(data, what=f"data of seq {seq}")
@@ -549,8 +548,7 @@ class AgentLoop:
             surface_op=surface_op,
             source_event_seqs=source_event_seqs,
         )
-        check_event(event, index=seq)
-        self._check_replace(event)
+        self.session.check_append(event)
         frozen: FrozenObject = deep_freeze(event)
         if self._sink is not None:
             try:
@@ -564,27 +562,6 @@ class AgentLoop:
         self.session.append_event(event)
         self._track(event)
         return frozen
-
-    def _check_replace(self, event: JsonObject) -> None:
-        """Refuse a replace whose range is not on the surface (SURF-2)."""
-        op = event.get("surfaceOp")
-        if not isinstance(op, dict):
-            return
-        positions = {node: index for index, node in enumerate(self.session.surface)}
-        for name in ("start", "end"):
-            if op[name] not in positions:
-                raise SurfaceError(
-                    f"replace {name} seq {op[name]} is not on the surface",
-                    rule="SURF-2",
-                    seq=event["seq"],
-                )
-        if positions[op["start"]] > positions[op["end"]]:
-            raise SurfaceError(
-                f"replace start seq {op['start']} sits after end seq {op['end']}"
-                " on the surface",
-                rule="SURF-2",
-                seq=event["seq"],
-            )
 
     def _notify(self, event: FrozenObject) -> None:
         """Call the session-event listeners in order; the first failure propagates.
