@@ -2,38 +2,64 @@
 
 `StdioConnection` runs an adapter command and speaks newline-delimited
 JSON-RPC 2.0 with it (docs/adapter-protocol.md): one request at a time,
-each answered within a timeout, the echoed ``id`` checked. Two reader
-threads keep stdout and stderr drained, so a chatty or stuck adapter can
-never block the suite; a hung adapter is killed when its time is up.
+the echoed ``id`` checked, each response parsed strictly. Nothing the
+adapter does can block the suite past ``timeout`` per request or make it
+keep unbounded output:
 
-`DirectConnection` serves the same protocol from the in-process reference,
-for fast runs and for the suite's own tests.
+* the request is written without blocking, against the same deadline as
+  the answer, so an adapter that stops reading its stdin times out;
+* two reader threads keep stdout and stderr drained; stdout lines wait in
+  a bounded inbox (a flood of lines nobody asked for is a protocol error),
+  stderr keeps only a tail of truncated lines;
+* the adapter runs in its own session, and ending it kills the whole
+  process group, so a helper it started cannot hold the pipes open; a pipe
+  is closed only once its reader thread is done with it.
+
+POSIX only (process groups, non-blocking pipes). `DirectConnection` serves
+the same protocol from the in-process reference, for fast runs and for the
+suite's own tests.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import queue
+import enum
+import os
+import re
+import selectors
+import signal
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import IO, Any, Protocol
 
 from conformance.errors import (
     AdapterCrashed,
+    AdapterError,
     AdapterProtocolError,
     AdapterStartupFailed,
     AdapterTimeout,
     VersionMismatch,
 )
-from conformance.vectors import encode_json
+from conformance.vectors import encode_json, load_json
 from reference.json_values import JsonObject
 
 PROTOCOL_VERSION = 1
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+MAX_PENDING_LINES = 64
+"""stdout lines that may wait unclaimed at once; more is a flood."""
+MAX_PENDING_BYTES = MAX_RESPONSE_BYTES
+"""Bytes that may wait unclaimed at once (one whole response always fits)."""
 STDERR_TAIL_LINES = 20
+STDERR_LINE_BYTES = 4096
+"""A longer stderr line is cut here and marked ``[truncated]``."""
+RELEASE_GRACE = 2.0
+"""Seconds to wait for the reader threads once the process group is dead."""
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Connection(Protocol):
@@ -80,32 +106,109 @@ class DirectConnection:
         """Nothing to release."""
 
 
+class _End(enum.Enum):
+    """Why no more lines will come from the adapter's stdout."""
+
+    EOF = "the adapter closed its stdout"
+    TOO_LONG = "a line longer than the response limit"
+    FLOOD = "too many lines nobody asked for"
+
+
+class _Inbox:
+    """stdout lines waiting for a request to claim them, within limits.
+
+    Lines are claimed in order. A line too long, or more lines (or bytes)
+    waiting than a one-request-at-a-time protocol can explain, stops the
+    inbox from keeping output: later lines are dropped (the reader thread
+    still drains the pipe, so the adapter never blocks on it), and once the
+    kept lines are claimed, `take` reports the problem.
+    """
+
+    def __init__(self) -> None:
+        self._ready = threading.Condition()
+        self._lines: deque[bytes] = deque()
+        self._bytes = 0
+        self._eof = False
+        self._problem: _End | None = None
+
+    @property
+    def healthy(self) -> bool:
+        """False once a limit was broken."""
+        return self._problem is None
+
+    def put(self, line: bytes) -> bool:
+        """Keep `line` for a request; False when it breaks a limit."""
+        with self._ready:
+            if len(line) > MAX_RESPONSE_BYTES:
+                self._problem = _End.TOO_LONG
+            elif self._lines and (
+                len(self._lines) >= MAX_PENDING_LINES
+                or self._bytes + len(line) > MAX_PENDING_BYTES
+            ):
+                self._problem = _End.FLOOD
+            else:
+                self._lines.append(line)
+                self._bytes += len(line)
+            self._ready.notify_all()
+            return self._problem is None
+
+    def finish(self) -> None:
+        """The adapter's stdout reached its end."""
+        with self._ready:
+            self._eof = True
+            self._ready.notify_all()
+
+    def unclaimed(self) -> tuple[int, bytes]:
+        """How many lines wait (one more if some were dropped), and the first."""
+        with self._ready:
+            count = len(self._lines) + (self._problem is _End.FLOOD)
+            return count, self._lines[0] if self._lines else b""
+
+    def take(self, timeout: float) -> bytes | _End | None:
+        """The next line, or why none will come; None when `timeout` passed."""
+        with self._ready:
+            if not self._ready.wait_for(
+                lambda: bool(self._lines) or self._problem is not None or self._eof,
+                timeout,
+            ):
+                return None
+            if self._lines:
+                line = self._lines.popleft()
+                self._bytes -= len(line)
+                return line
+            return self._problem or _End.EOF
+
+
 class StdioConnection:
     """An adapter child process spoken to over stdin/stdout.
 
     Args:
         argv: the command that starts the adapter.
-        timeout: seconds each request may take before the adapter is
-            declared hung and killed.
+        timeout: seconds each request (writing it and reading the answer)
+            may take before the adapter is declared hung and killed.
     """
 
     def __init__(self, argv: Sequence[str], *, timeout: float = 10.0) -> None:
         self.argv = list(argv)
         self.timeout = timeout
         self._next_id = 0
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._inbox = _Inbox()
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._released = False
         try:
             self._process = subprocess.Popen(
                 self.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                start_new_session=True,
             )
         except OSError as error:
             raise AdapterStartupFailed(
                 f"cannot start {' '.join(self.argv)!r}: {error.strerror or error}"
             ) from None
+        assert self._process.stdin is not None
+        os.set_blocking(self._process.stdin.fileno(), False)
         self._threads = [
             threading.Thread(target=self._pump_stdout, daemon=True),
             threading.Thread(target=self._pump_stderr, daemon=True),
@@ -118,31 +221,58 @@ class StdioConnection:
     def _pump_stdout(self) -> None:
         stream = self._process.stdout
         assert stream is not None
-        while True:
-            line = stream.readline(MAX_RESPONSE_BYTES + 1)
-            if not line:
-                self._lines.put(None)
-                return
-            self._lines.put(line)
+        try:
+            keeping = True
+            while True:
+                if keeping:
+                    line = stream.readline(MAX_RESPONSE_BYTES + 1)
+                    if not line:
+                        break
+                    keeping = self._inbox.put(line)
+                elif not stream.read(1 << 16):
+                    break
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._inbox.finish()
+            self._pump_done(stream)
 
     def _pump_stderr(self) -> None:
-        stream: IO[bytes] | None = self._process.stderr
+        stream = self._process.stderr
         assert stream is not None
-        for raw in iter(stream.readline, b""):
-            self._stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
+        cut = False  # inside a line already truncated
+        try:
+            while chunk := stream.readline(STDERR_LINE_BYTES):
+                whole = chunk.endswith(b"\n")
+                if not cut:
+                    text = chunk.decode("utf-8", "replace").rstrip("\r\n")
+                    if not whole and len(chunk) == STDERR_LINE_BYTES:
+                        text += " [truncated]"
+                    self._stderr.append(text)
+                cut = not whole
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._pump_done(stream)
+
+    def _pump_done(self, stream: IO[bytes]) -> None:
+        # Once the connection is released, the last one out closes the pipe.
+        if self._released:
+            with contextlib.suppress(OSError):
+                stream.close()
 
     # ------------------------------------------------------------ protocol
 
     @property
     def stderr_tail(self) -> str:
-        """The last lines the adapter wrote to stderr."""
-        return "\n".join(self._stderr)
+        """The last lines the adapter wrote to stderr (long lines truncated)."""
+        return "\n".join(list(self._stderr))
 
     def initialize(self) -> JsonObject:
         """Send ``initialize``; raises `AdapterStartupFailed` or `VersionMismatch`."""
         try:
             response = self.request("initialize", {"protocolVersion": PROTOCOL_VERSION})
-        except (AdapterCrashed, AdapterTimeout, AdapterProtocolError) as error:
+        except AdapterError as error:
             self.kill()
             raise AdapterStartupFailed(
                 f"initialize failed: {error.detail}", stderr_tail=self.stderr_tail
@@ -166,7 +296,21 @@ class StdioConnection:
         return result
 
     def request(self, method: str, params: JsonObject) -> JsonObject:
-        """Send one request and wait for its response."""
+        """Send one request and wait for its response, both within `timeout`."""
+        if self._released:
+            raise AdapterCrashed(
+                "the adapter is no longer running", stderr_tail=self.stderr_tail
+            )
+        deadline = time.monotonic() + self.timeout
+        waiting, first = self._inbox.unclaimed()
+        if waiting:
+            self.kill()
+            more = "+" if waiting > MAX_PENDING_LINES else ""
+            raise AdapterProtocolError(
+                f"the adapter wrote {waiting}{more} unsolicited line(s) to stdout"
+                f" before {method} was sent, the first: {first[:120]!r}",
+                stderr_tail=self.stderr_tail,
+            )
         self._next_id += 1
         request_id = self._next_id
         message = {
@@ -175,71 +319,114 @@ class StdioConnection:
             "method": method,
             "params": params,
         }
-        self._send(encode_json(message).encode("utf-8") + b"\n")
-        line = self._receive(method)
+        self._send(encode_json(message).encode("utf-8") + b"\n", method, deadline)
+        line = self._receive(method, deadline)
         return self._parse_response(line, request_id)
 
-    def _send(self, data: bytes) -> None:
+    def _send(self, data: bytes, method: str, deadline: float) -> None:
         stdin = self._process.stdin
         assert stdin is not None
+        view = memoryview(data)
+        selector: selectors.BaseSelector | None = None
         try:
-            stdin.write(data)
-            stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            raise self._crashed("the adapter closed its stdin") from None
+            while view:
+                try:
+                    view = view[os.write(stdin.fileno(), view) :]
+                    continue
+                except BlockingIOError:
+                    pass
+                except (OSError, ValueError):
+                    raise self._crashed(
+                        "the adapter closed its stdin", deadline
+                    ) from None
+                if selector is None:
+                    selector = selectors.DefaultSelector()
+                    selector.register(stdin.fileno(), selectors.EVENT_WRITE)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not selector.select(remaining):
+                    raise self._timed_out(
+                        f"could not send {method} within {self.timeout:g}s: the"
+                        f" adapter stopped reading its stdin"
+                    )
+        finally:
+            if selector is not None:
+                selector.close()
 
-    def _receive(self, method: str) -> bytes:
-        try:
-            line = self._lines.get(timeout=self.timeout)
-        except queue.Empty:
-            self.kill()
-            raise AdapterTimeout(
-                f"no answer to {method} within {self.timeout:g}s;"
-                " the adapter was killed",
-                stderr_tail=self.stderr_tail,
-            ) from None
-        if line is None:
-            raise self._crashed(f"the adapter exited while answering {method}")
-        if len(line) > MAX_RESPONSE_BYTES:
+    def _receive(self, method: str, deadline: float) -> bytes:
+        item = self._inbox.take(max(0.0, deadline - time.monotonic()))
+        if item is None:
+            raise self._timed_out(f"no answer to {method} within {self.timeout:g}s")
+        if item is _End.EOF:
+            raise self._crashed(
+                f"the adapter exited while answering {method}", deadline
+            )
+        if item is _End.TOO_LONG:
             self.kill()
             raise AdapterProtocolError(
                 f"response line longer than {MAX_RESPONSE_BYTES} bytes",
                 stderr_tail=self.stderr_tail,
             )
-        return line
+        if item is _End.FLOOD:
+            self.kill()
+            raise AdapterProtocolError(
+                f"the adapter wrote more than {MAX_PENDING_LINES} unsolicited lines"
+                f" (or {MAX_PENDING_BYTES} bytes) to stdout; the rest was dropped",
+                stderr_tail=self.stderr_tail,
+            )
+        assert isinstance(item, bytes)
+        return item
 
     def _parse_response(self, line: bytes, request_id: int) -> JsonObject:
+        def invalid(message: str) -> AdapterProtocolError:
+            return AdapterProtocolError(message, stderr_tail=self.stderr_tail)
+
         try:
-            response: Any = json.loads(line)
-        except (ValueError, RecursionError):
-            raise AdapterProtocolError(
-                f"not a JSON line: {line[:120]!r}", stderr_tail=self.stderr_tail
-            ) from None
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise invalid(f"not UTF-8 text: {line[:120]!r}") from None
+        try:
+            response: Any = load_json(text)
+        except (ValueError, RecursionError) as error:
+            raise invalid(f"not a JSON line ({error}): {line[:120]!r}") from None
+        if _SURROGATE_ESCAPE.search(text) and _holds_lone_surrogate(response):
+            raise invalid(
+                f"the line holds a string with a lone surrogate, which is not"
+                f" Unicode text: {line[:120]!r}"
+            )
         if not isinstance(response, dict) or response.get("jsonrpc") != "2.0":
-            raise AdapterProtocolError(
-                f"not a JSON-RPC 2.0 response: {line[:120]!r}",
-                stderr_tail=self.stderr_tail,
-            )
-        if response.get("id") != request_id:
-            raise AdapterProtocolError(
-                f"response id {response.get('id')!r} does not echo request id"
-                f" {request_id}",
-                stderr_tail=self.stderr_tail,
-            )
-        has_result, error = "result" in response, response.get("error")
-        if has_result == (error is not None) or (
-            error is not None
-            and not (isinstance(error, dict) and isinstance(error.get("code"), int))
+            raise invalid(f"not a JSON-RPC 2.0 response: {line[:120]!r}")
+        echoed = response.get("id")
+        if (
+            isinstance(echoed, bool)
+            or not isinstance(echoed, int | float)
+            or echoed != request_id
         ):
-            raise AdapterProtocolError(
-                "a response needs exactly one of result or error {code, message}",
-                stderr_tail=self.stderr_tail,
+            raise invalid(
+                f"response id {echoed!r} does not echo request id {request_id}"
+            )
+        has_result, body = "result" in response, response.get("error")
+        if has_result == (body is not None) or (
+            body is not None
+            and not (
+                isinstance(body, dict)
+                and isinstance(body.get("code"), int)
+                and not isinstance(body.get("code"), bool)
+            )
+        ):
+            raise invalid(
+                "a response needs exactly one of result or error {code, message}"
             )
         return response
 
-    def _crashed(self, message: str) -> AdapterCrashed:
+    def _timed_out(self, message: str) -> AdapterTimeout:
+        self.kill()
+        return AdapterTimeout(
+            f"{message}; the adapter was killed", stderr_tail=self.stderr_tail
+        )
+
+    def _crashed(self, message: str, deadline: float) -> AdapterCrashed:
         try:
-            code = self._process.wait(timeout=self.timeout)
+            code = self._process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.kill()
             code = self._process.returncode
@@ -254,38 +441,75 @@ class StdioConnection:
         """True while the adapter process runs."""
         return self._process.poll() is None
 
+    @property
+    def returncode(self) -> int | None:
+        """The adapter's exit status once it has been waited for, else None."""
+        return self._process.returncode
+
     def kill(self) -> None:
-        """End the adapter at once."""
-        if self.alive:
-            self._process.kill()
-        self._process.wait()
-        self._close_pipes()
+        """End the adapter and everything it started at once; release the pipes."""
+        self._release()
 
     def close(self) -> None:
-        """Ask the adapter to shut down; kill it if it does not."""
-        if self.alive:
-            with contextlib.suppress(
-                AdapterCrashed, AdapterTimeout, AdapterProtocolError
-            ):
-                self.request("shutdown", {})
-            stdin = self._process.stdin
-            if stdin is not None and not stdin.closed:
-                with contextlib.suppress(OSError):
-                    stdin.close()
-            try:
-                self._process.wait(timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-        self._close_pipes()
+        """Ask the adapter to shut down, kill what is left, release the pipes."""
+        if self._released:
+            return
+        try:
+            if self.alive and self._inbox.healthy:
+                with contextlib.suppress(AdapterError):
+                    self.request("shutdown", {})
+            if not self._released:
+                self._close_stdin()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._process.wait(timeout=self.timeout)
+        finally:
+            self._release()
 
-    def _close_pipes(self) -> None:
-        for thread in self._threads:
-            thread.join(timeout=self.timeout)
-        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
-            if stream is not None and not stream.closed:
+    def _release(self) -> None:
+        """Kill the process group, reap the adapter, close the pipes (once)."""
+        if self._released:
+            return
+        self._released = True
+        # The adapter leads its own session and process group: killing the
+        # group also ends any helper that inherited the pipes. POSIX keeps a
+        # group's id from being reused while any member lives.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
+        self._process.wait()
+        self._close_stdin()
+        streams = (self._process.stdout, self._process.stderr)
+        for thread, stream in zip(self._threads, streams, strict=True):
+            thread.join(timeout=RELEASE_GRACE)
+            # A reader thread may hold the stream's lock in a blocking read
+            # (a process outside the group keeps the pipe open): then the
+            # thread closes it itself when the read ends (`_pump_done`).
+            if not thread.is_alive() and stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+
+    def _close_stdin(self) -> None:
+        stdin = self._process.stdin
+        if stdin is not None and not stdin.closed:
+            with contextlib.suppress(OSError, ValueError):
+                stdin.close()
+
+
+def _holds_lone_surrogate(value: Any) -> bool:
+    """True when a string (or key) anywhere in `value` has a lone surrogate."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 ConnectionFactory = Callable[[], Connection]

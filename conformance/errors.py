@@ -10,7 +10,8 @@ adapter could not be talked to, so no verdict on the contract is possible::
         VersionMismatch             it refused our protocol version
         AdapterCrashed              it exited while a request was pending
         AdapterTimeout              it did not answer in time (it is killed)
-        AdapterProtocolError        it answered with something not JSON-RPC
+        AdapterProtocolError        it answered with something not strict JSON-RPC,
+                                    or wrote stdout lines nobody asked for
 
 Every `AdapterError` carries the tail of the adapter's stderr, so a report
 can show why an implementation broke.
@@ -49,4 +50,9 @@ class AdapterTimeout(AdapterError):
 
 
 class AdapterProtocolError(AdapterError):
-    """The adapter answered with a line that is not a valid JSON-RPC response."""
+    """The adapter answered with a line that is not a valid JSON-RPC response.
+
+    Also: a line that is not strict JSON (NaN, a repeated key, a lone
+    surrogate), an id that does not echo the request's, a line too long,
+    or stdout lines written when no request was waiting for them.
+    """

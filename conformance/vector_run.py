@@ -7,16 +7,19 @@ answer and a broken implementation):
 * ``warn``: it differs only where the spec says SHOULD (member order);
 * ``fail``: a wrong answer, a MUST broken;
 * ``error``: no verdict: the adapter crashed, hung, or answered with
-  something that is not a JSON-RPC response. The adapter is restarted
-  and the run goes on with the next case;
+  something that is not a JSON-RPC response (or the suite itself failed
+  on the case). The adapter is restarted and the run goes on with the
+  next case;
 * ``skip``: the implementation does not declare the case's revision.
 
 The run is sequential and deterministic: same implementation, same
-vectors, same report.
+vectors, same report. Whatever happens, the implementation is closed
+when the run ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -133,69 +136,99 @@ def run_vectors(
 
     `connect` starts (or restarts) the implementation; `revisions` limits
     the run to those revisions; `on_result` sees each result as it comes.
+    No exception from the implementation or from judging escapes: each
+    costs its case an ``error``.
     """
     wanted = None if revisions is None else set(revisions)
     selected = list(iter_cases(revisions=wanted) if cases is None else cases)
     try:
         connection = connect()
-        identity = connection.initialize()
     except AdapterError as error:
-        report = VectorReport(implementation={}, startup_error=_describe(error))
-        return report
-    declared = {name for name in identity.get("revisions", []) if isinstance(name, str)}
-    report = VectorReport(implementation=identity)
+        return VectorReport(implementation={}, startup_error=_describe(error))
     live: Connection | None = connection
-    failed_restarts = 0
-    for revision, case in selected:
-        if wanted is not None and revision not in wanted:
-            continue
-        if revision.value not in declared:
-            result = _result(
-                case,
-                revision,
-                Outcome.SKIP,
-                f"the implementation does not declare {revision.value}",
-            )
-        elif live is None:
-            result = _result(
-                case, revision, Outcome.ERROR, "the adapter could not be restarted"
-            )
-        else:
-            try:
-                response = live.request(case.method, case.request_params(revision))
-            except AdapterError as error:
-                result = _result(case, revision, Outcome.ERROR, _describe(error))
-                live.close()
-                live, failed_restarts = _restart(connect, failed_restarts)
-            else:
-                judgement = judge_response(case, response)
+    try:
+        try:
+            identity = connection.initialize()
+        except AdapterError as error:
+            return VectorReport(implementation={}, startup_error=_describe(error))
+        declared = {
+            name for name in identity.get("revisions", []) if isinstance(name, str)
+        }
+        report = VectorReport(implementation=identity)
+        failed_restarts = 0
+        for revision, case in selected:
+            if wanted is not None and revision not in wanted:
+                continue
+            if revision.value not in declared:
                 result = _result(
-                    case, revision, _VERDICTS[judgement.verdict], judgement.reason
+                    case,
+                    revision,
+                    Outcome.SKIP,
+                    f"the implementation does not declare {revision.value}",
                 )
-        report.results.append(result)
-        if on_result is not None:
-            on_result(result)
-    if live is not None:
-        live.close()
-    return report
+            elif live is None:
+                result = _result(
+                    case, revision, Outcome.ERROR, "the adapter could not be restarted"
+                )
+            else:
+                try:
+                    response = live.request(case.method, case.request_params(revision))
+                except Exception as error:  # a broken adapter, or a bug of ours
+                    result = _result(case, revision, Outcome.ERROR, _describe(error))
+                    _close(live)
+                    live, failed_restarts = _restart(connect, failed_restarts)
+                else:
+                    result = _judge(case, revision, response)
+            report.results.append(result)
+            if on_result is not None:
+                on_result(result)
+        return report
+    finally:
+        if live is not None:
+            _close(live)
+
+
+def _judge(case: VectorCase, revision: Revision, response: JsonObject) -> CaseResult:
+    try:
+        judgement = judge_response(case, response)
+    except Exception as error:  # a bug of ours: no verdict on this case
+        return _result(
+            case,
+            revision,
+            Outcome.ERROR,
+            f"the suite could not judge the response: {_describe(error)}",
+        )
+    message = judgement.reason or judgement.note
+    return _result(case, revision, _VERDICTS[judgement.verdict], message)
+
+
+def _close(connection: Connection) -> None:
+    # Closing is best effort: a failure to close must not cost the report.
+    with contextlib.suppress(Exception):
+        connection.close()
 
 
 def _restart(
     connect: Callable[[], Connection], failed: int
 ) -> tuple[Connection | None, int]:
     while failed < MAX_RESTARTS:
+        connection: Connection | None = None
         try:
             connection = connect()
             connection.initialize()
-        except AdapterError:
+        except Exception:
+            if connection is not None:
+                _close(connection)
             failed += 1
             continue
         return connection, 0
     return None, failed
 
 
-def _describe(error: AdapterError) -> str:
+def _describe(error: Exception) -> str:
     name = type(error).__name__
+    if not isinstance(error, AdapterError):
+        return f"{name}: {error}"
     tail = error.stderr_tail.strip().splitlines()[-3:]
     stderr = f" [stderr: {' | '.join(tail)}]" if tail else ""
     return f"{name}: {error.detail}{stderr}"

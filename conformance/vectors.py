@@ -31,7 +31,10 @@ a `Verdict`: `Verdict.PASS` when both agree, `Verdict.WARN` when only the
 member order differs (a SHOULD finding), `Verdict.FAIL` otherwise. On a
 ``SHOULD`` case a failure is reported as a warning. A rejection case
 passes on any JSON-RPC error response with code -32000; the expected
-``kind`` (and ``seq``) are informative.
+``kind`` (and ``seq``) are informative: when the response's
+``error.data.kind`` differs, the pass says so in its `Judgement.note`.
+Judging never raises on what an implementation answered, whatever its
+values.
 """
 
 from __future__ import annotations
@@ -129,10 +132,15 @@ class Verdict(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
-    """A verdict and, unless it is a pass, what differed."""
+    """A verdict and, unless it is a pass, what differed.
+
+    `note` is informative and never changes the verdict: a rejection that
+    passes with another ``kind`` than the vector's says so there.
+    """
 
     verdict: Verdict
     reason: str = ""
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -294,9 +302,9 @@ def compare_results(expected: JsonValue, actual: JsonValue) -> Verdict:
 def judge_response(case: VectorCase, response: Mapping[str, Any]) -> Judgement:
     """Judge a JSON-RPC response (``{"result": ...}`` or ``{"error": ...}``).
 
-    A rejection case passes on any error with code -32000. A result case
-    is judged by `compare_results`. On a SHOULD case a failure is a
-    warning.
+    A rejection case passes on any error with code -32000 (a differing
+    ``error.data.kind`` is noted in `Judgement.note`). A result case is
+    judged by `compare_results`. On a SHOULD case a failure is a warning.
     """
     judgement = _judge(case, response)
     if judgement.verdict is Verdict.FAIL and case.level == "SHOULD":
@@ -304,22 +312,42 @@ def judge_response(case: VectorCase, response: Mapping[str, Any]) -> Judgement:
     return judgement
 
 
+def _show(value: object) -> str:
+    """`value` as JSON text for a message; never raises, whatever `value` is."""
+    try:
+        text = encode_json(value)
+    except Exception:  # not a JSON value (NaN, a set...): show it as Python
+        try:
+            text = repr(value)
+        except Exception:
+            text = f"<{type(value).__name__}>"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _judge(case: VectorCase, response: Mapping[str, Any]) -> Judgement:
     error = response.get("error")
     if case.expects_error:
+        expected_kind = case.expect["error"]["kind"]
         if isinstance(error, Mapping) and error.get("code") == REJECTED:
+            data = error.get("data")
+            kind = data.get("kind") if isinstance(data, Mapping) else None
+            if kind is not None and kind != expected_kind:
+                return Judgement(
+                    Verdict.PASS,
+                    note=f"rejected as required, but the adapter says kind"
+                    f" {_show(kind)} where the vector expects kind {expected_kind}"
+                    f" (kind is informative)",
+                )
             return Judgement(Verdict.PASS)
-        got = f"error {encode_json(error)}" if error is not None else "a result"
+        got = f"error {_show(error)}" if error is not None else "a result"
         return Judgement(
             Verdict.FAIL,
-            f"expected a rejection (code {REJECTED}, kind"
-            f" {case.expect['error']['kind']}), got {got}",
+            f"expected a rejection (code {REJECTED}, kind {expected_kind}), got {got}",
         )
     if "result" not in response:
         return Judgement(
             Verdict.FAIL,
-            f"expected result {encode_json(case.expected_result)}, got error"
-            f" {encode_json(error)}",
+            f"expected result {_show(case.expected_result)}, got error {_show(error)}",
         )
     actual = response["result"]
     verdict = compare_results(case.expected_result, actual)
@@ -328,8 +356,7 @@ def _judge(case: VectorCase, response: Mapping[str, Any]) -> Judgement:
     what = "member order differs" if verdict is Verdict.WARN else "result differs"
     return Judgement(
         verdict,
-        f"{what}: expected {encode_json(case.expected_result)}, got"
-        f" {encode_json(actual)}",
+        f"{what}: expected {_show(case.expected_result)}, got {_show(actual)}",
     )
 
 

@@ -4,7 +4,8 @@ The implementation is an adapter command (docs/adapter-protocol.md),
 started as a child process; by default the reference's own adapter. Exit
 status: 0 conformant (SHOULD warnings allowed unless ``--strict``), 1 a
 MUST broken, 2 bad arguments, 3 no verdict possible (the adapter would not
-start, crashed or hung on some case, or no case ran).
+start, crashed or hung on some case, or no case ran; or the suite itself
+failed unexpectedly, which it reports in one line, never as a traceback).
 """
 
 from __future__ import annotations
@@ -116,6 +117,18 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         print("reqfold vectors: --timeout must be positive", file=sys.stderr)
         return 2
+    try:
+        return _run(args, revisions)
+    except Exception as error:  # a bug of ours: say so, and it is no verdict
+        print(
+            f"reqfold vectors: internal error, no verdict: {type(error).__name__}:"
+            f" {error}",
+            file=sys.stderr,
+        )
+        return 3
+
+
+def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
     text = args.format == "text"
 
     def show(result: CaseResult) -> None:

@@ -6,17 +6,21 @@ out, flushed. `dispatch` is the same protocol as a pure function, which the
 suite also uses in-process.
 
 Errors never end the process: malformed lines, unknown methods, bad params,
-oversized lines and internal failures each get a JSON-RPC error response
-and the loop goes on until ``shutdown`` or end of input.
+oversized lines, ids that cannot be echoed and internal failures (even a
+result that cannot be written as JSON) each get a JSON-RPC error response,
+and the loop goes on until ``shutdown`` or end of input. Only losing stdout
+ends it early: then nobody can be answered, and it exits with status 1.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 from collections.abc import Callable
 from typing import IO, Any
 
-from reference.errors import CodecError
+from reference.errors import CodecError, NotJsonValue
 from reference.header import (
     apply_header_delta,
     canonical_header,
@@ -24,7 +28,7 @@ from reference.header import (
     fold_request_header,
     header_equals,
 )
-from reference.json_values import JsonObject, canonical_json
+from reference.json_values import JsonObject, canonical_json, check_json_value
 from reference.jsonl import parse_line
 from reference.revisions import LATEST, Revision
 from reference.writer import record_header
@@ -174,45 +178,167 @@ def _response(
     return canonical_json(message) + "\n"
 
 
-def handle_line(line: bytes) -> tuple[str | None, bool]:
-    """Answer one input line; returns (response text or None, shutdown?)."""
+_LAST_RESORT = (
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32603,'
+    b'"message":"internal error: the response could not be written"}}\n'
+)
+
+
+def _printable(text: str, limit: int = 500) -> str:
+    """`text` cut to `limit` characters, lone surrogates spelt as escapes."""
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _frame(
+    request_id: Any, *, result: Any = None, error: RpcError | None = None
+) -> bytes:
+    """The response line as UTF-8 bytes; never raises.
+
+    A response that cannot be written (a result that is not JSON, nested
+    too deeply, holding a lone surrogate...) becomes an internal error for
+    the same id; if even that fails, an internal error with ``id: null``.
+    """
+    if error is not None:  # messages quote input: spell lone surrogates out
+        message = error.message.encode("utf-8", "backslashreplace").decode("utf-8")
+        error = RpcError(error.code, message, error.data)
     try:
-        request = parse_line(line.decode("utf-8"))
-    except (ValueError, RecursionError) as error:
-        return _response(
-            None, error=RpcError(PARSE_ERROR, f"parse error: {error}")
+        return _response(request_id, result=result, error=error).encode("utf-8")
+    except Exception as failure:  # a bug behind the handler: say so, keep serving
+        reason = _printable(f"{type(failure).__name__}: {failure}")
+        internal = RpcError(
+            INTERNAL_ERROR,
+            f"internal error: the response could not be written: {reason}",
+        )
+    for fallback_id in (request_id, None):
+        try:
+            return _response(fallback_id, error=internal).encode("utf-8")
+        except Exception:  # the id itself cannot be written
+            continue
+    return _LAST_RESORT
+
+
+_NO_ID = object()
+"""The id of a request without one (a notification, or not a request)."""
+
+
+def _loads(text: str) -> Any:
+    """Parse one request line strictly (`parse_line`), one error type out."""
+    try:
+        return parse_line(text)
+    except RecursionError:
+        raise ValueError("nesting too deep to parse") from None
+
+
+def _id_problem(request_id: object) -> str | None:
+    """Why `request_id` cannot be echoed in a response, or None if it can.
+
+    A JSON-RPC id is a string, a number or null (a boolean is not a number);
+    it must also survive being written back: a finite number, Unicode text.
+    """
+    if request_id is None:
+        return None
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int | float):
+        return "the id must be a string, a number or null"
+    if isinstance(request_id, float) and not math.isfinite(request_id):
+        return "the id is a number too large for a double"
+    if isinstance(request_id, str):
+        try:
+            check_json_value(request_id, what="the id")
+        except NotJsonValue as problem:
+            return problem.detail
+    return None
+
+
+def _invalid(reason: str) -> tuple[bytes, bool]:
+    return _frame(
+        None, error=RpcError(INVALID_REQUEST, f"invalid request: {reason}")
+    ), False
+
+
+def handle_line(line: bytes) -> tuple[bytes | None, bool]:
+    """Answer one input line; returns (response line or None, shutdown?).
+
+    Never raises: whatever goes wrong becomes an error response.
+    """
+    try:
+        return _handle(line)
+    except Exception as failure:  # a bug in the envelope handling itself
+        reason = _printable(f"{type(failure).__name__}: {failure}")
+        return _frame(None, error=RpcError(INTERNAL_ERROR, reason)), False
+
+
+def _handle(line: bytes) -> tuple[bytes | None, bool]:
+    try:
+        request = _loads(line.decode("utf-8"))
+    except ValueError as error:  # UnicodeDecodeError is a ValueError too
+        reason = _printable(str(error))
+        return _frame(
+            None, error=RpcError(PARSE_ERROR, f"parse error: {reason}")
         ), False
+    if not isinstance(request, dict):
+        return _invalid("not a JSON-RPC request object")
+    request_id = request.get("id", _NO_ID)
+    if request_id is not _NO_ID and (problem := _id_problem(request_id)) is not None:
+        return _invalid(problem)
+    method = request.get("method")
     if not (
-        isinstance(request, dict)
-        and request.get("jsonrpc") == "2.0"
-        and isinstance(request.get("method"), str)
+        request.get("jsonrpc") == "2.0"
+        and isinstance(method, str)
         and isinstance(request.get("params", {}), dict)
     ):
-        request_id = request.get("id") if isinstance(request, dict) else None
-        return _response(
-            request_id, error=RpcError(INVALID_REQUEST, "invalid request")
+        return _frame(
+            None if request_id is _NO_ID else request_id,
+            error=RpcError(INVALID_REQUEST, "invalid request"),
         ), False
-    request_id = request.get("id")
-    is_notification = "id" not in request
-    method: str = request["method"]
+    is_notification = request_id is _NO_ID
     if method == "shutdown":
-        return (None if is_notification else _response(request_id, result=None)), True
+        return (None if is_notification else _frame(request_id, result=None)), True
     try:
         result = dispatch(method, request.get("params", {}))
-        text = _response(request_id, result=result)
     except RpcError as error:
-        text = _response(request_id, error=error)
+        failure: RpcError | None = error
     except RecursionError:
-        text = _response(
-            request_id, error=RpcError(INVALID_PARAMS, "input nested too deeply")
-        )
+        failure = RpcError(INVALID_PARAMS, "input nested too deeply")
     except Exception as error:  # an implementation bug; say so and keep serving
-        text = _response(request_id, error=RpcError(INTERNAL_ERROR, repr(error)))
-    return (None if is_notification else text), False
+        failure = RpcError(
+            INTERNAL_ERROR, _printable(f"{type(error).__name__}: {error}")
+        )
+    else:
+        failure = None
+    if is_notification:
+        return None, False
+    if failure is not None:
+        return _frame(request_id, error=failure), False
+    return _frame(request_id, result=result), False
 
 
-def serve(stdin: IO[bytes], stdout: IO[str]) -> int:
-    """Serve requests from `stdin` until ``shutdown`` or end of input."""
+class _OutputGone(Exception):
+    """stdout cannot be written any more: nobody can be answered."""
+
+
+def _write(stdout: IO[bytes], data: bytes) -> None:
+    try:
+        stdout.write(data)
+        stdout.flush()
+    except (OSError, ValueError) as error:
+        raise _OutputGone(str(error)) from None
+
+
+def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
+    """Serve requests from `stdin` until ``shutdown`` or end of input.
+
+    Returns the exit status: 0, or 1 when stdout can no longer be written.
+    """
+    try:
+        return _serve(stdin, stdout)
+    except _OutputGone as gone:
+        sys.stderr.write(f"reference.adapter: stdout is gone ({gone}); exiting\n")
+        return 1
+
+
+def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     while True:
         line = stdin.readline(MAX_LINE_BYTES + 1)
         if not line:
@@ -220,30 +346,35 @@ def serve(stdin: IO[bytes], stdout: IO[str]) -> int:
         if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
             while (rest := stdin.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
                 pass
-            stdout.write(
-                _response(
+            _write(
+                stdout,
+                _frame(
                     None,
                     error=RpcError(
                         INVALID_REQUEST,
                         f"request line longer than {MAX_LINE_BYTES} bytes",
                     ),
-                )
+                ),
             )
-            stdout.flush()
             continue
         if not line.strip():
             continue
         text, stop = handle_line(line)
         if text is not None:
-            stdout.write(text)
-            stdout.flush()
+            _write(stdout, text)
         if stop:
             return 0
 
 
 def main() -> int:
     """Entry point of ``python -m reference.adapter``."""
-    return serve(sys.stdin.buffer, sys.stdout)
+    status = serve(sys.stdin.buffer, sys.stdout.buffer)
+    if status != 0:
+        # Nothing more can reach stdout; stop the interpreter from trying to
+        # flush it again at exit (which would print "Exception ignored").
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), sys.stdout.fileno())
+    return status
 
 
 if __name__ == "__main__":

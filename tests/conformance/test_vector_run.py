@@ -9,18 +9,27 @@ crashes, hangs and garbage.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.connection import DirectConnection
+from conformance import vectors_cli
+from conformance.connection import DirectConnection, StdioConnection
+from conformance.errors import (
+    AdapterProtocolError,
+    AdapterStartupFailed,
+    AdapterTimeout,
+)
 from conformance.vector_run import Outcome, run_vectors
-from conformance.vectors import iter_cases
+from conformance.vectors import Verdict, iter_cases, judge_response
 
 BAD = Path(__file__).parent / "bad_adapters"
 
@@ -200,3 +209,224 @@ def test_a_missing_command_and_a_bad_revision_are_reported_without_a_traceback()
     code, _, err = run_cli("--revision", "r9")
     assert code == 2
     assert "unknown revision 'r9'" in err
+
+
+# ------------------------------------------------------------ the suite's own limits
+
+
+def connect_bad(name: str, *args: str, timeout: float) -> StdioConnection:
+    return StdioConnection(
+        [sys.executable, str(BAD / (name + ".py")), *args], timeout=timeout
+    )
+
+
+def wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def process_gone(pid: int) -> bool:
+    """True once `pid` has exited (a zombie left to a non-reaping init counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+EQUAL_PARAMS = {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}}
+
+
+@pytest.mark.slow
+def test_a_request_the_adapter_stops_reading_times_out_instead_of_blocking() -> None:
+    connection = connect_bad("stops_reading", timeout=1.0)
+    try:
+        connection.initialize()
+        bigger_than_a_pipe = {"header": {"config": {"model": "x" * 4_000_000}}}
+        started = time.monotonic()
+        with pytest.raises(AdapterTimeout, match="stdin"):
+            connection.request("codec/canonical", bigger_than_a_pipe)
+        assert time.monotonic() - started < 5
+        assert not connection.alive
+    finally:
+        connection.close()
+
+
+@pytest.mark.slow
+def test_a_hung_adapter_is_killed_with_every_process_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REQFOLD_BAD_STATE", str(tmp_path))
+    started = time.monotonic()
+    connection = connect_bad("spawns_grandchild", "--hang", timeout=1.0)
+    with pytest.raises(AdapterStartupFailed, match="no answer to initialize"):
+        connection.initialize()
+    connection.close()
+    assert time.monotonic() - started < 5
+    assert connection.returncode is not None  # reaped: no zombie
+    grandchild = int((tmp_path / "grandchild.pid").read_text())
+    assert wait_until(lambda: process_gone(grandchild), 5)
+
+
+@pytest.mark.slow
+def test_processes_an_adapter_leaves_behind_are_killed_when_the_run_ends(
+    tmp_path: Path,
+) -> None:
+    started = time.monotonic()
+    code, report = run_bad("spawns_grandchild", tmp_path)
+    assert time.monotonic() - started < 15
+    assert code == 0
+    assert report["counts"]["error"] == 0
+    grandchild = int((tmp_path / "grandchild.pid").read_text())
+    assert wait_until(lambda: process_gone(grandchild), 5)
+
+
+@pytest.mark.slow
+def test_json_that_python_accepts_but_the_protocol_forbids_costs_one_case_each(
+    tmp_path: Path,
+) -> None:
+    code, report = run_bad("answers_loose_json", tmp_path)
+    assert code == 3
+    messages = [r["message"] for r in report["results"] if r["outcome"] == "error"]
+    assert len(messages) == 3
+    assert all("AdapterProtocolError" in message for message in messages)
+    assert "NaN" in messages[0]
+    assert "repeats the key 'header'" in messages[1]
+    assert "lone surrogate" in messages[2]
+    assert report["counts"]["fail"] == 0
+
+
+@pytest.mark.slow
+def test_an_id_of_true_does_not_echo_request_id_1(tmp_path: Path) -> None:
+    code, report = run_bad("echoes_id_as_true", tmp_path)
+    assert code == 3
+    assert "does not echo request id 1" in report["startupError"]
+    assert report["results"] == []
+
+
+@pytest.mark.slow
+def test_a_flood_of_unsolicited_stdout_lines_is_a_protocol_error() -> None:
+    connection = connect_bad("floods_stdout", timeout=5.0)
+    try:
+        connection.initialize()
+        assert wait_until(lambda: "flood done" in connection.stderr_tail)
+        with pytest.raises(AdapterProtocolError, match="unsolicited"):
+            connection.request("codec/equals", EQUAL_PARAMS)
+    finally:
+        connection.close()
+
+
+@pytest.mark.slow
+def test_a_huge_stderr_line_is_truncated_and_only_a_bounded_tail_is_kept() -> None:
+    connection = connect_bad("floods_stderr", timeout=5.0)
+    try:
+        connection.initialize()
+        assert connection.request("codec/equals", EQUAL_PARAMS)["result"] == {
+            "equal": True
+        }
+    finally:
+        connection.close()
+    tail = connection.stderr_tail
+    assert tail.endswith("after the big line")
+    assert "[truncated]" in tail
+    assert len(tail) < 100_000
+
+
+# ---------------------------------------------------------- the runner never crashes
+
+
+def a_case(method: str, *, rejection: bool) -> Any:
+    return next(
+        case
+        for _, case in iter_cases()
+        if case.method == method and case.expects_error == rejection
+    )
+
+
+def test_judging_a_result_that_is_not_json_never_raises() -> None:
+    case = a_case("codec/canonical", rejection=False)
+    for result in ({"header": float("nan")}, {"header": {1, 2}}, object()):
+        judgement = judge_response(case, {"result": result})
+        assert judgement.verdict is Verdict.FAIL
+        assert "result differs" in judgement.reason
+    rejection = a_case("codec/canonical", rejection=True)
+    judgement = judge_response(rejection, {"error": {"code": float("nan")}})
+    assert judgement.verdict is Verdict.FAIL
+    assert "expected a rejection" in judgement.reason
+
+
+def test_an_unexpected_exception_on_a_case_is_an_error_and_the_run_goes_on() -> None:
+    class Buggy(DirectConnection):
+        calls = 0
+
+        def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            Buggy.calls += 1
+            if Buggy.calls == 3:
+                raise RuntimeError("a bug in the connection")
+            return super().request(method, params)
+
+    report = run_vectors(Buggy)
+    errors = [r for r in report.results if r.outcome is Outcome.ERROR]
+    assert [r.message for r in errors] == ["RuntimeError: a bug in the connection"]
+    assert report.counts()["pass"] == len(report.results) - 1
+    assert report.exit_status() == 3
+
+
+def test_the_connection_is_closed_even_when_the_run_is_interrupted() -> None:
+    closed: list[bool] = []
+
+    class Recording(DirectConnection):
+        def close(self) -> None:
+            closed.append(True)
+
+    def interrupt(_result: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_vectors(Recording, on_result=interrupt)
+    assert closed == [True]
+
+
+def test_an_unexpected_exception_in_the_runner_exits_3_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise ValueError("something the suite did not expect")
+
+    monkeypatch.setattr(vectors_cli, "run_vectors", broken)
+    parser = argparse.ArgumentParser()
+    vectors_cli.add_arguments(parser)
+    code = vectors_cli.run(parser.parse_args(["--impl", "reference"]))
+    assert code == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "internal error" in err
+    assert "ValueError: something the suite did not expect" in err
+
+
+def test_a_rejection_of_another_kind_passes_and_the_message_names_both_kinds() -> None:
+    class Misnamed(DirectConnection):
+        def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            response = super().request(method, params)
+            if "error" in response:
+                response["error"]["data"] = {"kind": "something-else"}
+            return response
+
+    report = run_vectors(Misnamed)
+    assert report.exit_status() == 0
+    rejections = [
+        r for r in report.results if r.message and "something-else" in r.message
+    ]
+    assert rejections
+    assert all(r.outcome is Outcome.PASS for r in rejections)
+    assert all("expects kind" in r.message for r in rejections)
+    untouched = [r for r in report.results if r not in rejections]
+    assert all(r.message == "" for r in untouched)

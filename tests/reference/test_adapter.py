@@ -20,9 +20,9 @@ pytestmark = pytest.mark.slow
 class Adapter:
     """A running adapter process with line-oriented request/response helpers."""
 
-    def __init__(self) -> None:
+    def __init__(self, argv: list[str] | None = None) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "reference.adapter"],
+            argv or [sys.executable, "-m", "reference.adapter"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -179,3 +179,106 @@ def test_shutdown_answers_null_and_exits_zero(adapter: Adapter) -> None:
 
 def test_end_of_input_exits_zero(adapter: Adapter) -> None:
     assert adapter.close() == 0
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc": "2.0", "id": 1e400, "method": "codec/nope"}',
+        b'{"jsonrpc": "2.0", "id": "\\udc00", "method": "codec/nope"}',
+        b'{"jsonrpc": "2.0", "id": "a\\ud800b", "method": "initialize"}',
+        b'{"jsonrpc": "2.0", "id": true, "method": "codec/nope"}',
+        b'{"jsonrpc": "2.0", "id": [1], "method": "codec/nope"}',
+        b'{"jsonrpc": "2.0", "id": {"n": 1}, "method": "codec/nope"}',
+        b'{"jsonrpc": "2.0", "id": 1e400}',
+        b'[{"jsonrpc": "2.0", "id": "\\udc00", "method": "x"}]',
+    ],
+    ids=[
+        "infinite-number",
+        "lone-low-surrogate",
+        "lone-high-surrogate",
+        "boolean",
+        "array",
+        "object",
+        "infinite-number-no-method",
+        "inside-a-batch",
+    ],
+)
+def test_an_id_that_cannot_be_echoed_gets_invalid_request_with_a_null_id(
+    adapter: Adapter, line: bytes
+) -> None:
+    reply = adapter.send_raw(line)
+    assert reply["id"] is None
+    assert reply["error"]["code"] == -32600
+    still_alive = adapter.call(
+        "codec/equals",
+        {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}},
+    )
+    assert still_alive["result"] == {"equal": True}
+
+
+@pytest.mark.spec("JSON-1")
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"config": {"model": "\ud800"}},
+        {"config": {"model": "m"}, "system": "a\udc00"},
+        {"config": {"model": "m", "\ud800": 1}},
+    ],
+    ids=["value", "system", "key"],
+)
+def test_a_lone_surrogate_in_params_is_a_json_1_rejection_not_an_echo(
+    adapter: Adapter, header: dict[str, Any]
+) -> None:
+    reply = adapter.call("codec/canonical", {"header": header})
+    assert reply["error"]["code"] == -32000
+    assert reply["error"]["data"]["kind"] == "not-json-value"
+    assert reply["error"]["data"]["rule"] == "JSON-1"
+    assert adapter.call("codec/canonical", {"header": {"config": {"model": "m"}}})[
+        "result"
+    ] == {"header": {"config": {"model": "m"}}}
+
+
+UNWRITABLE_RESULTS = {
+    "nan": "{'equal': float('nan')}",
+    "surrogate": "{'equal': '\\ud800'}",
+    "not-json": "{'equal': {1, 2}}",
+    "too-deep": "functools.reduce(lambda v, _: [v], range(100_000), 0)",
+}
+
+
+@pytest.mark.parametrize("result", UNWRITABLE_RESULTS.values(), ids=UNWRITABLE_RESULTS)
+def test_a_result_that_cannot_be_written_is_an_internal_error_not_a_crash(
+    result: str,
+) -> None:
+    serve_a_bug = (
+        "import functools, sys\n"
+        "from reference import adapter\n"
+        f"adapter.METHODS['codec/equals'] = lambda params: {result}\n"
+        "raise SystemExit(adapter.main())\n"
+    )
+    running = Adapter([sys.executable, "-c", serve_a_bug])
+    try:
+        reply = running.call("codec/equals", {"a": {}, "b": {}})
+        assert reply["error"]["code"] == -32603
+        assert running.call("shutdown")["result"] is None
+    finally:
+        assert running.close() == 0
+
+
+def test_an_adapter_whose_stdout_is_gone_exits_without_a_traceback() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reference.adapter"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdout.close()
+    request = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize"}\n'
+    _, err = process.communicate(request * 3, timeout=30)
+    assert process.returncode == 1
+    assert b"Traceback" not in err
+    assert b"Exception ignored" not in err
+    assert b"stdout" in err

@@ -7,7 +7,6 @@ Run as ``python tests/conformance/bad_adapters/NAME.py``.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -19,4 +18,4 @@ Handler = Callable[[dict[str, Any]], dict[str, Any]]
 def serve_broken(overrides: dict[str, Handler]) -> None:
     """Serve stdin/stdout with `overrides` in place of the reference's handlers."""
     adapter.METHODS.update(overrides)
-    raise SystemExit(adapter.serve(sys.stdin.buffer, sys.stdout))
+    raise SystemExit(adapter.main())
