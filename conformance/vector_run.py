@@ -188,7 +188,20 @@ def run_vectors(
             _close(live)
 
 
+INTERNAL_ERROR = -32603
+"""An adapter's own failure: no verdict on the contract (docs/adapter-protocol.md)."""
+
+
 def _judge(case: VectorCase, revision: Revision, response: JsonObject) -> CaseResult:
+    error = response.get("error")
+    if isinstance(error, dict) and error.get("code") == INTERNAL_ERROR:
+        return _result(
+            case,
+            revision,
+            Outcome.ERROR,
+            f"the implementation failed on this case (-32603):"
+            f" {str(error.get('message', ''))[:200]}",
+        )
     try:
         judgement = judge_response(case, response)
     except Exception as error:  # a bug of ours: no verdict on this case

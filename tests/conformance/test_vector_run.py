@@ -430,3 +430,16 @@ def test_a_rejection_of_another_kind_passes_and_the_message_names_both_kinds() -
     assert all("expects kind" in r.message for r in rejections)
     untouched = [r for r in report.results if r not in rejections]
     assert all(r.message == "" for r in untouched)
+
+
+@pytest.mark.slow
+def test_an_internal_error_of_the_implementation_is_an_error_not_a_failure(
+    tmp_path: Path,
+) -> None:
+    code, report = run_bad("fails_internally_on_diff", tmp_path)
+    assert code == 3
+    errors = [r for r in report["results"] if r["outcome"] == "error"]
+    assert errors
+    assert {r["method"] for r in errors} == {"codec/diff"}
+    assert all("-32603" in r["message"] for r in errors)
+    assert report["counts"]["fail"] == 0
