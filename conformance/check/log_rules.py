@@ -114,6 +114,32 @@ class _Step:
     boundary: list[JsonObject] | None = None
 
 
+OPENING = ("system", "tools", "messagePrefix")
+"""The header parts that lead a request's prompt (CACHE-2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _HeaderChange:
+    """A header event of one step, with the header in force before and after."""
+
+    turn: int
+    step: int
+    kind: str
+    data: Any
+    before: JsonObject
+    after: JsonObject
+
+    def parts(self) -> frozenset[str]:
+        """The opening parts this event changed (a delta says so by its arms)."""
+        if self.kind == DELTA and isinstance(self.data, dict):
+            return frozenset(part for part in OPENING if part in self.data)
+        return frozenset(
+            part
+            for part in OPENING
+            if not json_equal(self.before.get(part), self.after.get(part))
+        )
+
+
 @dataclass(slots=True)
 class LogSummary:
     """What a check saw besides its findings."""
@@ -159,7 +185,7 @@ class LogChecker:
         self.last_turn = 0
         self.last_step = 0
         self.turn_header_events = 0
-        self.last_change: tuple[int, int, frozenset[str]] | None = None
+        self.last_change: _HeaderChange | None = None
         self.step: _Step | None = None
         self.out: list[Finding] = []
         self.events = 0  # events the general and slow paths read
@@ -729,11 +755,15 @@ class LogChecker:
             )
         else:
             self.out.extend(self.fold.delta(data, line=number, seq=seq))
-        if step is not None:
-            self._volatile_opening(before, self.fold.state, step, number, seq)
+        after = self.fold.state
+        if step is not None and before is not None and after is not None:
+            change = _HeaderChange(step.turn, step.step, kind, data, before, after)
+            self._volatile_opening(change, step, number, seq)
+        else:
+            self.last_change = None
 
     def _volatile_opening(
-        self, before: Any, after: Any, step: _Step, number: int, seq: int
+        self, change: _HeaderChange, step: _Step, number: int, seq: int
     ) -> None:
         """CACHE-2: one cacheable part changing on consecutive requests of a turn.
 
@@ -741,29 +771,23 @@ class LogChecker:
         them changes on two consecutive steps of one turn, something in it
         most likely varies per request (a timestamp, an id, map order), and
         every such request misses the provider's cache from that point.
+        Which parts changed is worked out only for such a pair, so the
+        common case costs nothing.
         """
-        if before is None or after is None:
-            self.last_change = None
+        last, self.last_change = self.last_change, change
+        if last is None or (last.turn, last.step + 1) != (step.turn, step.step):
             return
-        changed = frozenset(
-            part
-            for part in ("system", "tools", "messagePrefix")
-            if not json_equal(before.get(part), after.get(part))
-        )
-        last = self.last_change
-        if last is not None and last[0] == step.turn and last[1] == step.step - 1:
-            again = sorted(changed & last[2])
-            if again:
-                self._report(
-                    "CACHE-2",
-                    number,
-                    seq,
-                    f"{' and '.join(again)} changed on two consecutive requests of"
-                    f" turn {step.turn} (steps {step.step - 1} and {step.step}):"
-                    " does the opening hold a value that varies per request?",
-                    level=SHOULD,
-                )
-        self.last_change = (step.turn, step.step, changed) if changed else None
+        again = sorted(last.parts() & change.parts())
+        if again:
+            self._report(
+                "CACHE-2",
+                number,
+                seq,
+                f"{' and '.join(again)} changed on two consecutive requests of"
+                f" turn {step.turn} (steps {step.step - 1} and {step.step}):"
+                " does the opening hold a value that varies per request?",
+                level=SHOULD,
+            )
 
     def _snapshot(self, data: Any, number: int, seq: int) -> None:
         self._header_event(data, number, seq, SNAPSHOT)
