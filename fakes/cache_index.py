@@ -156,9 +156,22 @@ class PrefixCacheIndex:
         self._evict()
 
     def put(
-        self, key: bytes, end: int, size: int, now: float, ttl: float | None
+        self,
+        key: bytes,
+        end: int,
+        size: int,
+        now: float,
+        ttl: float | None,
+        *,
+        merge_ttl: bool = False,
     ) -> None:
-        """Insert or refresh one entry and make it the most recently used."""
+        """Insert or refresh one entry and make it the most recently used.
+
+        A refresh sets the entry's TTL to `ttl` (so lowering the configured
+        TTL takes effect on entries that keep being hit), or with
+        `merge_ttl` keeps the longer of the two (Anthropic TTL classes: a
+        5-minute write never shortens a 1-hour entry). `None` is forever.
+        """
         entry = self._alive(key, now)
         if entry is None:
             self._entries[key] = Entry(
@@ -168,7 +181,8 @@ class PrefixCacheIndex:
             return
         if self.refresh_on_hit:
             entry.last_used = now
-        if ttl is not None and (entry.ttl is None or ttl > entry.ttl):
+        longer = ttl is None or (entry.ttl is not None and ttl > entry.ttl)
+        if longer or not merge_ttl:
             entry.ttl = ttl
         self._entries.move_to_end(key)
 

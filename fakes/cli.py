@@ -9,6 +9,7 @@ flag; `--capture-out PATH` writes the capture log as JSONL on exit.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,10 @@ def _seconds(text: str) -> float | None:
     if text.lower() in ("none", "forever", "inf"):
         return None
     value = float(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0 seconds, got {value}")
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number >= 0 seconds (or 'none'), got {text!r}"
+        )
     return value
 
 

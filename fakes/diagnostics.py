@@ -178,6 +178,10 @@ class DivergenceLedger:
         )
         return describe_divergence(mine, theirs, prompt.start_of(position))
 
+    def segments_of(self, index: int) -> tuple[Segment, ...]:
+        """The segments of earlier request `index` (empty if unknown)."""
+        return self._segments.get(index, ())
+
     def record(
         self,
         root: bytes,

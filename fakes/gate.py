@@ -46,6 +46,21 @@ class Gate:
         for loop, future in waiters:
             loop.call_soon_threadsafe(_resolve, future)
 
+    def reset(self) -> None:
+        """Release every current waiter, then close again for future ones.
+
+        The provider calls this on `reset(script=True)`: a gate object a test
+        obtained earlier keeps working (it is the gate the name resolves to),
+        and no response already held on it is orphaned.
+        """
+        with self._lock:
+            self._event.set()  # wakes blocked threads; they return True
+            waiters, self._waiters = self._waiters, []
+            self._event.clear()
+            self._held.clear()
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(_resolve, future)
+
     async def wait(self) -> None:
         """Wait, without blocking the event loop, until the gate is open."""
         if self._event.is_set():

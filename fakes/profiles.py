@@ -23,6 +23,9 @@ model minimum (1024 by default), 5-minute TTL refreshed on hit.
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -91,21 +94,47 @@ class Profile:
     model_minimums: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
-        if self.block_size < 1:
-            raise ValueError(f"block_size must be >= 1, got {self.block_size}")
-        if self.min_cacheable_tokens < 0:
-            raise ValueError(
-                f"min_cacheable_tokens must be >= 0, got {self.min_cacheable_tokens}"
-            )
-        if self.chunk_chars < 1:
-            raise ValueError(f"chunk_chars must be >= 1, got {self.chunk_chars}")
-        if self.max_body_bytes < 0:
-            raise ValueError(f"max_body_bytes must be >= 0, got {self.max_body_bytes}")
+        _check_choice("dialect", self.dialect, ("deepseek", "openai", "anthropic"))
+        _check_choice(
+            "stream_usage", self.stream_usage, ("finish_chunk", "include_usage")
+        )
+        for name in ("withhold_last_token", "refresh_on_hit", "isolate_api_keys"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(
+                    f"{name} must be a boolean, got {getattr(self, name)!r}"
+                )
+        _check_int("block_size", self.block_size, 1)
+        _check_int("min_cacheable_tokens", self.min_cacheable_tokens, 0)
+        _check_int("chunk_chars", self.chunk_chars, 1)
+        _check_int("max_body_bytes", self.max_body_bytes, 0)
+        _check_int("breakpoint_limit", self.breakpoint_limit, 0)
+        _check_int("lookback_blocks", self.lookback_blocks, 0)
+        _check_int("seed", self.seed, None)
+        if self.capacity_tokens is not None:
+            _check_int("capacity_tokens", self.capacity_tokens, 0)
+        for name in ("ttl", "ttl_long", "max_age"):
+            _check_seconds(name, getattr(self, name))
+        _check_text("default_text", self.default_text)
+        for name in ("isolation_fields", "render_order"):
+            items = getattr(self, name)
+            if not isinstance(items, tuple):
+                raise TypeError(f"{name} must be a tuple of strings, got {items!r}")
+            for item in items:
+                _check_text(name, item)
         if sorted(self.render_order) != ["messages", "system", "tools"]:
             raise ValueError(
                 "render_order must name tools, system and messages once each, "
                 f"got {self.render_order!r}"
             )
+        if not isinstance(self.model_minimums, tuple):
+            raise TypeError(
+                f"model_minimums must be a tuple of pairs, got {self.model_minimums!r}"
+            )
+        for pair in self.model_minimums:
+            if not (isinstance(pair, tuple) and len(pair) == 2):
+                raise TypeError(f"model_minimums entries must be pairs, got {pair!r}")
+            _check_text("model_minimums", pair[0])
+            _check_int(f"model_minimums[{pair[0]!r}]", pair[1], 0)
 
     @property
     def speaks_chat(self) -> bool:
@@ -115,6 +144,38 @@ class Profile:
     def minimum_for(self, model: str) -> int:
         """Minimum cacheable prefix for `model`."""
         return dict(self.model_minimums).get(model, self.min_cacheable_tokens)
+
+
+def _check_int(name: str, value: object, minimum: int | None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+def _check_seconds(name: str, value: object) -> None:
+    """`None` (no limit) or a finite number of seconds >= 0."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number of seconds or null, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be finite and >= 0 seconds, got {value}")
+
+
+def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
+    if value not in choices or not isinstance(value, str):
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+
+
+def _check_text(name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {value!r}")
+    if _SURROGATE.search(value):
+        raise ValueError(f"{name} must be valid Unicode (no lone surrogates)")
+
+
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
 
 
 DEEPSEEK = Profile(

@@ -29,6 +29,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -182,9 +184,15 @@ class FakeProvider:
             if capture:
                 self.capture.clear()
                 self._totals = _Totals()
+                # Ids derive from (seed, index): numbering restarts with the
+                # captures so the same requests get the same bytes again.
+                self._next_index = 0
             if script:
                 self.script.clear()
-                self._gates.clear()
+                # Keep the gate objects (tests may hold them) but release what
+                # they hold and close them again, as if newly created.
+                for gate in self._gates.values():
+                    gate.reset()
             if clock:
                 self.clock = LogicalClock()
 
@@ -196,7 +204,10 @@ class FakeProvider:
         with self._lock:
             if "dialect" in overrides and overrides["dialect"] != self._profile.dialect:
                 raise ValueError("the dialect of a running provider cannot change")
-            self._profile = dataclasses.replace(self._profile, **overrides)
+            # Build (and so validate) the whole new profile before touching
+            # any state: a rejected change leaves the provider as it was.
+            profile = dataclasses.replace(self._profile, **overrides)
+            self._profile = profile
             self.index.capacity_tokens = self._profile.capacity_tokens
             self.index.refresh_on_hit = self._profile.refresh_on_hit
             self.index.max_age = self._profile.max_age
@@ -347,6 +358,24 @@ class FakeProvider:
         self._next_index += 1
         self._totals.requests += 1
         now = self.clock.now()
+        try:
+            return self._answer_provider(request, index, now)
+        except Exception as error:
+            # A bug (or a raising responder) must not eat an index silently:
+            # record the crash as a 500 under its index, leaving the body out
+            # (it may be what broke), then let the exception propagate.
+            _, reply = self._error_plan(
+                500,
+                f"The fake provider crashed on this request: {error!r}"[:500],
+                error_type="api_error",
+            )
+            self._totals.errors += 1
+            self._record(request, index, None, 500, now, reply, None, None)
+            raise
+
+    def _answer_provider(
+        self, request: HttpRequest, index: int, now: float
+    ) -> ResponsePlan:
         body: JSONValue = None
         try:
             body = self._parse_body(request)
@@ -578,7 +607,9 @@ class FakeProvider:
             usage=usage,
         )
         cached = result.read
-        expected = comparison.shared_tokens if comparison.relation != "first" else 0
+        expected = self._anthropic_expected(
+            prompt, comparison, profile.minimum_for(call.model)
+        )
         diagnostic = make_diagnostic(
             prompt, cached, result.matched, min(expected, result.cacheable), comparison
         )
@@ -601,6 +632,26 @@ class FakeProvider:
             diagnostic,
         )
         return plan
+
+    def _anthropic_expected(
+        self, prompt: RenderedPrompt, comparison: Comparison, minimum: int
+    ) -> int:
+        """Tokens the closest earlier request left in the cache for this one.
+
+        Only breakpoint blocks are ever written: the end of the deepest
+        marker (long enough to be cached) among the segments both requests
+        share, not the whole shared prefix.
+        """
+        if comparison.closest_request is None:
+            return 0
+        earlier = self.ledger.segments_of(comparison.closest_request)
+        shared = min(comparison.shared_segments, len(earlier), len(prompt.ends))
+        ends = [
+            prompt.ends[position]
+            for position in range(shared)
+            if earlier[position].breakpoint is not None
+        ]
+        return max((end for end in ends if end >= minimum), default=0)
 
     def _stream_plan(
         self, frames: list[bytes], reply: Reply, keepalive: bytes
@@ -713,7 +764,9 @@ def parse_json_body(raw: bytes) -> JSONValue:
             f"the request body is not valid UTF-8 (byte {error.start})"
         ) from None
     try:
-        value: JSONValue = json.loads(text, parse_constant=_reject_constant)
+        value: JSONValue = json.loads(
+            text, parse_constant=_reject_constant, parse_float=_finite_float
+        )
     except json.JSONDecodeError as error:
         raise InvalidRequest(
             f"the request body is not valid JSON: {error.msg} at line {error.lineno} "
@@ -721,7 +774,53 @@ def parse_json_body(raw: bytes) -> JSONValue:
         ) from None
     except RecursionError:
         raise InvalidRequest("the request body is nested too deeply") from None
+    except ValueError as error:
+        # e.g. an integer literal longer than Python's int conversion limit
+        raise InvalidRequest(
+            f"the request body is not acceptable JSON: {error}"
+        ) from None
+    _reject_lone_surrogates(value)
     return value
+
+
+def _finite_float(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise InvalidRequest(
+            f"the request body is not valid JSON: the number {literal[:40]} "
+            "is out of range (not a finite double)"
+        )
+    return number
+
+
+def _reject_lone_surrogates(value: JSONValue) -> None:
+    """Refuse strings (keys or values) holding an unpaired UTF-16 surrogate.
+
+    JSON allows `\\ud800` escapes, but the text is not valid Unicode: it
+    cannot be encoded as UTF-8 in a reply or in the capture log.
+    """
+    stack: list[JSONValue] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            strings: Iterable[str] = (item,)
+        elif isinstance(item, dict):
+            strings = item.keys()
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+            continue
+        else:
+            continue
+        for text in strings:
+            if _SURROGATE.search(text):
+                raise InvalidRequest(
+                    "the request body is not valid JSON text: a string contains "
+                    "an unpaired UTF-16 surrogate escape"
+                )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def api_key_digest(request: HttpRequest) -> str:

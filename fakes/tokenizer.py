@@ -34,6 +34,7 @@ import array
 import hashlib
 import re
 import zlib
+from collections import OrderedDict
 
 TOKENIZER_NAME = "approx-v1"
 
@@ -86,7 +87,7 @@ class SegmentEncoder:
         if max_entries < 0:
             raise ValueError(f"max_entries must be >= 0, got {max_entries}")
         self._max_entries = max_entries
-        self._memo: dict[bytes, bytes] = {}
+        self._memo: OrderedDict[bytes, bytes] = OrderedDict()
 
     def encode(self, text: str) -> tuple[bytes, bytes]:
         """Return the digest and packed tokens of one segment."""
@@ -99,7 +100,7 @@ class SegmentEncoder:
             packed = ids.tobytes()
             if self._max_entries:
                 if len(self._memo) >= self._max_entries:
-                    del self._memo[next(iter(self._memo))]
+                    self._memo.popitem(last=False)  # O(1), oldest first
                 self._memo[digest] = packed
         return digest, packed
 

@@ -457,7 +457,7 @@ def account_breakpoints(
         if end < minimum or end <= read:
             continue
         ttl = ttl_long if mark == "1h" else ttl_short
-        index.put(keys[position], end, end, now, ttl)
+        index.put(keys[position], end, end, now, ttl, merge_ttl=True)
         written_any = True
         if mark == "1h":
             long_end = max(long_end, end)
@@ -615,6 +615,9 @@ def messages_stream_frames(answer: MessagesAnswer) -> list[bytes]:
         ),
         PING_FRAME,
     ]
+    # tool_use blocks follow the scripted calls in order; ids may repeat, so
+    # match them by position, never by id.
+    calls = iter(answer.reply.tool_calls)
     for position, block in enumerate(content_blocks(answer)):
         kind = block["type"]
         if kind == "thinking":
@@ -631,7 +634,7 @@ def messages_stream_frames(answer: MessagesAnswer) -> list[bytes]:
                 for piece in split_text(answer.reply.text or "", size)
             ]
         else:
-            call = answer.reply.tool_calls[answer.tool_ids.index(str(block["id"]))]
+            call = next(calls)
             opening = {
                 "type": "tool_use",
                 "id": block["id"],

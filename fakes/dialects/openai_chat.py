@@ -454,13 +454,15 @@ def _content(answer: ChatAnswer) -> str | None:
 def emitted_message(answer: ChatAnswer) -> JSONObject:
     """The assistant message a faithful harness sends back next turn.
 
-    `content` (text, `""` or `null`), `reasoning_content` only when the
-    reply made tool calls with non-empty reasoning (DeepSeek requires it
-    back then), and `tool_calls` with the exact ids and argument strings.
+    `content` (text, `""` or `null`), `reasoning_content` only for the
+    DeepSeek dialect when the reply made tool calls with non-empty
+    reasoning (DeepSeek requires it back then; OpenAI never sends it), and
+    `tool_calls` with the exact ids and argument strings.
     """
     reply = answer.reply
     message: JSONObject = {"role": "assistant", "content": _content(answer)}
-    if reply.tool_calls and reply.reasoning:
+    deepseek = answer.profile.dialect == "deepseek"
+    if deepseek and reply.tool_calls and reply.reasoning:
         message["reasoning_content"] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = [
@@ -513,7 +515,8 @@ def chat_stream_payloads(answer: ChatAnswer, include_usage: bool) -> list[JSONOb
     """The chunk objects of a streamed answer, in order (without `[DONE]`)."""
     profile, reply = answer.profile, answer.reply
     deepseek = profile.dialect == "deepseek"
-    usage_chunk = not deepseek and include_usage
+    on_finish = profile.stream_usage == "finish_chunk"
+    usage_chunk = not on_finish and include_usage
     head: JSONObject = {
         "id": completion_id(profile, answer.index),
         "object": "chat.completion.chunk",
@@ -573,7 +576,7 @@ def chat_stream_payloads(answer: ChatAnswer, include_usage: bool) -> list[JSONOb
             for piece in split_text(call.arguments, size)
         )
     final = chunk({"content": ""} if deepseek else {}, reply.effective_finish_reason)
-    if deepseek:
+    if on_finish:
         final["usage"] = json_object(answer.usage)
     chunks.append(final)
     if usage_chunk:

@@ -274,3 +274,60 @@ def test_chat_paths_are_not_served_by_an_anthropic_provider():
         response = client.post("/chat/completions", json={})
     assert response.status_code == 404
     assert response.json()["error"]["type"] == "not_found_error"
+
+
+def test_lost_tokens_count_only_what_an_earlier_breakpoint_actually_cached(
+    anthropic, messages
+):
+    unmarked = {"role": "user", "content": [{"type": "text", "text": BOOK}]}
+    messages(body_with(cached_book(), [unmarked]))
+    grown = [
+        unmarked,
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "next", "cache_control": EPHEMERAL}],
+        },
+    ]
+    usage = messages(body_with(cached_book(), grown)).json()["usage"]
+    diagnostic = anthropic.last_request.diagnostic
+    assert diagnostic["relation"] == "append"
+    assert usage["cache_read_input_tokens"] > 0  # the system breakpoint was read
+    assert diagnostic["shared_tokens"] > usage["cache_read_input_tokens"]
+    assert diagnostic["lost_tokens"] == 0  # messages[0] was never cached
+
+
+def test_lost_tokens_count_a_written_breakpoint_that_expired(anthropic, messages):
+    messages(body_with(cached_book()))
+    anthropic.advance(301)
+    usage = messages(body_with(cached_book())).json()["usage"]
+    assert usage["cache_read_input_tokens"] == 0
+    assert (
+        anthropic.last_request.diagnostic["lost_tokens"]
+        == (usage["cache_creation_input_tokens"])
+    )
+
+
+def test_a_stream_with_repeated_scripted_tool_ids_streams_each_calls_own_arguments(
+    anthropic, messages, sse
+):
+    import json
+
+    anthropic.push(
+        Reply(
+            tool_calls=(
+                ToolCall(name="ls", arguments='{"dir": "a"}', id="toolu_same"),
+                ToolCall(name="ls", arguments='{"dir": "b"}', id="toolu_same"),
+            )
+        )
+    )
+    response = messages(body_with(cached_book(), stream=True))
+    partial: dict[int, str] = {}
+    for name, data in sse(response.text):
+        payload = json.loads(data)
+        if name == "content_block_delta" and payload["delta"]["type"] == (
+            "input_json_delta"
+        ):
+            index = payload["index"]
+            partial[index] = partial.get(index, "") + payload["delta"]["partial_json"]
+    assert list(partial.values()) == ['{"dir": "a"}', '{"dir": "b"}']

@@ -92,3 +92,19 @@ def test_serve_serves_the_anthropic_dialect():
             child.kill()
             child.communicate()
     assert child.returncode == 0
+
+
+@pytest.mark.parametrize("text", ["nan", "-1", "infinity"])
+def test_a_seconds_option_refuses_values_that_are_not_finite_non_negative_numbers(
+    text, capsys
+):
+    import argparse
+
+    from fakes.cli import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert parser.parse_args(["serve", "--ttl", "30"]).ttl == 30
+    with pytest.raises(SystemExit):
+        parser.parse_args(["serve", f"--ttl={text}"])
+    assert "finite" in capsys.readouterr().err

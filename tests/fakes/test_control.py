@@ -136,3 +136,34 @@ def test_unknown_control_endpoints_get_404(client, method, path):
 def test_control_bodies_that_are_not_json_get_400(client):
     response = client.post("/_fake/script", content=b"{")
     assert response.status_code == 400
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"ttl": "abc"},
+        {"ttl": True},
+        {"max_age": "nan"},
+        {"block_size": 1.5},
+        {"chunk_chars": 2.5},
+        {"capacity_tokens": "x"},
+        {"seed": 1.5},
+        {"refresh_on_hit": 1},
+        {"stream_usage": "sometimes"},
+        {"default_text": "\ud800"},
+    ],
+)
+def test_a_config_value_of_the_wrong_type_is_refused_and_changes_nothing(
+    client, deepseek, overrides
+):
+    before = deepseek.profile
+    response = client.post(
+        "/_fake/config",
+        content=json.dumps({"block_size": 32, **overrides}),
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 400
+    assert deepseek.profile is before
+    assert deepseek.index.capacity_tokens == before.capacity_tokens
+    body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    assert client.post("/chat/completions", json=body).status_code == 200

@@ -328,3 +328,52 @@ def test_unknown_paths_and_methods_get_404_and_405(client):
     assert response.status_code == 405
     assert response.headers["allow"] == "POST"
     assert client.post("/v1/messages", json={}).status_code == 404  # wrong dialect
+
+
+def test_openai_echo_of_a_reasoning_tool_call_reply_is_not_a_divergence():
+    provider = FakeProvider("openai")
+    provider.push(Reply(reasoning="secret plan", tool_calls=(ToolCall.of("f", {}),)))
+    with httpx.Client(
+        transport=provider.transport(), base_url="https://api.openai.com/v1"
+    ) as client:
+        first = client.post(
+            "/chat/completions", json={"model": "m", "messages": [USER]}
+        )
+        message = first.json()["choices"][0]["message"]
+        assert "reasoning_content" not in message
+        assert "reasoning_content" not in provider.last_request.reply
+        call_id = message["tool_calls"][0]["id"]
+        tool = {"role": "tool", "tool_call_id": call_id, "content": "1"}
+        client.post(
+            "/chat/completions", json={"model": "m", "messages": [USER, message, tool]}
+        )
+    diagnostic = provider.last_request.diagnostic
+    assert diagnostic["relation"] == "append"
+    assert diagnostic["echo_divergence"] is None
+
+
+@pytest.mark.parametrize(
+    ("dialect", "stream_usage"),
+    [("deepseek", "include_usage"), ("openai", "finish_chunk")],
+)
+def test_the_stream_usage_setting_decides_where_a_stream_carries_usage(
+    sse_json, dialect, stream_usage
+):
+    provider = FakeProvider(dialect, stream_usage=stream_usage)
+    body = {"model": "m", "messages": [USER], "stream": True}
+    with httpx.Client(transport=provider.transport(), base_url="https://x") as client:
+        plain = sse_json(client.post("/chat/completions", json=body).text)
+        opted = sse_json(
+            client.post(
+                "/chat/completions",
+                json={**body, "stream_options": {"include_usage": True}},
+            ).text
+        )
+    if stream_usage == "finish_chunk":
+        for payloads in (plain, opted):
+            assert payloads[-1]["choices"][0]["finish_reason"] == "stop"
+            assert payloads[-1]["usage"]["prompt_tokens"] > 0
+    else:
+        assert all(not p.get("usage") for p in plain)
+        assert opted[-1]["choices"] == []
+        assert opted[-1]["usage"]["prompt_tokens"] > 0

@@ -218,6 +218,16 @@ def test_deepseek_entries_expire_after_the_configured_ttl():
     assert record.diagnostic["lost_tokens"] == 256
 
 
+def test_lowering_the_ttl_applies_to_entries_that_keep_being_hit():
+    provider = FakeProvider("deepseek", ttl=600)
+    body = sized(provider, 300, model="deepseek-chat")
+    post(provider, body)
+    provider.configure(ttl=60)
+    assert cached(post(provider, body)[1]) == 256  # a hit: refreshed with ttl 60
+    provider.advance(61)
+    assert cached(post(provider, body)[1]) == 0
+
+
 def test_capacity_evicts_the_least_recently_used_prompt():
     provider = FakeProvider("deepseek", capacity_tokens=640)
     first = sized(provider, 400, model="deepseek-chat")
@@ -383,3 +393,74 @@ def test_reset_forgets_cache_and_captures(deepseek):
     _, record = post(deepseek, body)
     assert cached(record) == 0
     assert record.diagnostic["relation"] == "first"
+
+
+def test_a_full_reset_restarts_numbering_so_the_same_requests_get_the_same_bytes():
+    from fakes import ToolCall
+
+    provider = FakeProvider("deepseek")
+    body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+
+    def run() -> tuple[int, bytes]:
+        provider.push(Reply(tool_calls=(ToolCall.of("f", {}),)))
+        plan, record = post(provider, body)
+        return record.index, b"".join(plan.chunks)
+
+    first = run()
+    provider.reset(clock=True)
+    assert run() == first
+
+
+# --- hostile but valid JSON bodies -------------------------------------------
+
+
+def raw_post(provider: FakeProvider, raw: bytes, path: str = "/chat/completions"):
+    return provider.handle(
+        HttpRequest(
+            method="POST",
+            path=path,
+            headers=(("content-type", "application/json"),),
+            body=raw,
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"model":"m","max_tokens":' + b"9" * 5000 + b',"messages":[]}',
+        b'{"model":"\\ud800","messages":[{"role":"user","content":"x"}]}',
+        b'{"model":"m","messages":[{"role":"user","content":"\\ud800"}]}',
+        b'{"model":"m","\\udfff":1,"messages":[{"role":"user","content":"x"}]}',
+        b'{"model":"m","metadata":{"x":1e400},"messages":[{"role":"user","content":"x"}]}',
+    ],
+    ids=["huge-int", "surrogate-model", "surrogate-content", "surrogate-key", "1e400"],
+)
+def test_valid_json_python_cannot_represent_gets_a_400_and_keeps_the_capture_exportable(
+    deepseek, raw
+):
+    plan = raw_post(deepseek, raw)
+    assert plan.status == 400
+    assert json.loads(b"".join(plan.chunks))["error"]["type"] == "invalid_request_error"
+    assert deepseek.last_request.index == 0
+    lines = deepseek.capture_jsonl().encode("utf-8").splitlines()
+    assert len(lines) == 1
+    ok = raw_post(deepseek, b'{"model":"m","messages":[{"role":"user","content":"x"}]}')
+    assert ok.status == 200
+    assert deepseek.last_request.index == 1
+
+
+def test_a_request_that_crashes_the_handler_is_recorded_under_its_index(deepseek):
+    def boom(request):
+        raise RuntimeError("responder bug")
+
+    deepseek.respond_with(boom)
+    body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    with pytest.raises(RuntimeError):
+        post(deepseek, body)
+    record = deepseek.last_request
+    assert (record.index, record.status) == (0, 500)
+    assert deepseek.stats().errors == 1
+    deepseek.respond_with(None)
+    _, after = post(deepseek, body)
+    assert after.index == 1

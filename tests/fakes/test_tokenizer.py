@@ -64,3 +64,14 @@ def test_appending_a_segment_never_changes_earlier_tokens(segments, appended):
 
 def test_a_zero_sized_memo_still_encodes():
     assert SegmentEncoder(max_entries=0).encode("a b") == SegmentEncoder().encode("a b")
+
+
+def test_a_full_memo_stays_bounded_and_evicting_never_changes_an_encoding():
+    # Eviction is OrderedDict.popitem(last=False): constant time, oldest first
+    # (a plain dict's first-key lookup degraded quadratically once full).
+    encoder = SegmentEncoder(max_entries=3)
+    texts = [f"segment {i}" for i in range(10)]
+    first = [encoder.encode(text) for text in texts]
+    assert len(encoder._memo) == 3
+    assert [encoder.encode(text) for text in texts] == first
+    assert first == [SegmentEncoder().encode(text) for text in texts]

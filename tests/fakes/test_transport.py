@@ -108,3 +108,32 @@ def test_a_respx_route_serves_the_same_core(deepseek):
             )
     assert response.json()["choices"][0]["message"]["content"] == "via respx"
     assert deepseek.last_request.path == "/chat/completions"
+
+
+async def test_a_gate_obtained_before_a_reset_still_releases_a_response_held_after_it(
+    deepseek,
+):
+    gate = deepseek.gate("g")
+    deepseek.reset()
+    deepseek.push(Reply(text="late", hold="g"))
+    async with httpx.AsyncClient(
+        transport=deepseek.transport(), base_url="http://f"
+    ) as client:
+        pending = asyncio.create_task(client.post("/chat/completions", json=BODY))
+        assert await asyncio.to_thread(gate.wait_until_held, 2)
+        gate.open()
+        response = await asyncio.wait_for(pending, 2)
+    assert response.status_code == 200
+
+
+async def test_a_reset_releases_a_response_held_on_a_gate(deepseek):
+    deepseek.push(Reply(text="late", hold="g"))
+    async with httpx.AsyncClient(
+        transport=deepseek.transport(), base_url="http://f"
+    ) as client:
+        pending = asyncio.create_task(client.post("/chat/completions", json=BODY))
+        assert await asyncio.to_thread(deepseek.gate("g").wait_until_held, 2)
+        deepseek.reset()
+        response = await asyncio.wait_for(pending, 2)
+    assert response.status_code == 200
+    assert not deepseek.gate("g").is_open  # closed again for what comes next
