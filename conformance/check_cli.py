@@ -9,6 +9,7 @@ when one is, 2 when a file cannot be read or the arguments are wrong.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from contextlib import ExitStack
 
@@ -93,12 +94,26 @@ def run(args: argparse.Namespace) -> int:
             report = FileReport(
                 path=path, error=f"{args.requests}: not a capture of requests: {error}"
             )
-        if args.format == "json":
-            print(render_json(report), flush=True)
-        else:
-            print(render_text(report), flush=True)
         if report.error is not None:
             status = 2
         elif not report.ok and status == 0:
             status = 1
+        text = render_json(report) if args.format == "json" else render_text(report)
+        try:
+            _emit(text)
+        except BrokenPipeError:
+            # The reader went away (``| head``): stop quietly, with the status
+            # so far; stdout goes to devnull so the exit flush cannot fail.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            return status
     return status
+
+
+def _emit(text: str) -> None:
+    """Print one report; a lone surrogate in a quoted value is escaped."""
+    try:
+        print(text, flush=True)
+    except UnicodeEncodeError:
+        print(text.encode("utf-8", "backslashreplace").decode("utf-8"), flush=True)

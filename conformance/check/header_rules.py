@@ -89,7 +89,8 @@ def fast_canonical(header: Any, revision: Revision) -> Header | None:
         return None
     try:
         msgspec.convert(header, _SHAPES[revision])
-    except msgspec.ValidationError:
+    except (msgspec.ValidationError, UnicodeEncodeError):
+        # a lone surrogate in a key cannot be encoded: the reference names it
         return None
     if any(value is None for value in header["config"].values()):
         return None

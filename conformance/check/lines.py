@@ -23,12 +23,13 @@ import json
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, TypeGuard
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from conformance.check.findings import SHOULD, Finding, finding
+from reference.json_values import is_integer
 
 ENVELOPE_KEYS = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp")
 BOM = b"\xef\xbb\xbf"
@@ -100,7 +101,32 @@ def _recording_hooks(problems: list[str]) -> dict[str, Any]:
         "object_pairs_hook": pairs,
         "parse_constant": constant,
         "parse_float": number,
+        "parse_int": lambda text: _integer(text, problems),
     }
+
+
+_DIGITS_TO_ZERO = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+_LONG_RUN = b"0" * 309
+
+
+def has_long_integer(raw: bytes) -> bool:
+    """Whether `raw` holds a run of digits as long as the shortest integer a
+    double may not hold (msgspec reads such an integer without complaint)."""
+    return len(raw) >= 309 and _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
+
+
+def _integer(text: str, problems: list[str]) -> int | float:
+    """An integer literal; one too large for a double is a JSON-1 problem.
+
+    Such a literal is read as a float (infinity), which also keeps `int`
+    from refusing one of more than 4,300 digits.
+    """
+    if len(text) > 308:
+        value = float(text)
+        if not math.isfinite(value):
+            problems.append(f"the number {text[:40]} is out of range for a double")
+            return value
+    return int(text)
 
 
 def parse_json(text: str) -> ParsedJson:
@@ -117,12 +143,13 @@ def parse_json(text: str) -> ParsedJson:
         raise JsonDamaged(error.msg.lower(), error.pos) from None
     except RecursionError:
         problems.clear()
-        value = _parse_iteratively(text, problems)
+        value = _parse_iteratively(text, problems)  # checks surrogates itself
+        return ParsedJson(value, problems)
     if not problems:
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
-            problems.append("a string holds a lone surrogate escape, not a character")
+            problems.append(LONE_SURROGATE)
         except RecursionError:
             pass
     return ParsedJson(value, problems)
@@ -140,18 +167,30 @@ _TOKEN = re.compile(
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = "a string holds a lone surrogate escape, not a character"
+
+
+def _string(text: str, problems: list[str]) -> str:
+    """A string token's value; a lone surrogate in it is a JSON-1 problem."""
+    value: str = json.loads(text)
+    if "\\u" in text and _SURROGATE.search(value) and LONE_SURROGATE not in problems:
+        problems.append(LONE_SURROGATE)
+    return value
+
+
 def _scalar(match: re.Match[str], problems: list[str]) -> Any:
     kind = match.lastgroup
     text = match.group(kind or "")
     if kind == "string":
-        return json.loads(text)
+        return _string(text, problems)
     if kind == "number":
         if any(c in text for c in ".eE"):
             value = float(text)
             if not math.isfinite(value):
                 problems.append(f"the number {text[:40]} is out of range for a double")
             return value
-        return int(text)
+        return _integer(text, problems)
     if text in _LITERALS:
         return _LITERALS[text]
     problems.append(f"{text} is not a JSON number")
@@ -217,7 +256,7 @@ def _parse_iteratively(text: str, problems: list[str]) -> Any:
                     "expecting property name enclosed in double quotes", at
                 )
             else:
-                keys[-1] = json.loads(match.group("string"))
+                keys[-1] = _string(match.group("string"), problems)
                 state = "colon"
         elif state == "colon":
             if punct != ":":
@@ -309,6 +348,8 @@ def read_value(raw: bytes, number: int) -> tuple[ParsedJson | None, list[Finding
     except JsonDamaged as error:
         if not terminated:
             return None, [*findings, torn_tail(number, raw)]
+        if any(item.rule == "JSONL-4" and "UTF-8" in item.message for item in findings):
+            return None, findings  # one finding per damaged line
         findings.append(
             finding(
                 "JSONL-4",
@@ -344,10 +385,6 @@ class _Missing:
 MISSING_DATA: Any = _Missing()
 
 
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def explain_line(raw: bytes, number: int) -> LineOutcome:
     """Read one event line strictly and build its envelope from the value.
 
@@ -368,9 +405,9 @@ def explain_line(raw: bytes, number: int) -> LineOutcome:
             )
         )
         return LineOutcome(None, findings, damaged=True)
-    seq = value.get("seq")
-    seq_known = _is_int(seq)
-    at = seq if seq_known else None
+    seq: Any = value.get("seq")
+    seq_known = is_integer(seq)  # JSON-5: 1.0 is an integer too
+    at = int(seq) if seq_known else None
     if at is not None:  # the line's own problems, now that its seq is known
         findings = [replace(item, seq=at) for item in findings]
     for key in value:
@@ -405,14 +442,14 @@ def explain_line(raw: bytes, number: int) -> LineOutcome:
             finding("LOG-1", number, None, "seq must be an integer", found=seq)
         )
     time = value.get("time")
-    if "time" in value and not _is_int(time):
+    if "time" in value and not is_integer(time):
         findings.append(
             finding("LOG-1", number, at, "time must be an integer (ms)", found=time)
         )
     envelope = Envelope(
         type=kind if isinstance(kind, str) and kind else "",
-        seq=seq if _is_int(seq) else -1,
-        time=time if _is_int(time) else 0,
+        seq=-1 if at is None else at,
+        time=int(time) if is_integer(time) else 0,
         data=value.get("data", MISSING_DATA),
         sourceEventSeqs=value.get("sourceEventSeqs", UNSET),
         surfaceOp=value.get("surfaceOp", UNSET),
@@ -425,7 +462,6 @@ def explain_line(raw: bytes, number: int) -> LineOutcome:
 STORAGE_OPTIONAL = {
     "cwd": str,
     "parentSession": str,
-    "seedLength": int,
     "revision": str,
 }
 
@@ -434,15 +470,18 @@ def check_storage_value(value: dict[str, Any], number: int) -> list[Finding]:
     """Report how a ``"type": "session"`` line breaks JSONL-1."""
     problems: list[str] = []
     version = value.get("version")
-    if not _is_int(version) or version != 0:
+    if not is_integer(version) or version != 0:
         problems.append(f"unsupported format version {version!r} (expected 0)")
     if not isinstance(value.get("id"), str):
         problems.append("the storage line needs a string id")
-    if not _is_int(value.get("createdAt")):
+    if not is_integer(value.get("createdAt")):
         problems.append("the storage line needs an integer createdAt")
     for key, kind in STORAGE_OPTIONAL.items():
         if key in value and (
             not isinstance(value[key], kind) or isinstance(value[key], bool)
         ):
             problems.append(f"{key} must be a {kind.__name__}")
+    seed_length = value.get("seedLength", 0)
+    if not (is_integer(seed_length) and seed_length >= 0):
+        problems.append("seedLength must be a non-negative integer")
     return [finding("JSONL-1", number, None, problem) for problem in problems]

@@ -52,6 +52,7 @@ from conformance.check.lines import (
     Envelope,
     check_storage_value,
     explain_line,
+    has_long_integer,
     read_value,
 )
 from conformance.check.reconstruction import (
@@ -61,7 +62,7 @@ from conformance.check.reconstruction import (
 )
 from conformance.check.surface import ReplaceRefused, Surface
 from reference.header import DELTA, SNAPSHOT
-from reference.json_values import JsonObject, json_equal
+from reference.json_values import JsonObject, is_integer, json_equal
 from reference.messages import SURFACE_TYPES, derive_event_message
 from reference.revisions import LATEST, Revision
 
@@ -95,11 +96,15 @@ DATA_TYPES = frozenset(
 (checked for syntax, NaN/Infinity and UTF-8) unless ``--thorough``. With
 ``--requests`` the surface types join them, for the derived history."""
 
+UNKNOWN_TYPES_KEPT = 100
+"""Distinct unknown event types counted by name; the rest are counted together."""
+
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _is_int(value: object) -> TypeGuard[int | float]:
+    """A JSON integer (JSON-5: ``1.0`` is one too); normalise with int()."""
+    return is_integer(value)
 
 
 @dataclass(slots=True)
@@ -112,6 +117,7 @@ class _Step:
     responded: bool = False
     resolved: bool = False
     boundary: list[JsonObject] | None = None
+    history_unknown: bool = False
 
 
 OPENING = ("system", "tools", "messagePrefix")
@@ -147,11 +153,21 @@ class LogSummary:
     lines: int = 0
     events: int = 0
     unknown_types: Counter[str] = field(default_factory=Counter)
+    unknown_other: int = 0
+    """Events of unknown types beyond the first `UNKNOWN_TYPES_KEPT` types."""
     revision: Revision = LATEST
     revision_source: str = "default"
     steps_dispatched: int = 0
     requests_matched: int = 0
     reconstructing: bool = False
+
+    def count_unknown(self, kind: str) -> None:
+        """Count one event of an unknown type, keeping at most so many types."""
+        counts = self.unknown_types
+        if kind in counts or len(counts) < UNKNOWN_TYPES_KEPT:
+            counts[kind] += 1
+        else:
+            self.unknown_other += 1
 
 
 class LogChecker:
@@ -365,6 +381,7 @@ class LogChecker:
             event is not None
             and raw.endswith(b"\n")
             and (raw.isascii() or _is_utf8(raw))
+            and not has_long_integer(raw)
         ):
             # Re-encoding the event (with ``surfaceOp``, and ``data`` where a rule
             # reads it, decoded) must give back the line exactly: that rules out
@@ -409,7 +426,9 @@ class LogChecker:
             seq = event.seq
             if seq != self.next_seq:
                 self._seq(seq, number)
-        self.next_seq = seq + 1
+        # a seq that goes back does not move the expected one back (LOG-2
+        # is reported once, not again when the log resumes where it was)
+        self.next_seq = max(self.next_seq, seq + 1)
         if self.slack:
             self.slack = 0
         self.events += 1
@@ -429,7 +448,7 @@ class LogChecker:
             if data is None and event.data is not MISSING_DATA:
                 self._report("LOG-3", number, seq, "data must be a JSON object")
         if kind not in KNOWN_TYPES and kind:
-            self.summary.unknown_types[kind] += 1
+            self.summary.count_unknown(kind)
         if event.sourceEventSeqs is not UNSET:
             self._sources(event, kind, number, seq, prechecked)
         if kind in SURFACE_TYPES:
@@ -525,10 +544,21 @@ class LogChecker:
         if isinstance(op, Raw):
             op = VALUE_DECODER.decode(op)
         message = None
-        if self.surface.derive and isinstance(data, dict):
-            message = derive_event_message({"type": kind, "data": data})
+        unknown = False
+        if self.surface.derive:
+            if isinstance(data, dict):
+                problem = _projection_problem(kind, data)
+                if problem is None:
+                    message = derive_event_message({"type": kind, "data": data})
+                else:
+                    unknown = True
+                    self._report("DERIVE-2", number, seq, problem)
+            else:  # reported as LOG-3: what it projects to is unknown
+                unknown = True
         if op == "append":
             self.surface.append(seq, message)
+            if unknown:
+                self.surface.mark_unknown(seq)
             return
         if not (
             isinstance(op, dict)
@@ -546,11 +576,13 @@ class LogChecker:
                 found=op,
             )
             return
-        shadowed = self.surface.shadowed(op["start"], op["end"])
+        shadowed = self.surface.shadowed(int(op["start"]), int(op["end"]))
         if isinstance(shadowed, ReplaceRefused):
             self._report("SURF-2", number, seq, shadowed.message, found=op)
             return
         self.surface.replace(seq, shadowed, message)
+        if unknown:
+            self.surface.mark_unknown(seq)
         sources = event.sourceEventSeqs
         named = set(sources) if isinstance(sources, list) else set()
         missing = [node for node in shadowed if node not in named]
@@ -586,7 +618,7 @@ class LogChecker:
                 expected=self.last_turn + 1,
                 found=turn,
             )
-        self.turn = turn if _is_int(turn) else self.last_turn + 1
+        self.turn = int(turn) if _is_int(turn) else self.last_turn + 1
         self.last_turn = self.turn
         self.last_step = 0
         self.turn_header_events = 0
@@ -649,12 +681,15 @@ class LogChecker:
                 expected=self.last_step + 1,
                 found=step,
             )
-        self.last_step = step if _is_int(step) else self.last_step + 1
+        self.last_step = int(step) if _is_int(step) else self.last_step + 1
         self.step = _Step(
             turn=self.turn or 0, step=self.last_step, line=number, seq=seq
         )
         if self.reconstruction is not None:
-            self.step.boundary = self.surface.messages()
+            if self.surface.history_unknown:
+                self.step.history_unknown = True
+            else:
+                self.step.boundary = self.surface.messages()
 
     def _step_end(self, data: Any, number: int, seq: int) -> None:
         if self.step is None:
@@ -693,11 +728,10 @@ class LogChecker:
         self, step: _Step, number: int, *, certain: bool, seq: int | None = None
     ) -> None:
         step.resolved = True
-        if self.fold.unknown:
-            return
-        header = self.fold.state
-        if header is None:
-            if certain:
+        point = StepPoint(turn=step.turn, step=step.step, line=step.line, seq=step.seq)
+        header = None if self.fold.unknown else self.fold.state
+        if header is None or step.history_unknown:
+            if header is None and certain and not self.fold.unknown:
                 self._report(
                     "REQ-2",
                     number,
@@ -705,13 +739,16 @@ class LogChecker:
                     f"turn {step.turn} step {step.step} sent a request with no"
                     " header in force (no request/header snapshot before it)",
                 )
+            if certain and header is not None:
+                self.summary.steps_dispatched += 1
+            if certain and self.reconstruction is not None:
+                # It sent a request we cannot rebuild: it still takes its
+                # capture, so later steps are compared with their own.
+                self.reconstruction.skip(point)
             return
         if certain:
             self.summary.steps_dispatched += 1
         if self.reconstruction is not None:
-            point = StepPoint(
-                turn=step.turn, step=step.step, line=step.line, seq=step.seq
-            )
             self.out.extend(
                 self.reconstruction.dispatch(
                     point, header, step.boundary or [], certain=certain
@@ -817,6 +854,21 @@ class LogChecker:
 
 _UNREAD = Envelope(type="", seq=-2, time=0, data=Raw(b"{}"))
 """Stands for a line msgspec could not decode (no seq matches -2)."""
+
+
+def _projection_problem(kind: str, data: JsonObject) -> str | None:
+    """Why a surface event's data has no DERIVE-2 projection, or None.
+
+    The projection carries ``data.content`` into a message, whose content
+    is a list of block objects; anything else cannot be rebuilt.
+    """
+    content = data.get("content", [])
+    if isinstance(content, list) and all(type(block) is dict for block in content):
+        return None
+    return (
+        f"{kind} content must be a list of block objects to project to a"
+        " message; the derived history is unknown until it leaves the surface"
+    )
 
 
 def _is_utf8(raw: bytes) -> bool:

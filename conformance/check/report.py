@@ -66,8 +66,10 @@ class FileReport:
             "revision": summary.revision.value,
             "lines": summary.lines,
             "events": summary.events,
-            "unknown_events": sum(summary.unknown_types.values()),
+            "unknown_events": sum(summary.unknown_types.values())
+            + summary.unknown_other,
             "unknown_types": dict(sorted(summary.unknown_types.items())),
+            "unknown_other_events": summary.unknown_other,
             "steps_dispatched": summary.steps_dispatched,
             "requests_matched": summary.requests_matched,
             "must": self.counts[MUST],
@@ -102,6 +104,8 @@ def render_text(report: FileReport) -> str:
         kinds = ", ".join(
             f"{kind} x{count}" for kind, count in summary.unknown_types.most_common()
         )
+        if summary.unknown_other:
+            kinds += f", {summary.unknown_other} event(s) of further types"
         parts.append(f"unknown event types skipped: {kinds}")
     steps = _plural(summary.steps_dispatched, "step")
     if summary.reconstructing:

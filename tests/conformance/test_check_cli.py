@@ -148,3 +148,23 @@ def test_help_reads_well() -> None:
     assert result.returncode == 0
     for option in ("--requests", "--revision", "--strict", "--format", "--thorough"):
         assert option in result.stdout
+
+
+def test_a_reader_that_stops_early_gets_no_traceback_and_the_status_so_far(
+    tmp_path: Path,
+) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b"not json\n" * 2000)  # a long report
+    child = subprocess.Popen(
+        [*COMMAND, "check", broken, broken, broken],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None
+    assert child.stderr is not None
+    child.stdout.readline()
+    child.stdout.close()  # like ``| head -1``
+    stderr = child.stderr.read().decode()
+    child.stderr.close()
+    assert child.wait(timeout=60) == 1
+    assert "Traceback" not in stderr, stderr

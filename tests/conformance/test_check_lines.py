@@ -182,3 +182,108 @@ def test_both_strict_parsers_raise_only_json_damaged_and_agree(text: str) -> Non
         except JsonDamaged:
             outcomes.append(("damaged", ""))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.spec("JSON-5", "LOG-1", "JSONL-1", "TURN-1", "LOG-5", "SURF-1")
+def test_integral_floats_are_integers_wherever_an_integer_is_required() -> None:
+    lines = [
+        b'{"type":"session","version":0.0,"id":"s","createdAt":0.0,"seedLength":0.0}\n',
+        b'{"type":"turn/start","seq":0.0,"time":1.0,"data":{"turn":1.0}}\n',
+        b'{"type":"user/message","seq":1,"time":0,"data":{"content":[]},'
+        b'"surfaceOp":"append"}\n',
+        b'{"type":"user/message","seq":2,"time":0,"data":{"content":[]},'
+        b'"sourceEventSeqs":[1.0],"surfaceOp":{"op":"replace","start":1.0,"end":1.0}}\n',
+        event(3, "turn/end", '{"turn":1,"reason":{}}'),
+    ]
+    assert rules_at(lines) == set()
+
+
+@pytest.mark.spec("JSONL-1")
+def test_a_negative_seed_length_is_refused() -> None:
+    lines = [
+        b'{"type":"session","version":0,"id":"s","createdAt":0,"seedLength":-1}\n',
+        *turn_of()[1:],
+    ]
+    assert rules_at(lines) == {("JSONL-1", 1)}
+
+
+@pytest.mark.spec("JSON-1", "CHECK-2")
+@pytest.mark.parametrize("digits", [400, 5000])
+def test_an_integer_too_large_for_a_double_is_a_json_1_finding(digits: int) -> None:
+    big = "1" + "0" * (digits - 1)
+    lines = turn_of(
+        event(1, "tool/call", f'{{"n":{big}}}'),
+        event(
+            2,
+            "tool/call",
+            f'{{"n":[[{big}]]}}'.replace("[[", "[" * 3000, 1).replace(
+                "]]", "]" * 3000, 1
+            ),
+        ),
+    )
+    assert rules_at(lines) == {("JSON-1", 3), ("JSON-1", 4)}
+    assert rules_at(lines, thorough=True) == {("JSON-1", 3), ("JSON-1", 4)}
+
+
+@pytest.mark.spec("SURF-2", "SURF-3")
+def test_a_replace_costs_the_run_it_removes_not_the_whole_surface() -> None:
+    import time
+
+    from conformance.check.surface import ReplaceRefused, Surface
+
+    surface = Surface(derive=True)
+    count = 40_000
+    for seq in range(count):
+        surface.append(seq, {"role": "user", "content": []})
+    began = time.perf_counter()
+    for seq in range(count - 1, -1, -1):  # each replace near the far end
+        shadowed = surface.shadowed(seq, seq)
+        assert shadowed == [seq]
+        surface.replace(count + seq, shadowed, None)
+    assert time.perf_counter() - began < 5  # was ~40 s with list.index
+    assert surface.seqs[:2] == [count, count + 1]
+    assert isinstance(surface.shadowed(count + 5, count + 4), ReplaceRefused)
+    assert surface.shadowed(count + 4, count + 6) == [count + 4, count + 5, count + 6]
+
+
+@pytest.mark.spec("LOG-7")
+def test_unknown_event_types_are_counted_by_name_only_up_to_a_cap() -> None:
+    from conformance.check.log_rules import UNKNOWN_TYPES_KEPT
+    from conformance.check.report import FileReport, render_text
+
+    count = UNKNOWN_TYPES_KEPT + 50
+    lines = turn_of(*(event(i + 1, f"plugin/t{i}", "{}") for i in range(count)))
+    report = check_lines(lines)
+    assert len(report.summary.unknown_types) == UNKNOWN_TYPES_KEPT
+    assert report.summary.unknown_other == 50
+    assert report.dump()["unknown_events"] == count
+    assert render_text(report).count("plugin/t") == UNKNOWN_TYPES_KEPT
+    assert isinstance(report, FileReport)
+
+
+@pytest.mark.spec("LOG-2")
+def test_a_seq_that_goes_back_once_is_reported_once() -> None:
+    lines = turn_of(
+        event(1, "plugin/a", "{}"),
+        event(2, "plugin/a", "{}"),
+        event(1, "plugin/a", "{}"),  # goes back
+        event(3, "plugin/a", "{}"),  # and the log resumes
+    )
+    lines[-1] = event(4, "turn/end", '{"turn":1,"reason":{}}')
+    assert rules_at(lines) == {("LOG-2", 5)}
+
+
+@pytest.mark.spec("JSONL-4")
+def test_a_damaged_line_with_invalid_utf8_gets_one_finding() -> None:
+    lines = turn_of(b'{"type":"tool/call","seq":1,\xff\xfe garbage\n')
+    report = check_lines(lines)
+    assert [(f.rule, f.line) for f in report.findings] == [("JSONL-4", 3)]
+
+
+@pytest.mark.spec("JSON-1")
+def test_a_lone_surrogate_deep_inside_a_value_is_found_iteratively() -> None:
+    deep = "[" * 5000 + '"\\ud800"' + "]" * 5000
+    lines = turn_of(event(1, "tool/call", f'{{"args":{deep}}}'))
+    assert rules_at(lines) == {("JSON-1", 3)}
+    paired = "[" * 5000 + '"\\ud83d\\ude00"' + "]" * 5000
+    assert rules_at(turn_of(event(1, "tool/call", f'{{"args":{paired}}}'))) == set()

@@ -218,3 +218,43 @@ def test_a_maybe_sent_step_takes_a_capture_only_if_it_is_its_rebuild() -> None:
     assert compare_with_captures(log.events, [wrong]) == [
         "1 captured request(s) match no step of the log"
     ]
+
+
+def _edited_log(number: int, old: bytes, new: bytes) -> list[bytes]:
+    lines = LOG.read_bytes().splitlines(keepends=True)
+    assert old in lines[number - 1]
+    lines[number - 1] = lines[number - 1].replace(old, new, 1)
+    return lines
+
+
+@pytest.mark.spec("CHECK-1", "REQ-1")
+def test_a_step_whose_header_is_unknown_still_takes_its_capture() -> None:
+    # Turn 2's snapshot cannot be folded (CONFIG-1): its step sent a request
+    # the log cannot rebuild, and turn 3 must still meet its own capture.
+    lines = _edited_log(33, b'"model":"deepseek-chat"', b'"model":1')
+    report = check_lines(
+        lines, captures=read_captures(capture_lines("session-prefix.capture.jsonl"))
+    )
+    assert [(f.rule, f.line) for f in report.findings] == [("CONFIG-1", 33)]
+
+
+@pytest.mark.spec("DERIVE-2", "CHECK-2")
+def test_surface_content_that_is_not_a_list_of_blocks_is_reported_once() -> None:
+    lines = _edited_log(
+        3,
+        b'"content":[{"type":"text","text":"What files are there?"}]',
+        b'"content":true',
+    )
+    report = check_lines(
+        lines, captures=read_captures(capture_lines("session-prefix.capture.jsonl"))
+    )
+    assert [(f.rule, f.line) for f in report.findings] == [("DERIVE-2", 3)]
+
+
+@pytest.mark.spec("JSON-1", "CHECK-2")
+def test_a_lone_surrogate_key_in_a_header_is_json_1_not_a_checker_failure() -> None:
+    lines = _edited_log(5, b'"config":{', b'"config":{"\\ud800":1,')
+    report = check_lines(
+        lines, captures=read_captures(capture_lines("session-prefix.capture.jsonl"))
+    )
+    assert {(f.rule, f.line) for f in report.findings} == {("JSON-1", 5)}
