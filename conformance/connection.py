@@ -44,7 +44,7 @@ from conformance.errors import (
     VersionMismatch,
 )
 from conformance.vectors import encode_json, load_json
-from reference.json_values import JsonObject
+from reference.json_values import JsonObject, has_lone_surrogate
 
 PROTOCOL_VERSION = 1
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
@@ -59,7 +59,6 @@ RELEASE_GRACE = 2.0
 """Seconds to wait for the reader threads once the process group is dead."""
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Connection(Protocol):
@@ -502,7 +501,7 @@ def _holds_lone_surrogate(value: Any) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _LONE_SURROGATE.search(item):
+            if has_lone_surrogate(item):
                 return True
         elif isinstance(item, dict):
             stack.extend(item)

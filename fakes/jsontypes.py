@@ -7,6 +7,7 @@ end: member order is part of what a provider's cache sees.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import TypeAlias, cast
 
@@ -14,6 +15,14 @@ JSONValue: TypeAlias = (
     "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
 )
 JSONObject: TypeAlias = "dict[str, JSONValue]"
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """True when `text` holds an unpaired UTF-16 surrogate: not Unicode text."""
+    return _LONE_SURROGATE.search(text) is not None
 
 
 def dumps_compact(value: object) -> str:

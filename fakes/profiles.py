@@ -24,10 +24,11 @@ model minimum (1024 by default), 5-minute TTL refreshed on hit.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from fakes.jsontypes import has_lone_surrogate
 
 Dialect = Literal["deepseek", "openai", "anthropic"]
 StreamUsage = Literal["finish_chunk", "include_usage"]
@@ -171,11 +172,8 @@ def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
 def _check_text(name: str, value: object) -> None:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, got {value!r}")
-    if _SURROGATE.search(value):
+    if has_lone_surrogate(value):
         raise ValueError(f"{name} must be valid Unicode (no lone surrogates)")
-
-
-_SURROGATE = re.compile("[\\ud800-\\udfff]")
 
 
 DEEPSEEK = Profile(

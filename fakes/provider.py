@@ -30,7 +30,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -45,7 +44,13 @@ from fakes.dialects.common import EPOCH, output_tokens
 from fakes.errors import InvalidRequest
 from fakes.gate import Gate
 from fakes.http import SSE_HEADERS, HttpRequest, ResponsePlan, json_headers
-from fakes.jsontypes import JSONObject, JSONValue, dumps_compact, json_object
+from fakes.jsontypes import (
+    JSONObject,
+    JSONValue,
+    dumps_compact,
+    has_lone_surrogate,
+    json_object,
+)
 from fakes.profiles import Profile, get_profile
 from fakes.prompt import RenderedPrompt, Segment, render_prompt
 from fakes.script import Action, Fault, Reply, Responder, Script, ScriptedRequest
@@ -813,14 +818,11 @@ def _reject_lone_surrogates(value: JSONValue) -> None:
         else:
             continue
         for text in strings:
-            if _SURROGATE.search(text):
+            if has_lone_surrogate(text):
                 raise InvalidRequest(
                     "the request body is not valid JSON text: a string contains "
                     "an unpaired UTF-16 surrogate escape"
                 )
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def api_key_digest(request: HttpRequest) -> str:

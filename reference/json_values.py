@@ -31,6 +31,11 @@ JsonObject: TypeAlias = dict[str, Any]
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def has_lone_surrogate(text: str) -> bool:
+    """True when `text` holds an unpaired surrogate: not Unicode text (JSON-1)."""
+    return _LONE_SURROGATE.search(text) is not None
+
+
 def is_integer(value: object) -> TypeGuard[int | float]:
     """True for a JSON integer: a number with no fractional part (``1.0`` too).
 
@@ -57,7 +62,7 @@ def check_json_value(value: object, *, what: str = "value") -> None:
             on_path.discard(id(item))
             continue
         if isinstance(item, str):
-            if _LONE_SURROGATE.search(item):
+            if has_lone_surrogate(item):
                 raise NotJsonValue(
                     f"{what} holds a string with a lone surrogate, which is not"
                     " Unicode text",

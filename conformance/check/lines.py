@@ -29,7 +29,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from conformance.check.findings import SHOULD, Finding, finding
-from reference.json_values import is_integer
+from reference.json_values import has_lone_surrogate, is_integer
 
 ENVELOPE_KEYS = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp")
 BOM = b"\xef\xbb\xbf"
@@ -167,14 +167,13 @@ _TOKEN = re.compile(
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 LONE_SURROGATE = "a string holds a lone surrogate escape, not a character"
 
 
 def _string(text: str, problems: list[str]) -> str:
     """A string token's value; a lone surrogate in it is a JSON-1 problem."""
     value: str = json.loads(text)
-    if "\\u" in text and _SURROGATE.search(value) and LONE_SURROGATE not in problems:
+    if "\\u" in text and has_lone_surrogate(value) and LONE_SURROGATE not in problems:
         problems.append(LONE_SURROGATE)
     return value
 
