@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance.rules import Rule
-from reference.json_values import JsonObject, JsonValue
+from reference.json_values import JsonObject, JsonValue, parse_json
 from reference.revisions import Revision
 
 VECTORS_DIR: Final = Path(__file__).resolve().parent / "vectors"
@@ -202,28 +202,13 @@ class VectorCase:
 # ---------------------------------------------------------------- JSON
 
 
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> JsonObject:
-    result: JsonObject = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"object repeats the key {key!r} (JSON-1)")
-        result[key] = value
-    return result
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def load_json(text: str) -> JsonValue:
     """Parse JSON text strictly: no repeated keys, no NaN/Infinity tokens.
 
     A number too large for a double (``1e400``) is valid JSON text and
     becomes ``float("inf")``; the vectors use it to test JSON-1.
     """
-    return json.loads(
-        text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant
-    )
+    return parse_json(text)
 
 
 def encode_json(value: JsonValue) -> str:

@@ -28,8 +28,12 @@ from reference.header import (
     fold_request_header,
     header_equals,
 )
-from reference.json_values import JsonObject, canonical_json, check_json_value
-from reference.jsonl import parse_line
+from reference.json_values import (
+    JsonObject,
+    canonical_json,
+    check_json_value,
+    parse_json,
+)
 from reference.revisions import LATEST, Revision
 from reference.writer import record_header
 
@@ -224,9 +228,9 @@ _NO_ID = object()
 
 
 def _loads(text: str) -> Any:
-    """Parse one request line strictly (`parse_line`), one error type out."""
+    """Parse one request line strictly (`parse_json`), one error type out."""
     try:
-        return parse_line(text)
+        return parse_json(text)
     except RecursionError:
         raise ValueError("nesting too deep to parse") from None
 

@@ -161,3 +161,27 @@ def copy_json(value: JsonValue) -> JsonValue:
             else:
                 target.append(copied)
     return root
+
+
+def _refuse_repeated_keys(pairs: list[tuple[str, Any]]) -> JsonObject:
+    result: JsonObject = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"object repeats the key {key!r} (JSON-1)")
+        result[key] = value
+    return result
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(text: str) -> JsonValue:
+    """Parse JSON text strictly: no repeated keys, no NaN/Infinity tokens (JSON-1).
+
+    A number too large for a double (``1e400``) is valid JSON *text* and
+    becomes ``float("inf")``; `check_json_value` then refuses it as a value.
+    """
+    return json.loads(
+        text, object_pairs_hook=_refuse_repeated_keys, parse_constant=_refuse_constant
+    )

@@ -16,7 +16,6 @@ interpret events beyond their envelope.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reference.errors import CodecError, LogDamaged, PersistenceError, TornTail
-from reference.json_values import JsonObject, canonical_json, is_integer
+from reference.json_values import JsonObject, canonical_json, is_integer, parse_json
 from reference.revisions import LATEST, Revision
 from reference.session_log import SessionLog, check_event
 
@@ -87,26 +86,6 @@ def dump_line(value: JsonObject) -> str:
     return canonical_json(value) + "\n"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        seen: set[str] = set()
-        duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise ValueError(f"duplicate key {duplicate!r}")
-    return result
-
-
-def parse_line(text: str) -> Any:
-    """Parse one line strictly: no NaN/Infinity, no duplicate keys (JSON-1)."""
-    return json.loads(
-        text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys
-    )
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TornLine:
     """A partial final line: where it starts and the bytes it holds."""
@@ -151,7 +130,7 @@ def load_session_file(path: str | os.PathLike[str]) -> LoadedLog:
         number = index + 1
         last = index == len(lines) - 1
         try:
-            value = parse_line(chunk.decode("utf-8"))
+            value = parse_json(chunk.decode("utf-8"))
             if index > 0:
                 check_event(value, index=index - 1)
         except (ValueError, CodecError) as error:
