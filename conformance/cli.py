@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 # subcommand name -> (module, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("conformance.check_cli", "verify session logs offline"),
+    "check": ("conformance.check.cli", "verify session logs offline"),
     "demo": ("conformance.demo", "run the scripted demo session"),
     "fake": ("fakes.cli", "run the fake caching provider"),
-    "vectors": ("conformance.vectors_cli", "run the codec vectors against an adapter"),
+    "vectors": ("conformance.codec.cli", "run the codec vectors against an adapter"),
 }
 
 

@@ -2,7 +2,7 @@
 
 A sans-IO core: `check_lines` takes the lines of a session file (and,
 optionally, the captured requests to compare) and returns a `FileReport`;
-`conformance.check_cli` is the shell that opens files and prints.
+`conformance.check.cli` is the shell that opens files and prints.
 
 Modules: `findings` (what is reported), `lines` (decoding one line, fast
 and strict), `log_rules` (the streaming rule engine), `header_rules` (fold

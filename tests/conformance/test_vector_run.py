@@ -21,15 +21,15 @@ from typing import Any
 
 import pytest
 
-from conformance import vectors_cli
-from conformance.connection import DirectConnection, StdioConnection
+from conformance.adapters.connection import DirectConnection, StdioConnection
+from conformance.codec import cli as vectors_cli
+from conformance.codec.corpus import Verdict, iter_cases, judge_response
+from conformance.codec.runner import Outcome, run_vectors
 from conformance.errors import (
     AdapterProtocolError,
     AdapterStartupFailed,
     AdapterTimeout,
 )
-from conformance.vector_run import Outcome, run_vectors
-from conformance.vectors import Verdict, iter_cases, judge_response
 
 BAD = Path(__file__).parent / "bad_adapters"
 

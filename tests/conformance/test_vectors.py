@@ -10,8 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance.rules import load_rules
-from conformance.vectors import (
+from conformance.codec.corpus import (
     ERROR_KINDS,
     FAMILIES,
     SCHEMA_PATH,
@@ -31,6 +30,7 @@ from conformance.vectors import (
     values_equal,
     vector_files,
 )
+from conformance.rules import load_rules
 from reference.revisions import Revision
 
 FILES = vector_files()

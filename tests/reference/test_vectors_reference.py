@@ -17,7 +17,7 @@ from typing import IO, Any
 
 import pytest
 
-from conformance.vectors import (
+from conformance.codec.corpus import (
     REJECTED,
     VectorCase,
     Verdict,

@@ -35,6 +35,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import IO, Any, Protocol
 
+from conformance.codec.corpus import encode_json, load_json
 from conformance.errors import (
     AdapterCrashed,
     AdapterError,
@@ -43,7 +44,6 @@ from conformance.errors import (
     AdapterTimeout,
     VersionMismatch,
 )
-from conformance.vectors import encode_json, load_json
 from reference.json_values import JsonObject, has_lone_surrogate
 
 PROTOCOL_VERSION = 1

@@ -16,8 +16,12 @@ import shlex
 import sys
 from collections.abc import Callable
 
-from conformance.connection import Connection, DirectConnection, StdioConnection
-from conformance.vector_run import CaseResult, Outcome, VectorReport, run_vectors
+from conformance.adapters.connection import (
+    Connection,
+    DirectConnection,
+    StdioConnection,
+)
+from conformance.codec.runner import CaseResult, Outcome, VectorReport, run_vectors
 from reference.revisions import Revision, parse_revision
 
 REFERENCE = "reference"

@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from conformance.connection import Connection
+from conformance.adapters.connection import Connection
+from conformance.codec.corpus import VectorCase, Verdict, iter_cases, judge_response
 from conformance.errors import AdapterError
-from conformance.vectors import VectorCase, Verdict, iter_cases, judge_response
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 

@@ -52,7 +52,7 @@ from conformance.rules import Rule
 from reference.json_values import JsonObject, JsonValue, parse_json
 from reference.revisions import Revision
 
-VECTORS_DIR: Final = Path(__file__).resolve().parent / "vectors"
+VECTORS_DIR: Final = Path(__file__).resolve().parent.parent / "vectors"
 """Where the vector files live, beside this module."""
 
 SCHEMA_PATH: Final = VECTORS_DIR / "vectors.schema.json"

@@ -1,0 +1,1 @@
+"""Talking to an implementation under test: a child process or the reference."""

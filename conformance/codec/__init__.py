@@ -1,0 +1,1 @@
+"""Judging a codec: the vectors, their runner, differential properties."""
