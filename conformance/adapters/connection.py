@@ -194,6 +194,7 @@ class StdioConnection:
         self._inbox = _Inbox()
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._released = False
+        self._notifications: deque[JsonObject] = deque()
         try:
             self._process = subprocess.Popen(
                 self.argv,
@@ -295,21 +296,17 @@ class StdioConnection:
         return result
 
     def request(self, method: str, params: JsonObject) -> JsonObject:
-        """Send one request and wait for its response, both within `timeout`."""
+        """Send one request and wait for its response, both within `timeout`.
+
+        Notifications that arrive before the response are kept for
+        `receive_notification`, in order.
+        """
         if self._released:
             raise AdapterCrashed(
                 "the adapter is no longer running", stderr_tail=self.stderr_tail
             )
         deadline = time.monotonic() + self.timeout
-        waiting, first = self._inbox.unclaimed()
-        if waiting:
-            self.kill()
-            more = "+" if waiting > MAX_PENDING_LINES else ""
-            raise AdapterProtocolError(
-                f"the adapter wrote {waiting}{more} unsolicited line(s) to stdout"
-                f" before {method} was sent, the first: {first[:120]!r}",
-                stderr_tail=self.stderr_tail,
-            )
+        self._drain_notifications(method)
         self._next_id += 1
         request_id = self._next_id
         message = {
@@ -319,8 +316,62 @@ class StdioConnection:
             "params": params,
         }
         self._send(encode_json(message).encode("utf-8") + b"\n", method, deadline)
-        line = self._receive(method, deadline)
-        return self._parse_response(line, request_id)
+        while True:
+            parsed = self._parse_message(self._receive(method, deadline))
+            if _is_notification(parsed):
+                self._notifications.append(parsed)
+                continue
+            return self._check_response(parsed, request_id)
+
+    def receive_notification(self, timeout: float | None = None) -> JsonObject:
+        """The next notification the adapter sent (``{method, params}``), in order.
+
+        Waits up to `timeout` (default: the connection's) for one to come.
+        Raises `AdapterTimeout` (the adapter is killed), `AdapterCrashed`, or
+        `AdapterProtocolError` for a response nobody asked for.
+        """
+        if self._notifications:
+            return self._notifications.popleft()
+        if self._released:
+            raise AdapterCrashed(
+                "the adapter is no longer running", stderr_tail=self.stderr_tail
+            )
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        what = "a notification"
+        parsed = self._parse_message(self._receive(what, deadline, wait))
+        if not _is_notification(parsed):
+            self.kill()
+            raise AdapterProtocolError(
+                f"the adapter wrote a line that is not a notification while no"
+                f" request was pending: {encode_json(parsed)[:120]!r}",
+                stderr_tail=self.stderr_tail,
+            )
+        return parsed
+
+    def _drain_notifications(self, method: str) -> None:
+        """Move notifications waiting in the inbox to the queue; refuse other lines."""
+        while True:
+            waiting, first = self._inbox.unclaimed()
+            if not waiting:
+                return
+            if self._inbox.healthy:
+                line = self._inbox.take(0)
+                assert isinstance(line, bytes)
+                try:
+                    parsed: JsonObject | None = self._parse_message(line)
+                except AdapterProtocolError:
+                    parsed = None
+                if parsed is not None and _is_notification(parsed):
+                    self._notifications.append(parsed)
+                    continue
+            self.kill()
+            more = "+" if waiting > MAX_PENDING_LINES else ""
+            raise AdapterProtocolError(
+                f"the adapter wrote {waiting}{more} unsolicited line(s) to stdout"
+                f" before {method} was sent, the first: {first[:120]!r}",
+                stderr_tail=self.stderr_tail,
+            )
 
     def _send(self, data: bytes, method: str, deadline: float) -> None:
         stdin = self._process.stdin
@@ -351,10 +402,13 @@ class StdioConnection:
             if selector is not None:
                 selector.close()
 
-    def _receive(self, method: str, deadline: float) -> bytes:
+    def _receive(
+        self, method: str, deadline: float, wait: float | None = None
+    ) -> bytes:
         item = self._inbox.take(max(0.0, deadline - time.monotonic()))
         if item is None:
-            raise self._timed_out(f"no answer to {method} within {self.timeout:g}s")
+            seconds = self.timeout if wait is None else wait
+            raise self._timed_out(f"no answer to {method} within {seconds:g}s")
         if item is _End.EOF:
             raise self._crashed(
                 f"the adapter exited while answering {method}", deadline
@@ -375,7 +429,9 @@ class StdioConnection:
         assert isinstance(item, bytes)
         return item
 
-    def _parse_response(self, line: bytes, request_id: int) -> JsonObject:
+    def _parse_message(self, line: bytes) -> JsonObject:
+        """One stdout line as a JSON-RPC 2.0 object, strictly parsed."""
+
         def invalid(message: str) -> AdapterProtocolError:
             return AdapterProtocolError(message, stderr_tail=self.stderr_tail)
 
@@ -393,7 +449,15 @@ class StdioConnection:
                 f" Unicode text: {line[:120]!r}"
             )
         if not isinstance(response, dict) or response.get("jsonrpc") != "2.0":
-            raise invalid(f"not a JSON-RPC 2.0 response: {line[:120]!r}")
+            raise invalid(f"not a JSON-RPC 2.0 message: {line[:120]!r}")
+        return response
+
+    def _check_response(self, response: JsonObject, request_id: int) -> JsonObject:
+        """`response` if it answers `request_id` with a result or an error."""
+
+        def invalid(message: str) -> AdapterProtocolError:
+            return AdapterProtocolError(message, stderr_tail=self.stderr_tail)
+
         echoed = response.get("id")
         if (
             isinstance(echoed, bool)
@@ -493,6 +557,11 @@ class StdioConnection:
         if stdin is not None and not stdin.closed:
             with contextlib.suppress(OSError, ValueError):
                 stdin.close()
+
+
+def _is_notification(message: JsonObject) -> bool:
+    """A JSON-RPC notification: a ``method`` and no ``id`` member."""
+    return "id" not in message and isinstance(message.get("method"), str)
 
 
 def _holds_lone_surrogate(value: Any) -> bool:

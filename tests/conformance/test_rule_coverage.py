@@ -1,7 +1,10 @@
 """Every rule of docs/spec.md is demonstrated somewhere, and every name is real.
 
 A rule counts as covered when a test carries it in a ``spec`` mark, a test
-vector lists it, or a checker fixture is named after it. Rules no one
+vector lists it, or a checker fixture is named after it. Scenarios name
+rules too (their own and their expectations'): those names must exist, and
+the scenarios' rules are kept apart so the docs can say which rules a run
+of a harness shows. Rules no one
 demonstrates are listed by ID, so the gap is visible rather than silent.
 """
 
@@ -11,6 +14,7 @@ import ast
 import json
 from pathlib import Path
 
+from conformance.harness.scenarios import load_scenarios
 from conformance.rules import load_rules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,10 +60,27 @@ def rules_in_checker_fixtures() -> set[str]:
     return found
 
 
+def rules_in_scenarios() -> set[str]:
+    found: set[str] = set()
+    for scenario in load_scenarios():
+        found |= scenario.rules_named()
+    return found
+
+
 def test_every_rule_named_anywhere_exists_in_the_spec() -> None:
     rules = load_rules()
-    named = spec_marks_in_tests() | rules_in_vectors()
+    named = spec_marks_in_tests() | rules_in_vectors() | rules_in_scenarios()
     assert sorted(named - set(rules)) == []
+
+
+def test_every_session_prefix_rule_is_shown_by_a_scenario() -> None:
+    """PREFIX-* and CACHE-* need a run, not a log: scenarios must show them."""
+    behaviour = {
+        rule
+        for rule in load_rules()
+        if rule.startswith(("PREFIX-", "CACHE-1", "CACHE-3"))
+    }
+    assert sorted(behaviour - rules_in_scenarios()) == []
 
 
 def test_every_rule_of_the_spec_is_demonstrated() -> None:

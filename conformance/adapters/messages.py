@@ -1,0 +1,99 @@
+"""The JSON Schemas of the harness protocol's messages, and checks against them.
+
+One schema per message lives in ``conformance/adapters/schemas/``
+(docs/adapter-protocol.md, part 2): the params the suite sends (so an
+adapter author can generate types from them) and the results and
+notifications an adapter sends, which `check_result` and
+`check_notification` validate before the suite believes them. A message
+that breaks its schema is a protocol error (no verdict), never a finding
+against the harness's behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+SCHEMAS_DIR: Final = Path(__file__).resolve().parent / "schemas"
+
+RESULT_SCHEMAS: Final = {
+    "initialize": "initialize.result.json",
+    "session/open": "session.open.result.json",
+    "instance/start": "empty.result.json",
+    "instance/send": "empty.result.json",
+    "instance/cancel": "empty.result.json",
+    "instance/dispose": "empty.result.json",
+    "instance/inject": "empty.result.json",
+    "instance/update": "empty.result.json",
+    "instance/compact": "empty.result.json",
+    "contributor/release": "empty.result.json",
+}
+"""The schema of each harness method's result."""
+
+PARAMS_SCHEMAS: Final = {
+    method: f"{method.replace('/', '.')}.params.json"
+    for method in RESULT_SCHEMAS
+    if method != "initialize"
+}
+"""The schema of the params the suite sends with each harness method."""
+
+NOTIFICATION_SCHEMAS: Final = {
+    "contributor/started": "contributor.started.json",
+    "turn/ended": "turn.ended.json",
+}
+
+
+@cache
+def _registry() -> Registry[Any]:
+    resources = []
+    for path in sorted(SCHEMAS_DIR.glob("*.json")):
+        contents = json.loads(path.read_text(encoding="utf-8"))
+        resources.append((contents["$id"], Resource.from_contents(contents)))
+    registry: Registry[Any] = Registry().with_resources(resources)
+    return registry
+
+
+@cache
+def validator(name: str) -> Draft202012Validator:
+    """The validator of schema file `name`, with every sibling resolvable."""
+    schema = json.loads((SCHEMAS_DIR / name).read_text(encoding="utf-8"))
+    return Draft202012Validator(schema, registry=_registry())
+
+
+def problem(name: str, value: Any) -> str | None:
+    """Why `value` breaks schema `name` (the first error, with its path), or None."""
+    errors = sorted(
+        validator(name).iter_errors(value), key=lambda error: list(error.path)
+    )
+    if not errors:
+        return None
+    error = errors[0]
+    where = "".join(f"[{part!r}]" for part in error.path) or "the value"
+    return f"breaks {name}: at {where}: {error.message[:200]}"
+
+
+def check_result(method: str, result: Any) -> str | None:
+    """Why the adapter's result of `method` breaks its schema, or None."""
+    name = RESULT_SCHEMAS.get(method)
+    return problem(name, result) if name is not None else None
+
+
+def check_params(method: str, params: Any) -> str | None:
+    """Why params the suite would send break their schema, or None (tests)."""
+    name = PARAMS_SCHEMAS.get(method)
+    return problem(name, params) if name is not None else None
+
+
+def check_notification(message: Any) -> str | None:
+    """Why a notification is unknown or breaks its schema, or None."""
+    method = message.get("method") if isinstance(message, dict) else None
+    name = NOTIFICATION_SCHEMAS.get(method) if isinstance(method, str) else None
+    if name is None:
+        return f"unknown notification {str(method)[:80]!r}"
+    found = problem(name, message)
+    return f"notification {method} {found}" if found else None

@@ -1,0 +1,440 @@
+"""Judging a scenario's evidence: every check names the rules it shows.
+
+Pure: `judge` takes the `Evidence` a scenario run left (the log the
+harness wrote, the requests the fake captured for its session, what each
+send did, contributor call counts) and returns one `CheckResult` per check.
+The checks, in order:
+
+- ``log``: every rule of ``reqfold check`` on the log, with the
+  reconstruction theorem against the captured requests (one result per
+  rule the checker applies in the revision; it fails when the checker
+  reports a finding of that rule);
+- ``end`` and ``requests``: how each send's turn ended and how many
+  requests it sent, where the scenario names the rules that decide it
+  (elsewhere a mismatch means the scenario did not run as scripted: an
+  error, no verdict);
+- ``calls``: contributor calls per instance (compose once, recompose
+  after a discarded composition or on resume);
+- ``absent``: a sentinel text appears nowhere in the log or in any
+  request the fake received (and so in nothing it cached);
+- ``request``: a captured request holds (or lacks) given texts, in order;
+- ``cache``: each request of an instance extends the previous one, as
+  the fake's diagnostic saw it, unless the log records a header change or
+  a surface replace between them (CACHE-1); a resumed instance whose
+  header did not change extends the previous instance's last request
+  (CACHE-3).
+
+A check the evidence cannot support (no log, a capture that matches no
+step) is an error or is left out, never a pass.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.check import (
+    APPLIED_RULES,
+    MUST,
+    RECONSTRUCTION_RULES,
+    check_lines,
+    read_captures,
+)
+from conformance.codec.runner import Outcome
+from conformance.harness.driver import Evidence
+from conformance.rules import load_rules
+from fakes import CapturedRequest, dump_capture_jsonl
+from reference.json_values import JsonObject, json_equal
+from reference.reconstruct import fold_through, rebuild_requests
+from reference.request import contract_view
+from reference.revisions import Revision
+
+EXTENDS = ("append", "repeat")
+"""Diagnostic relations under which a request extends its closest one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckResult:
+    """The outcome of one check of one scenario run."""
+
+    check_id: str
+    """``scenario@revision/check``: stable across runs."""
+    scenario: str
+    revision: str
+    rules: tuple[str, ...]
+    level: str
+    outcome: Outcome
+    message: str = ""
+
+    def dump(self) -> JsonObject:
+        """The JSON form used in reports."""
+        return {
+            "id": self.check_id,
+            "scenario": self.scenario,
+            "revision": self.revision,
+            "rules": list(self.rules),
+            "level": self.level,
+            "outcome": self.outcome.value,
+            "message": self.message,
+        }
+
+
+def level_of(rules: Sequence[str]) -> str:
+    """MUST when any of `rules` is a MUST rule, else SHOULD."""
+    registry = load_rules()
+    return MUST if any(registry[rule].is_must for rule in rules) else "SHOULD"
+
+
+class _Judge:
+    """Builds the results of one run, with ids that say what was checked."""
+
+    def __init__(self, evidence: Evidence) -> None:
+        self.evidence = evidence
+        self.prefix = f"{evidence.scenario.id}@{evidence.revision.value}"
+        self.results: list[CheckResult] = []
+
+    def add(
+        self, name: str, rules: Sequence[str], ok: bool | None, message: str = ""
+    ) -> None:
+        """Record a check; `ok` None is an error (no verdict)."""
+        level = level_of(rules)
+        if ok is None:
+            outcome = Outcome.ERROR
+        elif ok:
+            outcome = Outcome.PASS
+        else:
+            outcome = Outcome.FAIL if level == MUST else Outcome.WARN
+        self.results.append(
+            CheckResult(
+                check_id=f"{self.prefix}/{name}",
+                scenario=self.evidence.scenario.id,
+                revision=self.evidence.revision.value,
+                rules=tuple(rules),
+                level=level,
+                outcome=outcome,
+                message=message,
+            )
+        )
+
+
+def judge(evidence: Evidence) -> list[CheckResult]:
+    """Every check of one scenario run, in a fixed order."""
+    judge = _Judge(evidence)
+    events = _events(evidence.log)
+    _log_checks(judge)
+    _send_checks(judge)
+    _call_checks(judge)
+    _text_checks(judge)
+    if events is not None:
+        _cache_checks(judge, events)
+    return judge.results
+
+
+# ---------------------------------------------------------------- the log
+
+
+def _capture_lines(captures: Sequence[CapturedRequest]) -> list[bytes]:
+    return dump_capture_jsonl(captures).encode("utf-8").splitlines()
+
+
+def _log_checks(judge: _Judge) -> None:
+    evidence = judge.evidence
+    revision = evidence.revision
+    if not evidence.log:
+        judge.add(
+            "log",
+            ("JSONL-1",),
+            False,
+            f"the harness wrote no log at {evidence.log_path}",
+        )
+        return
+    report = check_lines(
+        io.BytesIO(evidence.log),
+        path=str(evidence.log_path),
+        revision=revision,
+        captures=read_captures(_capture_lines(evidence.captures)),
+    )
+    registry = load_rules()
+    first: dict[str, str] = {}
+    for found in report.findings:
+        where = f"line {found.line}" + (
+            f", seq {found.seq}" if found.seq is not None else ""
+        )
+        detail = found.message
+        if found.expected is not None or found.found is not None:
+            detail += f" (expected {found.expected}, found {found.found})"
+        first.setdefault(found.rule, f"{where}: {detail}")
+    for rule in (*APPLIED_RULES, *RECONSTRUCTION_RULES):
+        if rule != "CHECK-2" and not registry[rule].applies_to(revision):
+            continue
+        judge.add(f"log/{rule}", (rule,), rule not in first, first.get(rule, ""))
+    for rule in sorted(set(first) - {*APPLIED_RULES, *RECONSTRUCTION_RULES}):
+        judge.add(f"log/{rule}", (rule,), False, first[rule])
+
+
+def _events(log: bytes) -> list[JsonObject] | None:
+    """The log's events, or None when any line is not a JSON event."""
+    events: list[JsonObject] = []
+    for number, line in enumerate(log.splitlines()):
+        if number == 0 or not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(event, dict) or not isinstance(event.get("data"), dict):
+            return None
+        events.append(event)
+    return events
+
+
+# ---------------------------------------------------------------- sends
+
+
+def _send_checks(judge: _Judge) -> None:
+    for number, send in enumerate(judge.evidence.sends, start=1):
+        expect = send.expect
+        rules = tuple(expect.get("rules", ()))
+        name = f"send-{number}"
+        if "end" in expect:
+            found = send.reason.get("kind")
+            ok = found == expect["end"]
+            message = (
+                f"turn {send.turn} of {send.instance} ({send.prompt!r}) ended"
+                f" {found!r}, expected {expect['end']!r}"
+                + (
+                    f": {send.reason.get('message')}"
+                    if "message" in send.reason
+                    else ""
+                )
+            )
+            if rules:
+                judge.add(f"{name}/end", rules, ok, "" if ok else message)
+            elif not ok:
+                judge.add(f"{name}/end", ("TURN-1",), None, message)
+        if "requests" in expect:
+            sent = send.last_capture - send.first_capture
+            ok = sent == expect["requests"]
+            message = (
+                f"turn {send.turn} of {send.instance} sent {sent} request(s),"
+                f" expected {expect['requests']}"
+            )
+            if rules:
+                judge.add(f"{name}/requests", rules, ok, "" if ok else message)
+            elif not ok:
+                judge.add(f"{name}/requests", ("CHECK-1",), None, message)
+
+
+def _call_checks(judge: _Judge) -> None:
+    calls = judge.evidence.calls
+    for item in judge.evidence.scenario.expect:
+        if item["check"] != "calls":
+            continue
+        key = (item["instance"], item["contributor"])
+        found = calls.get(key, 0)
+        ok = found == item["count"]
+        judge.add(
+            f"calls/{item['contributor']}@{item['instance']}",
+            item["rules"],
+            ok,
+            ""
+            if ok
+            else f"contributor {item['contributor']!r} was called {found} time(s)"
+            f" by instance {item['instance']}, expected {item['count']}"
+            + (f": {item['why']}" if "why" in item else ""),
+        )
+
+
+def _text_checks(judge: _Judge) -> None:
+    evidence = judge.evidence
+    log_text = evidence.log.decode("utf-8", "replace")
+    bodies = [c.raw_body.decode("utf-8", "replace") for c in evidence.captures]
+    for item in evidence.scenario.expect:
+        if item["check"] == "absent":
+            text = item["text"]
+            places = []
+            if text in log_text:
+                line = log_text[: log_text.index(text)].count("\n") + 1
+                places.append(f"the log (line {line})")
+            places += [
+                f"request {position}"
+                for position, body in enumerate(bodies)
+                if text in body or json.dumps(text)[1:-1] in body
+            ]
+            judge.add(
+                f"absent/{text}",
+                item["rules"],
+                not places,
+                f"{text!r} was found in {', '.join(places)}" if places else "",
+            )
+        elif item["check"] == "request":
+            _request_check(judge, item, bodies)
+
+
+def _request_check(judge: _Judge, item: JsonObject, bodies: list[str]) -> None:
+    index = item["index"]
+    name = f"request-{index}"
+    if index >= len(bodies):
+        judge.add(
+            name,
+            item["rules"],
+            False,
+            f"request {index} was never sent: {len(bodies)} request(s) captured",
+        )
+        return
+    body = _body_text(judge.evidence.captures[index])
+    problems = []
+    position = 0
+    for text in item.get("contains", ()):
+        found = body.find(text, position)
+        if found < 0:
+            where = "after the texts before it" if position else "anywhere"
+            problems.append(f"{text!r} is not in it {where}")
+        else:
+            position = found + len(text)
+    problems += [f"{text!r} is in it" for text in item.get("lacks", ()) if text in body]
+    judge.add(
+        name,
+        item["rules"],
+        not problems,
+        f"request {index}: " + "; ".join(problems) if problems else "",
+    )
+
+
+def _body_text(capture: CapturedRequest) -> str:
+    """Every string of a request body, joined: what a model would read."""
+    parts: list[str] = []
+    stack: list[object] = [capture.body]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, dict):
+            stack.extend(reversed(list(value.values())))
+        elif isinstance(value, list):
+            stack.extend(reversed(value))
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- the cache
+
+
+def _matched_steps(
+    events: list[JsonObject], captures: Sequence[CapturedRequest], revision: Revision
+) -> list[int | None]:
+    """For each capture, the position of its step among the log's rebuilds.
+
+    Matches as the reconstruction check does (CHECK-1); None where the log
+    and the capture disagree, so nothing is inferred from such a pair.
+    """
+    rebuilt = rebuild_requests(events, revision)
+    matched: list[int | None] = [None] * len(captures)
+    position = 0
+    for number, step in enumerate(rebuilt):
+        if position >= len(captures):
+            break
+        body = captures[position].body
+        same = isinstance(body, dict) and json_equal(
+            step.contract_body(), contract_view(body)
+        )
+        if same:
+            matched[position] = number
+            position += 1
+        elif step.sent:
+            position += 1
+    return matched
+
+
+def _cache_checks(judge: _Judge, events: list[JsonObject]) -> None:
+    evidence = judge.evidence
+    captures = evidence.captures
+    owners = evidence.capture_instances
+    revision = evidence.revision
+    try:
+        rebuilt = rebuild_requests(events, revision)
+        matched = _matched_steps(events, captures, revision)
+    except Exception:  # a log the checker already reported as broken
+        return
+    for later in range(1, len(captures)):
+        earlier = later - 1
+        first, second = matched[earlier], matched[later]
+        if first is None or second is None:
+            continue
+        step, previous = rebuilt[second], rebuilt[first]
+        same_instance = owners[earlier] == owners[later]
+        why_not = _excuse(events, previous.boundary, step.boundary, step.header_seq)
+        if same_instance:
+            if why_not is not None:
+                continue
+            rules: tuple[str, ...] = ("CACHE-1",)
+        else:
+            if not _resume_unchanged(events, step.header_seq, revision):
+                continue
+            rules = ("CACHE-3",)
+        diagnostic = captures[later].diagnostic
+        if diagnostic is None:
+            continue
+        ok = (
+            diagnostic["relation"] in EXTENDS
+            and diagnostic["closest_request"] == captures[earlier].index
+        )
+        judge.add(
+            f"cache/request-{later}",
+            rules,
+            ok,
+            "" if ok else _cache_message(earlier, later, diagnostic, same_instance),
+        )
+
+
+def _excuse(
+    events: list[JsonObject], start: int, boundary: int, header_seq: int | None
+) -> str | None:
+    """What in the log explains a prompt that does not extend the previous one."""
+    if header_seq is not None:
+        return f"a header event at seq {header_seq}"
+    for event in events[start:boundary]:
+        if isinstance(event.get("surfaceOp"), dict):
+            return f"a surface replace at seq {event['seq']}"
+    return None
+
+
+def _resume_unchanged(
+    events: list[JsonObject], header_seq: int | None, revision: Revision
+) -> bool:
+    """Whether a new instance's snapshot equals the header in force before it."""
+    if header_seq is None or header_seq == 0:
+        return False
+    snapshot = events[header_seq]
+    if snapshot.get("type") != "request/header":
+        return False
+    if snapshot["data"].get("reason") != "resume":
+        return False
+    try:
+        before = fold_through(events, header_seq - 1, revision)
+    except Exception:
+        return False
+    return before is not None and json_equal(before, snapshot["data"].get("header"))
+
+
+def _cache_message(
+    earlier: int, later: int, diagnostic: Any, same_instance: bool
+) -> str:
+    what = "the previous request" if same_instance else "the previous instance's last"
+    text = (
+        f"request {later} does not extend {what} (request {earlier}): the fake saw"
+        f" {diagnostic['relation']}"
+    )
+    if diagnostic.get("closest_request") is not None:
+        text += f" of its request {diagnostic['closest_request']}"
+    divergence = diagnostic.get("divergence")
+    if isinstance(divergence, dict):
+        text += (
+            f", first difference in {divergence.get('field')} at character"
+            f" {divergence.get('char_offset')}: earlier {divergence.get('earlier')!r},"
+            f" now {divergence.get('current')!r}"
+        )
+    cached = diagnostic.get("cached_tokens")
+    return text + f" ({cached} of {diagnostic.get('prompt_tokens')} tokens cached)"

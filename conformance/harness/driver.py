@@ -1,0 +1,296 @@
+"""Driving one scenario through a harness adapter and collecting the evidence.
+
+The driver is the suite's side of the harness protocol
+(docs/adapter-protocol.md, part 2): it opens a session with an API key of
+its own, starts instances with the scenario's set-up, sends prompts and
+waits for ``turn/ended``, and reacts to ``contributor/started`` with the
+scenario's actions (a cancel *inside* a composition, a release, ...).
+Nothing here sleeps: every wait is for a message, bounded by the
+connection's timeout.
+
+What it returns is `Evidence`: the log the harness wrote, the requests the
+fake captured for this session (picked out by the session's API key), what
+each send did, and how often each contributor was called per instance.
+`conformance.harness.checks` judges it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from conformance.adapters.messages import check_notification, check_result
+from conformance.errors import AdapterProtocolError
+from conformance.harness.scenarios import Scenario, Step
+from fakes import CapturedRequest, FakeProvider, key_digest, parse_script_item
+from reference.json_values import JsonObject
+from reference.revisions import Revision
+
+DIALECT = "deepseek"
+
+
+class HarnessConnection(Protocol):
+    """An adapter that serves the harness methods (stdio or in process)."""
+
+    def request(self, method: str, params: JsonObject) -> JsonObject:
+        """Send one request; returns the whole response (``result`` or ``error``)."""
+        ...
+
+    def receive_notification(self, timeout: float | None = None) -> JsonObject:
+        """The next notification, in order; raises `AdapterError` on a timeout."""
+        ...
+
+
+class ScenarioBroken(Exception):
+    """The adapter refused a step the scenario needs: no verdict on the scenario."""
+
+
+@dataclass(slots=True, kw_only=True)
+class SendRecord:
+    """What one ``instance/send`` did."""
+
+    step: int
+    """Position of the step in the scenario (0-based)."""
+    instance: str
+    prompt: str
+    turn: int | None
+    reason: JsonObject
+    first_capture: int
+    """How many of the session's requests were captured before the send."""
+    last_capture: int
+    """How many once its turn ended."""
+    expect: JsonObject
+
+
+@dataclass(slots=True, kw_only=True)
+class Evidence:
+    """Everything one scenario run left behind, for the checks."""
+
+    scenario: Scenario
+    revision: Revision
+    log_path: Path
+    log: bytes = b""
+    captures: list[CapturedRequest] = field(default_factory=list)
+    capture_instances: list[str] = field(default_factory=list)
+    """The instance that was running when each capture arrived."""
+    sends: list[SendRecord] = field(default_factory=list)
+    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Contributor calls per ``(instance, contributor)``."""
+    instances: list[str] = field(default_factory=list)
+
+
+class ScenarioDriver:
+    """Runs scenarios against one adapter connection and one fake provider."""
+
+    def __init__(
+        self,
+        connection: HarnessConnection,
+        fake: FakeProvider,
+        base_url: str,
+        workdir: Path,
+    ) -> None:
+        self.connection = connection
+        self.fake = fake
+        self.base_url = base_url
+        self.workdir = workdir
+
+    def run(self, scenario: Scenario, revision: Revision) -> Evidence:
+        """Play `scenario` under `revision`; return its evidence.
+
+        Raises `ScenarioBroken` when the adapter refuses a step, and lets
+        `conformance.errors.AdapterError` through when the adapter breaks.
+        """
+        run = _Run(self, scenario, revision)
+        try:
+            for position, step in enumerate(scenario.steps):
+                run.step(position, step)
+            run.finish()
+        finally:
+            run.collect()
+        return run.evidence
+
+
+class _Run:
+    """The state of one scenario run."""
+
+    def __init__(
+        self, driver: ScenarioDriver, scenario: Scenario, revision: Revision
+    ) -> None:
+        self.driver = driver
+        self.scenario = scenario
+        self.revision = revision
+        name = f"{scenario.id}.{revision.value}"
+        self.session = name
+        self.api_key = f"reqfold-{name}"
+        self.digest = key_digest(self.api_key)
+        self.instance: str | None = None
+        """The scenario's name of the running instance (``i1``)."""
+        self.alive = False
+        self.capture_instances: list[str] = []
+        driver.fake.reset(cache=True, capture=True, script=True)
+        driver.fake.push(*(parse_script_item(item) for item in scenario.replies))
+        self.evidence = Evidence(
+            scenario=scenario,
+            revision=revision,
+            log_path=driver.workdir / f"{name}.jsonl",
+        )
+        opened = self.call(
+            "session/open",
+            {
+                "session": self.session,
+                "log": str(self.evidence.log_path),
+                "revision": revision.value,
+            },
+        )
+        self.evidence.log_path = Path(opened["log"])
+
+    # ------------------------------------------------------------ requests
+
+    def call(self, method: str, params: JsonObject) -> Any:
+        """Send a request; the result, validated, or `ScenarioBroken`."""
+        response = self.driver.connection.request(method, params)
+        if "error" in response:
+            error = response["error"]
+            raise ScenarioBroken(
+                f"{method} was refused: {error.get('message', '')}"
+                f" (code {error.get('code')})"
+            )
+        problem = check_result(method, response["result"])
+        if problem is not None:
+            raise AdapterProtocolError(f"the result of {method} {problem}")
+        return response["result"]
+
+    def notification(self) -> JsonObject:
+        """The next notification, validated against its schema."""
+        message = self.driver.connection.receive_notification()
+        problem = check_notification(message)
+        if problem is not None:
+            raise AdapterProtocolError(problem)
+        params: JsonObject = message["params"]
+        params["method"] = message["method"]
+        return params
+
+    # ------------------------------------------------------------ steps
+
+    def step(self, position: int, step: Step) -> None:
+        if step.action == "start":
+            self.start(step.argument)
+        elif step.action == "send":
+            self.send(position, step)
+        else:
+            self.act(step.action, step.argument)
+
+    def start(self, argument: Any) -> None:
+        if self.alive:
+            self.act("dispose", True)
+        spec = {"instance": argument} if isinstance(argument, str) else argument
+        params = copy.deepcopy(self.scenario.setup)
+        params.update(copy.deepcopy({k: v for k, v in spec.items() if k != "instance"}))
+        params.update(
+            session=self.session,
+            instance=self.wire(spec["instance"]),
+            revision=self.revision.value,
+            provider={
+                "baseUrl": self.driver.base_url,
+                "apiKey": self.api_key,
+                "dialect": DIALECT,
+            },
+        )
+        params.setdefault("system", "")
+        params.setdefault("tools", [])
+        params.setdefault("contributors", [])
+        self.call("instance/start", params)
+        self.instance = spec["instance"]
+        self.alive = True
+        self.evidence.instances.append(self.instance)
+
+    def wire(self, instance: str) -> str:
+        """The instance's name on the wire: unique within the adapter process."""
+        return f"{self.session}:{instance}"
+
+    def act(self, action: str, argument: Any) -> None:
+        """One action on the current instance (also a reaction inside a send)."""
+        assert self.instance is not None  # the first step starts one
+        instance = self.wire(self.instance)
+        if action == "cancel":
+            params: JsonObject = {"instance": instance}
+            if isinstance(argument, str):
+                params["reason"] = argument
+            self.call("instance/cancel", params)
+        elif action == "dispose":
+            self.call("instance/dispose", {"instance": instance})
+            self.alive = False
+        elif action == "inject":
+            self.call("instance/inject", {"instance": instance, "text": argument})
+            self.sync_captures()
+        elif action == "update":
+            self.call("instance/update", {"instance": instance, **argument})
+        elif action == "compact":
+            self.call("instance/compact", {"instance": instance})
+        elif action == "release":
+            self.call(
+                "contributor/release", {"instance": instance, "contributor": argument}
+            )
+        else:  # pragma: no cover - the loader refuses other actions
+            raise ValueError(f"unknown action {action!r}")
+
+    def send(self, position: int, step: Step) -> None:
+        assert self.instance is not None
+        name, instance = self.instance, self.wire(self.instance)
+        before = self.sync_captures()
+        self.call("instance/send", {"instance": instance, "prompt": step.argument})
+        reactions = {(r.contributor, r.call): r for r in step.during}
+        while True:
+            note = self.notification()
+            if note["method"] == "contributor/started":
+                if note["instance"] != instance:
+                    continue
+                key = (note["contributor"], note["call"])
+                self.evidence.calls[(name, note["contributor"])] += 1
+                reaction = reactions.pop(key, None)
+                if reaction is not None:
+                    for item in reaction.then:
+                        ((action, argument),) = item.items()
+                        self.act(action, argument)
+            elif note["method"] == "turn/ended" and note["instance"] == instance:
+                break
+        after = self.sync_captures()
+        self.evidence.sends.append(
+            SendRecord(
+                step=position,
+                instance=name,
+                prompt=step.argument,
+                turn=note["turn"],
+                reason=note["reason"],
+                first_capture=before,
+                last_capture=after,
+                expect=step.expect,
+            )
+        )
+
+    def sync_captures(self) -> int:
+        """Attribute new captures to the running instance; return the count."""
+        mine = self.captures()
+        while len(self.capture_instances) < len(mine):
+            self.capture_instances.append(self.instance or "")
+        return len(mine)
+
+    def captures(self) -> list[CapturedRequest]:
+        return [c for c in self.driver.fake.requests if c.key == self.digest]
+
+    def finish(self) -> None:
+        if self.alive:
+            self.act("dispose", True)
+
+    def collect(self) -> None:
+        """Read the log and the session's captures into the evidence."""
+        self.sync_captures()
+        self.evidence.captures = self.captures()
+        self.evidence.capture_instances = list(self.capture_instances)
+        try:
+            self.evidence.log = self.evidence.log_path.read_bytes()
+        except OSError:
+            self.evidence.log = b""

@@ -1,0 +1,186 @@
+"""Scenarios: data files that script a harness run and say what to expect.
+
+A scenario (``conformance/scenarios/*.json``, schema
+``scenario.schema.json`` beside them, docs/scenarios.md) names the
+revisions it applies to and the rules it shows, the instance set-up
+(config, system prompt, tools, declarative contributors), the replies the
+fake provider gives, the steps the suite takes (start an instance, send a
+prompt, cancel inside a composition, update the header, inject, compact,
+dispose) and the expectations the checks compare the evidence with.
+
+This module only loads and checks the files: it knows nothing of adapters
+or providers. Loading never raises on a bad file except `ScenarioError`,
+whose message names the file and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from reference.json_values import JsonObject
+from reference.revisions import Revision
+
+SCENARIOS_DIR: Final = Path(__file__).resolve().parent.parent / "scenarios"
+"""Where the scenario files live."""
+
+SCHEMA_PATH: Final = SCENARIOS_DIR / "scenario.schema.json"
+
+ACTIONS: Final = (
+    "start",
+    "send",
+    "cancel",
+    "dispose",
+    "inject",
+    "update",
+    "compact",
+    "release",
+)
+"""What a step (or a reaction inside a send) can do; exactly one per step."""
+
+EXPECTATIONS: Final = ("calls", "absent", "request")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used (the message names the file)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reaction:
+    """Actions the suite takes when a contributor's call starts during a send."""
+
+    contributor: str
+    call: int
+    then: tuple[JsonObject, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    """One step: an action with its argument, and for sends what to expect."""
+
+    action: str
+    argument: Any
+    during: tuple[Reaction, ...] = ()
+    expect: JsonObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scenario:
+    """One scenario file, loaded."""
+
+    id: str
+    title: str
+    revisions: tuple[Revision, ...]
+    rules: tuple[str, ...]
+    setup: JsonObject
+    replies: tuple[JsonObject, ...]
+    steps: tuple[Step, ...]
+    expect: tuple[JsonObject, ...]
+    path: Path
+
+    def rules_named(self) -> set[str]:
+        """Every rule ID the file names: its own and its expectations'."""
+        named = set(self.rules)
+        for item in self.expect:
+            named.update(item.get("rules", ()))
+        for step in self.steps:
+            named.update(step.expect.get("rules", ()))
+        return named
+
+
+def scenario_files(directory: Path = SCENARIOS_DIR) -> list[Path]:
+    """The scenario files, sorted by name (the schema is not one)."""
+    return sorted(
+        path for path in directory.glob("*.json") if path.name != SCHEMA_PATH.name
+    )
+
+
+def load_scenarios(directory: Path = SCENARIOS_DIR) -> list[Scenario]:
+    """Every scenario in `directory`, in file-name order; ids must be unique."""
+    scenarios = [load_scenario(path) for path in scenario_files(directory)]
+    seen: dict[str, Path] = {}
+    for scenario in scenarios:
+        if scenario.id in seen:
+            raise ScenarioError(
+                f"{scenario.path.name}: id {scenario.id!r} is also used by"
+                f" {seen[scenario.id].name}"
+            )
+        seen[scenario.id] = scenario.path
+    return scenarios
+
+
+def iter_runs(
+    scenarios: list[Scenario], revisions: list[Revision]
+) -> Iterator[tuple[Scenario, Revision]]:
+    """Each scenario under each of `revisions` it applies to, in order."""
+    for scenario in scenarios:
+        for revision in scenario.revisions:
+            if revision in revisions:
+                yield scenario, revision
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Load and check one scenario file."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ScenarioError(f"{path.name}: cannot read: {error}") from None
+    try:
+        return _scenario(raw, path)
+    except (KeyError, TypeError, ValueError) as error:
+        if isinstance(error, ScenarioError):
+            raise
+        raise ScenarioError(f"{path.name}: {error}") from None
+
+
+def _scenario(raw: Any, path: Path) -> Scenario:
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{path.name}: a scenario is a JSON object")
+    if raw["id"] != path.stem:
+        raise ScenarioError(f"{path.name}: id {raw['id']!r} must be the file name")
+    steps = tuple(_step(item, path) for item in raw["steps"])
+    if not steps or steps[0].action != "start":
+        raise ScenarioError(f"{path.name}: the first step must start an instance")
+    expect = tuple(raw.get("expect", ()))
+    for item in expect:
+        if item.get("check") not in EXPECTATIONS:
+            raise ScenarioError(f"{path.name}: unknown expectation {item!r}")
+    return Scenario(
+        id=raw["id"],
+        title=raw["title"],
+        revisions=tuple(Revision(name) for name in raw["revisions"]),
+        rules=tuple(raw["rules"]),
+        setup=dict(raw.get("setup", {})),
+        replies=tuple(raw.get("replies", ())),
+        steps=steps,
+        expect=expect,
+        path=path,
+    )
+
+
+def _step(raw: Mapping[str, Any], path: Path) -> Step:
+    actions = [name for name in ACTIONS if name in raw]
+    if len(actions) != 1:
+        raise ScenarioError(
+            f"{path.name}: a step has exactly one of {', '.join(ACTIONS)}: {raw!r}"
+        )
+    action = actions[0]
+    during = tuple(
+        Reaction(
+            contributor=item["when"]["contributor"],
+            call=int(item["when"].get("call", 1)),
+            then=tuple(item["then"]),
+        )
+        for item in raw.get("during", ())
+    )
+    if during and action != "send":
+        raise ScenarioError(f"{path.name}: only a send has 'during': {raw!r}")
+    return Step(
+        action=action,
+        argument=raw[action],
+        during=during,
+        expect=dict(raw.get("expect", {})),
+    )

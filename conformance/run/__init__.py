@@ -1,0 +1,1 @@
+"""``reqfold run``: every part of the suite against one implementation, one verdict."""

@@ -1,0 +1,386 @@
+"""``reqfold run``: the whole suite against one implementation, with one verdict.
+
+The implementation is an adapter command (docs/adapter-protocol.md); by
+default the reference's own harness adapter, run as a child process
+exactly as a foreign one is (``--impl reference`` runs it in process
+instead). What runs follows what ``initialize`` declares:
+
+* ``codec``: every codec vector, then the differential properties
+  (generated inputs, compared with the reference);
+* ``harness``: every scenario that applies to a declared revision, played
+  against the fake provider on 127.0.0.1 and judged.
+
+The output is a list of problems, a per-rule table and ONE verdict. Exit
+status: 0 conformant (SHOULD warnings allowed unless ``--strict``), 1 a
+MUST rule is broken, 2 bad arguments, 3 no verdict (the implementation
+could not be run, or some check errored and none failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.adapters.connection import (
+    Connection,
+    DirectConnection,
+    StdioConnection,
+)
+from conformance.codec.runner import Outcome, run_vectors
+from conformance.errors import AdapterError
+from conformance.harness.runner import ClosableHarness, describe, run_scenarios
+from conformance.harness.scenarios import ScenarioError, load_scenarios
+from conformance.run.verdict import (
+    BROKEN,
+    CONFORMANT,
+    NO_VERDICT,
+    Check,
+    exit_status,
+    render_table,
+    rule_table,
+)
+from reference.revisions import Revision, parse_revision
+
+REFERENCE = "reference"
+"""The ``--impl`` value that runs the reference in process."""
+
+PARTS = ("vectors", "properties", "scenarios")
+
+
+def default_impl() -> str:
+    """The reference's harness adapter as a child process."""
+    return f"{shlex.quote(sys.executable)} -m reference.harness_adapter"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the subcommand's options."""
+    parser.add_argument(
+        "--impl",
+        metavar="CMD",
+        default=None,
+        help="the adapter command (split like a shell would); 'reference' runs the"
+        " reference in process (default: the reference's harness adapter as a"
+        " child process)",
+    )
+    parser.add_argument(
+        "--revision",
+        metavar="NAME",
+        action="append",
+        help="judge only this revision (repeatable; default: every revision the"
+        " implementation declares)",
+    )
+    parser.add_argument(
+        "--only",
+        metavar="PART",
+        action="append",
+        choices=PARTS,
+        help="run only this part: vectors, properties or scenarios (repeatable)",
+    )
+    parser.add_argument(
+        "--scenario",
+        metavar="ID",
+        action="append",
+        help="play only this scenario (repeatable)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long one answer or notification may take before the adapter is"
+        " declared hung and killed (10)",
+    )
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="examples per differential property (default: the properties' own)",
+    )
+    parser.add_argument("--strict", action="store_true", help="SHOULD warnings fail")
+    parser.add_argument(
+        "--show",
+        choices=("problems", "all"),
+        default="problems",
+        help="list only failing, warning and erroring checks, or every check",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="keep the logs the harness wrote in DIR (default: a temporary folder)",
+    )
+
+
+@dataclass(slots=True)
+class _Run:
+    """What the parts produced."""
+
+    identity: dict[str, Any] = field(default_factory=dict)
+    checks: list[Check] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    startup_error: str | None = None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the suite, print the report; returns the exit status."""
+    try:
+        revisions = (
+            [parse_revision(name) for name in args.revision] if args.revision else None
+        )
+        scenarios = load_scenarios()
+    except (ValueError, ScenarioError) as error:
+        print(f"reqfold run: {error}", file=sys.stderr)
+        return 2
+    if args.timeout <= 0 or (args.examples is not None and args.examples < 1):
+        print("reqfold run: --timeout and --examples must be positive", file=sys.stderr)
+        return 2
+    if args.scenario:
+        known = {scenario.id for scenario in scenarios}
+        unknown = [name for name in args.scenario if name not in known]
+        if unknown:
+            print(
+                f"reqfold run: unknown scenario(s): {', '.join(unknown)}",
+                file=sys.stderr,
+            )
+            return 2
+        scenarios = [s for s in scenarios if s.id in args.scenario]
+    try:
+        return _run(args, revisions, scenarios)
+    except Exception as error:  # a bug of ours: say so, and it is no verdict
+        print(
+            f"reqfold run: internal error, no verdict: {type(error).__name__}: {error}",
+            file=sys.stderr,
+        )
+        return NO_VERDICT
+
+
+def _connectors(
+    impl: str | None, timeout: float
+) -> tuple[Callable[[], Connection], Callable[[], ClosableHarness]]:
+    if impl == REFERENCE:
+        from conformance.adapters.inprocess import InProcessHarness
+
+        return DirectConnection, lambda: InProcessHarness(timeout=timeout)
+    argv = shlex.split(impl or default_impl())
+    return (
+        lambda: StdioConnection(argv, timeout=timeout),
+        lambda: StdioConnection(argv, timeout=timeout),
+    )
+
+
+def _run(
+    args: argparse.Namespace, revisions: list[Revision] | None, scenarios: Any
+) -> int:
+    started = time.monotonic()
+    codec, harness = _connectors(args.impl, args.timeout)
+    outcome = _Run()
+    try:
+        probe = harness()
+        try:
+            outcome.identity = probe.initialize()
+        finally:
+            probe.close()
+    except AdapterError as error:
+        print(
+            f"reqfold run: the implementation did not start: {describe(error)}",
+            file=sys.stderr,
+        )
+        print("Verdict: NO VERDICT (the implementation could not be run)")
+        return NO_VERDICT
+    identity = outcome.identity
+    declared = [name for name in identity.get("revisions", []) if isinstance(name, str)]
+    capabilities = identity.get("capabilities", [])
+    if revisions is not None:
+        missing = [r.value for r in revisions if r.value not in declared]
+        if missing:
+            print(
+                f"reqfold run: the implementation does not declare {', '.join(missing)}"
+                f" (it declares {', '.join(declared) or 'no revision'})",
+                file=sys.stderr,
+            )
+            return 2
+    _print_identity(identity)
+    wanted = set(args.only or PARTS)
+    show = _shower(args.show)
+    if "codec" in capabilities and "vectors" in wanted:
+        _vectors(outcome, codec, revisions, show)
+    if "codec" in capabilities and "properties" in wanted:
+        _properties(outcome, codec, revisions, args.examples, show)
+    if "harness" in capabilities and "scenarios" in wanted:
+        _scenarios(outcome, harness, revisions, scenarios, args.keep, show)
+    if not outcome.parts:
+        outcome.notes.append(
+            "nothing to run: the implementation declares neither 'codec' nor"
+            " 'harness' for the parts asked for"
+        )
+    return _finish(outcome, args.strict, time.monotonic() - started)
+
+
+def _shower(mode: str) -> Callable[[Check], None]:
+    def show(check: Check) -> None:
+        if mode == "all" or check.outcome in (
+            Outcome.FAIL,
+            Outcome.WARN,
+            Outcome.ERROR,
+        ):
+            rules = ",".join(check.rules)
+            print(f"  {_MARK[check.outcome]}  {check.part}  {check.id}  [{rules}]")
+            for line in check.message.splitlines() or [""]:
+                if line:
+                    print(f"         {line}")
+
+    return show
+
+
+_MARK = {
+    Outcome.PASS: "pass ",
+    Outcome.WARN: "WARN ",
+    Outcome.FAIL: "FAIL ",
+    Outcome.ERROR: "ERROR",
+    Outcome.SKIP: "skip ",
+}
+
+
+def _print_identity(identity: dict[str, Any]) -> None:
+    name = f"{identity.get('name', '?')} {identity.get('version', '')}".strip()
+    language = identity.get("language")
+    print(
+        f"reqfold run: {name}"
+        + (f" ({language})" if language else "")
+        + f"; revisions: {', '.join(identity.get('revisions', [])) or 'none'};"
+        f" capabilities: {', '.join(identity.get('capabilities', [])) or 'none'}"
+    )
+
+
+def _vectors(
+    outcome: _Run,
+    connect: Callable[[], Connection],
+    revisions: list[Revision] | None,
+    show: Callable[[Check], None],
+) -> None:
+    outcome.parts.append("vectors")
+
+    def add(result: Any) -> None:
+        check = Check(
+            part="vectors",
+            id=f"{result.revision}/{result.case_id}",
+            revision=result.revision,
+            rules=result.rules,
+            level=result.level,
+            outcome=result.outcome,
+            message=result.message,
+        )
+        outcome.checks.append(check)
+        show(check)
+
+    report = run_vectors(connect, revisions=revisions, on_result=add)
+    if report.startup_error is not None:
+        outcome.startup_error = report.startup_error
+
+
+def _properties(
+    outcome: _Run,
+    connect: Callable[[], Connection],
+    revisions: list[Revision] | None,
+    examples: int | None,
+    show: Callable[[Check], None],
+) -> None:
+    from conformance.codec import properties
+
+    outcome.parts.append("properties")
+    declared = [
+        Revision(name)
+        for name in outcome.identity.get("revisions", [])
+        if name in {r.value for r in Revision}
+    ]
+    chosen = declared if revisions is None else [r for r in declared if r in revisions]
+    options: dict[str, Any] = {} if examples is None else {"examples": examples}
+    results = properties.run_properties(connect, chosen, **options)
+    for result in results:
+        message = result.message
+        if result.vector is not None:
+            message += "\ncounterexample, as a vector ready to commit:\n"
+            message += properties.render_vector(result)
+        check = Check(
+            part="properties",
+            id=result.id,
+            revision=result.revision,
+            rules=tuple(result.rules),
+            level="MUST",
+            outcome=result.outcome,
+            message=message,
+        )
+        outcome.checks.append(check)
+        show(check)
+
+
+def _scenarios(
+    outcome: _Run,
+    connect: Callable[[], ClosableHarness],
+    revisions: list[Revision] | None,
+    scenarios: Any,
+    keep: Path | None,
+    show: Callable[[Check], None],
+) -> None:
+    outcome.parts.append("scenarios")
+
+    def add(result: Any) -> None:
+        check = Check(
+            part="scenarios",
+            id=result.check_id,
+            revision=result.revision,
+            rules=result.rules,
+            level=result.level,
+            outcome=result.outcome,
+            message=result.message,
+        )
+        outcome.checks.append(check)
+        show(check)
+
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+    report = run_scenarios(
+        connect, revisions=revisions, scenarios=scenarios, on_result=add, workdir=keep
+    )
+    if report.startup_error is not None:
+        outcome.startup_error = report.startup_error
+    outcome.notes.extend(report.skipped)
+
+
+def _finish(outcome: _Run, strict: bool, seconds: float) -> int:
+    checks = outcome.checks
+    print()
+    for part in outcome.parts:
+        mine = [check for check in checks if check.part == part]
+        tally = {o: sum(1 for c in mine if c.outcome is o) for o in Outcome}
+        parts = ", ".join(f"{n} {o.value}" for o, n in tally.items() if n)
+        print(f"{part:<11} {len(mine)} checks: {parts or 'none ran'}")
+    for note in outcome.notes:
+        print(f"note: {note}")
+    if outcome.startup_error:
+        print(f"error: the implementation did not start: {outcome.startup_error}")
+    print()
+    print("Rules")
+    for line in render_table(rule_table(checks)):
+        print(line)
+    status = exit_status(
+        checks, strict=strict, startup_error=outcome.startup_error is not None
+    )
+    warned = any(check.outcome is Outcome.WARN for check in checks)
+    verdict = {
+        CONFORMANT: "CONFORMANT" + (" (with SHOULD warnings)" if warned else ""),
+        BROKEN: "NOT CONFORMANT: a rule is broken",
+        NO_VERDICT: "NO VERDICT: some checks could not be run (see the errors above)",
+    }[status]
+    print()
+    print(f"{len(checks)} checks in {seconds:.1f} s")
+    print(f"Verdict: {verdict}")
+    return status

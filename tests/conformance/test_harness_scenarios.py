@@ -1,0 +1,281 @@
+"""The harness half of the suite: scenario files, the driver, the checks, the runner.
+
+The reference must pass every scenario, in process and as a child process;
+every kind of check must fail when the evidence shows the breach it looks
+for (here by changing a real run's evidence; the known-bad harnesses of
+tests/conformance/test_bad_harnesses.py show the same end to end).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from conformance.adapters.inprocess import InProcessHarness
+from conformance.adapters.messages import _registry, check_notification, check_params
+from conformance.codec.runner import Outcome
+from conformance.harness.checks import CheckResult, judge
+from conformance.harness.driver import Evidence, ScenarioDriver
+from conformance.harness.runner import run_scenarios
+from conformance.harness.scenarios import (
+    SCENARIOS_DIR,
+    ScenarioError,
+    load_scenario,
+    load_scenarios,
+    scenario_files,
+)
+from fakes import FakeProvider
+from fakes.server import running_server
+from reference.revisions import Revision
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def by_id(scenario_id: str) -> Any:
+    return next(s for s in load_scenarios() if s.id == scenario_id)
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[FakeProvider, str]]:
+    fake = FakeProvider("deepseek")
+    with running_server(fake) as url:
+        yield fake, url
+
+
+def play(
+    served: tuple[FakeProvider, str], tmp_path: Path, scenario_id: str, revision: str
+) -> Evidence:
+    fake, url = served
+    harness = InProcessHarness(timeout=10)
+    try:
+        harness.initialize()
+        driver = ScenarioDriver(harness, fake, url, tmp_path)
+        return driver.run(by_id(scenario_id), Revision(revision))
+    finally:
+        harness.close()
+
+
+def outcomes(results: list[CheckResult]) -> dict[str, Outcome]:
+    return {result.check_id.split("/", 1)[1]: result.outcome for result in results}
+
+
+def problems(results: list[CheckResult]) -> list[str]:
+    return [
+        f"{r.check_id}: {r.outcome.value}: {r.message}"
+        for r in results
+        if r.outcome is not Outcome.PASS
+    ]
+
+
+# ------------------------------------------------------------ scenario files
+
+
+def test_every_scenario_file_matches_the_published_schema() -> None:
+    schema = json.loads((SCENARIOS_DIR / "scenario.schema.json").read_text())
+    validator = Draft202012Validator(schema, registry=_registry())
+    errors = [
+        f"{path.name}: {list(error.path)}: {error.message}"
+        for path in scenario_files()
+        for error in validator.iter_errors(json.loads(path.read_text()))
+    ]
+    assert errors == []
+
+
+def test_every_scenario_is_in_the_catalogue() -> None:
+    catalogue = (ROOT / "docs" / "scenarios.md").read_text()
+    missing = [s.id for s in load_scenarios() if f"`{s.id}`" not in catalogue]
+    assert missing == []
+
+
+def test_the_instance_set_up_of_every_scenario_is_valid_protocol_params() -> None:
+    for scenario in load_scenarios():
+        params = {
+            "session": "s",
+            "instance": "i",
+            "revision": scenario.revisions[0].value,
+            "provider": {"baseUrl": "u", "apiKey": "k", "dialect": "deepseek"},
+            "system": "",
+            "tools": [],
+            "contributors": [],
+            **scenario.setup,
+        }
+        assert check_params("instance/start", params) is None, scenario.id
+
+
+@pytest.mark.parametrize(
+    ("change", "complaint"),
+    [
+        (lambda d: d.update(id="other"), "must be the file name"),
+        (lambda d: d["steps"].insert(0, {"send": "x"}), "first step must start"),
+        (lambda d: d["steps"].append({"send": "x", "inject": "y"}), "exactly one"),
+        (lambda d: d["steps"].append({"jump": 1}), "exactly one"),
+        (lambda d: d["expect"].append({"check": "vibes"}), "unknown expectation"),
+        (lambda d: d.update(revisions=["final"]), "final"),
+    ],
+)
+def test_a_broken_scenario_file_is_refused_with_its_name_and_the_reason(
+    tmp_path: Path, change: Any, complaint: str
+) -> None:
+    data = json.loads((SCENARIOS_DIR / "plain-turns.json").read_text())
+    change(data)
+    path = tmp_path / "plain-turns.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ScenarioError, match=complaint) as caught:
+        load_scenario(path)
+    assert "plain-turns.json" in str(caught.value)
+
+
+def test_a_scenario_file_that_is_not_json_is_refused_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"id": "broken",')
+    with pytest.raises(ScenarioError, match=r"broken\.json: cannot read"):
+        load_scenario(path)
+
+
+def test_notifications_are_checked_against_their_schemas() -> None:
+    good = {
+        "jsonrpc": "2.0",
+        "method": "contributor/started",
+        "params": {"instance": "i", "contributor": "c", "call": 1},
+    }
+    assert check_notification(good) is None
+    bad = copy.deepcopy(good)
+    bad["params"]["call"] = 0
+    assert "contributor.started.json" in (check_notification(bad) or "")
+    assert "unknown notification" in (check_notification({"method": "x/y"}) or "")
+
+
+# ------------------------------------------------------------ the reference
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-1", "PREFIX-5", "PREFIX-6", "CACHE-1", "CACHE-3")
+def test_the_in_process_reference_passes_every_scenario_of_every_revision(
+    tmp_path: Path,
+) -> None:
+    report = run_scenarios(lambda: InProcessHarness(timeout=10), workdir=tmp_path)
+    assert report.startup_error is None
+    assert problems(report.results) == []
+    played = {(r.scenario, r.revision) for r in report.results}
+    expected = {
+        (s.id, revision.value) for s in load_scenarios() for revision in s.revisions
+    }
+    assert played == expected
+
+
+# ------------------------------------------------------------ the checks
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-5")
+def test_a_sentinel_in_a_request_or_the_log_fails_the_absent_check(
+    served: tuple[FakeProvider, str], tmp_path: Path
+) -> None:
+    evidence = play(
+        served, tmp_path, "prefix-cancel-inside-composition", "session-prefix"
+    )
+    assert problems(judge(evidence)) == []
+    sentinel = "SENTINEL-DEGRADED-7f3a"
+    leaked = dataclasses.replace(
+        evidence.captures[0],
+        raw_body=evidence.captures[0].raw_body.replace(
+            b"REAL-CATALOG", sentinel.encode()
+        ),
+    )
+    in_request = dataclasses.replace(evidence, captures=[leaked])
+    assert outcomes(judge(in_request))[f"absent/{sentinel}"] is Outcome.FAIL
+    in_log = dataclasses.replace(evidence, log=evidence.log + sentinel.encode())
+    result = next(r for r in judge(in_log) if r.check_id.endswith(sentinel))
+    assert result.outcome is Outcome.FAIL
+    assert "the log (line" in result.message
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-1", "PREFIX-5")
+def test_a_contributor_called_the_wrong_number_of_times_fails_the_calls_check(
+    served: tuple[FakeProvider, str], tmp_path: Path
+) -> None:
+    evidence = play(
+        served, tmp_path, "prefix-cancel-inside-composition", "session-prefix"
+    )
+    evidence.calls[("i1", "catalog")] = 1
+    result = next(r for r in judge(evidence) if "calls/" in r.check_id)
+    assert result.outcome is Outcome.FAIL
+    assert "called 1 time(s)" in result.message
+    assert result.rules == ("PREFIX-5",)
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-5")
+def test_a_turn_that_ends_otherwise_fails_when_rules_decide_it_and_errors_when_not(
+    served: tuple[FakeProvider, str], tmp_path: Path
+) -> None:
+    evidence = play(
+        served, tmp_path, "prefix-cancel-inside-composition", "session-prefix"
+    )
+    ruled, plain = evidence.sends
+    ruled.reason = {"kind": "error", "message": "boom"}
+    plain.reason = {"kind": "error", "message": "provider down"}
+    plain.last_capture = plain.first_capture
+    found = outcomes(judge(evidence))
+    assert found["send-1/end"] is Outcome.FAIL
+    assert found["send-2/end"] is Outcome.ERROR
+    assert found["send-2/requests"] is Outcome.ERROR
+
+
+@pytest.mark.slow
+@pytest.mark.spec("REQ-1")
+def test_a_request_missing_a_text_fails_the_request_check(
+    served: tuple[FakeProvider, str], tmp_path: Path
+) -> None:
+    evidence = play(
+        served, tmp_path, "inject-while-idle-joins-the-next-request", "header-events"
+    )
+    assert problems(judge(evidence)) == []
+    first, _ = evidence.captures
+    evidence.captures = [first, first]
+    found = outcomes(judge(evidence))
+    assert found["request-1"] is Outcome.FAIL
+    assert found["log/CHECK-1"] is Outcome.FAIL or found["log/REQ-1"] is Outcome.FAIL
+
+
+@pytest.mark.slow
+@pytest.mark.spec("CACHE-1")
+def test_a_request_that_does_not_extend_the_previous_one_fails_the_cache_check(
+    served: tuple[FakeProvider, str], tmp_path: Path
+) -> None:
+    evidence = play(served, tmp_path, "plain-turns", "session-prefix")
+    assert outcomes(judge(evidence))["cache/request-2"] is Outcome.PASS
+    third = evidence.captures[2]
+    assert third.diagnostic is not None
+    diverged = dict(third.diagnostic, relation="diverged", cached_tokens=0)
+    diverged["divergence"] = {
+        "field": "messages[0].content",
+        "char_offset": 9,
+        "earlier": "10:00",
+        "current": "10:05",
+    }
+    evidence.captures[2] = dataclasses.replace(third, diagnostic=diverged)  # type: ignore[arg-type]
+    result = next(r for r in judge(evidence) if r.check_id.endswith("cache/request-2"))
+    assert result.outcome is Outcome.FAIL
+    assert "messages[0].content" in result.message
+
+
+@pytest.mark.slow
+@pytest.mark.spec("JSONL-1")
+def test_a_harness_that_writes_no_log_fails(
+    served: tuple[FakeProvider, str], tmp_path: Path
+) -> None:
+    evidence = play(served, tmp_path, "plain-turns", "session-prefix")
+    evidence.log = b""
+    results = judge(evidence)
+    assert outcomes(results)["log"] is Outcome.FAIL
