@@ -37,7 +37,7 @@ from fakes.errors import FakeProviderError, InvalidRequest, ScriptError
 from fakes.gate import Gate
 from fakes.http import HttpRequest, ResponsePlan
 from fakes.profiles import ANTHROPIC, DEEPSEEK, OPENAI, PROFILES, Profile, get_profile
-from fakes.provider import FakeProvider, ProviderStats, dump_stats
+from fakes.provider import FakeProvider, ProviderStats, dump_stats, key_digest
 from fakes.script import (
     Fault,
     Reply,
@@ -86,6 +86,7 @@ __all__ = [
     "dump_captured_request",
     "dump_stats",
     "get_profile",
+    "key_digest",
     "overloaded",
     "parse_script_item",
     "rate_limited",

@@ -10,7 +10,8 @@ JSONL form (`dump_capture_jsonl`, `GET /_fake/requests.jsonl`): one object
 per line, in arrival order, with members in this order::
 
     {"index": 0, "method": "POST", "path": "/chat/completions",
-     "status": 200, "at": 0.0, "headers": [["content-type", "..."], ...],
+     "status": 200, "at": 0.0, "key": "9f2c...",
+     "headers": [["content-type", "..."], ...],
      "body": {...parsed JSON request body, member order kept...},
      "raw_body": "...exact body text..." | null,
      "raw_body_base64": null | "...when the body is not UTF-8...",
@@ -44,6 +45,9 @@ class CapturedRequest:
     at: float
     reply: JSONValue = None
     usage: JSONObject | None = None
+    key: str = ""
+    """A digest of the request's API key (never the key): attributes requests
+    to the session or process that sent them."""
     diagnostic: Diagnostic | None = None
 
     @property
@@ -68,6 +72,7 @@ def dump_captured_request(record: CapturedRequest) -> JSONObject:
         "path": record.path,
         "status": record.status,
         "at": record.at,
+        "key": record.key,
         "headers": [[key, value] for key, value in record.headers],
         "body": record.body,
         "raw_body": raw_text,

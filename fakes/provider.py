@@ -725,6 +725,7 @@ class FakeProvider:
                 reply=reply,
                 usage=usage,
                 diagnostic=diagnostic,
+                key=api_key_digest(request),
             )
         )
 
@@ -832,6 +833,11 @@ def api_key_digest(request: HttpRequest) -> str:
     if authorization:
         scheme, _, token = authorization.partition(" ")
         key = token.strip() if scheme.lower() == "bearer" else authorization
+    return key_digest(key)
+
+
+def key_digest(key: str) -> str:
+    """The digest the capture records for API key `key` (16 hex digits)."""
     return hashlib.blake2b(
         key.encode("utf-8", "surrogatepass"), digest_size=8
     ).hexdigest()

@@ -81,3 +81,23 @@ def test_a_capture_limit_keeps_the_newest_records():
         provider.handle(HttpRequest(method="POST", path="/chat/completions", body=BODY))
     assert [r.index for r in provider.requests] == [1, 2]
     assert provider.capture.dropped == 1
+
+
+def test_each_capture_carries_a_digest_of_its_api_key_so_sessions_can_be_told_apart(
+    deepseek,
+):
+    for key in ("sk-one", "sk-two", "sk-one"):
+        deepseek.handle(
+            HttpRequest(
+                method="POST",
+                path="/chat/completions",
+                body=BODY,
+                headers=(("authorization", f"Bearer {key}"),),
+            )
+        )
+    first, second, third = (
+        json.loads(line) for line in deepseek.capture_jsonl().splitlines()
+    )
+    assert first["key"] == third["key"] != second["key"]
+    assert "sk-one" not in deepseek.capture_jsonl()
+    assert len(first["key"]) == 16
