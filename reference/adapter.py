@@ -18,6 +18,7 @@ import math
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import IO, Any
 
 from reference.errors import CodecError, NotJsonValue
@@ -223,7 +224,7 @@ def _frame(
     return _LAST_RESORT
 
 
-_NO_ID = object()
+NO_ID: Any = object()
 """The id of a request without one (a notification, or not a request)."""
 
 
@@ -255,10 +256,83 @@ def _id_problem(request_id: object) -> str | None:
     return None
 
 
-def _invalid(reason: str) -> tuple[bytes, bool]:
-    return _frame(
-        None, error=RpcError(INVALID_REQUEST, f"invalid request: {reason}")
-    ), False
+def _invalid(reason: str) -> bytes:
+    return _frame(None, error=RpcError(INVALID_REQUEST, f"invalid request: {reason}"))
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A well-formed JSON-RPC request (or notification) read from one line."""
+
+    id: Any
+    """The id to echo; `NO_ID` for a notification, which gets no response."""
+    method: str
+    params: JsonObject
+
+    @property
+    def is_notification(self) -> bool:
+        """Whether the request has no id (nothing may be sent back)."""
+        return self.id is NO_ID
+
+
+def parse_request(line: bytes) -> Request | bytes:
+    """The request on `line`, or the error response line when there is none.
+
+    Never raises: a line that is not JSON, not a request object or holds an
+    id that cannot be echoed gets its error response here.
+    """
+    try:
+        return _parse_request(line)
+    except Exception as failure:  # a bug in the envelope handling itself
+        reason = _printable(f"{type(failure).__name__}: {failure}")
+        return _frame(None, error=RpcError(INTERNAL_ERROR, reason))
+
+
+def _parse_request(line: bytes) -> Request | bytes:
+    try:
+        request = _loads(line.decode("utf-8"))
+    except ValueError as error:  # UnicodeDecodeError is a ValueError too
+        reason = _printable(str(error))
+        return _frame(None, error=RpcError(PARSE_ERROR, f"parse error: {reason}"))
+    if not isinstance(request, dict):
+        return _invalid("not a JSON-RPC request object")
+    request_id = request.get("id", NO_ID)
+    if request_id is not NO_ID and (problem := _id_problem(request_id)) is not None:
+        return _invalid(problem)
+    method = request.get("method")
+    params = request.get("params", {})
+    if not (
+        request.get("jsonrpc") == "2.0"
+        and isinstance(method, str)
+        and isinstance(params, dict)
+    ):
+        return _frame(
+            None if request_id is NO_ID else request_id,
+            error=RpcError(INVALID_REQUEST, "invalid request"),
+        )
+    return Request(request_id, method, params)
+
+
+def as_rpc_error(error: Exception) -> RpcError:
+    """The error response for a handler's exception.
+
+    An `RpcError` stands as raised; input nested too deeply to process is
+    bad params; anything else is an implementation bug (internal error).
+    """
+    if isinstance(error, RpcError):
+        return error
+    if isinstance(error, RecursionError):
+        return RpcError(INVALID_PARAMS, "input nested too deeply")
+    return RpcError(INTERNAL_ERROR, _printable(f"{type(error).__name__}: {error}"))
+
+
+def answer(
+    request: Request, *, result: Any = None, error: RpcError | None = None
+) -> bytes | None:
+    """The response line for `request` (None for a notification); never raises."""
+    if request.is_notification:
+        return None
+    return _frame(request.id, result=result, error=error)
 
 
 def handle_line(line: bytes) -> tuple[bytes | None, bool]:
@@ -274,48 +348,45 @@ def handle_line(line: bytes) -> tuple[bytes | None, bool]:
 
 
 def _handle(line: bytes) -> tuple[bytes | None, bool]:
+    request = parse_request(line)
+    if isinstance(request, bytes):
+        return request, False
+    if request.method == "shutdown":
+        return answer(request, result=None), True
     try:
-        request = _loads(line.decode("utf-8"))
-    except ValueError as error:  # UnicodeDecodeError is a ValueError too
-        reason = _printable(str(error))
+        result = dispatch(request.method, request.params)
+    except Exception as error:  # RpcError, or a bug: say so and keep serving
+        return answer(request, error=as_rpc_error(error)), False
+    return answer(request, result=result), False
+
+
+class LineTooLong(Exception):
+    """An input line over `MAX_LINE_BYTES`; it was read to its end and dropped."""
+
+    def response(self) -> bytes:
+        """The error response the line gets (``id: null``: it was not read)."""
         return _frame(
-            None, error=RpcError(PARSE_ERROR, f"parse error: {reason}")
-        ), False
-    if not isinstance(request, dict):
-        return _invalid("not a JSON-RPC request object")
-    request_id = request.get("id", _NO_ID)
-    if request_id is not _NO_ID and (problem := _id_problem(request_id)) is not None:
-        return _invalid(problem)
-    method = request.get("method")
-    if not (
-        request.get("jsonrpc") == "2.0"
-        and isinstance(method, str)
-        and isinstance(request.get("params", {}), dict)
-    ):
-        return _frame(
-            None if request_id is _NO_ID else request_id,
-            error=RpcError(INVALID_REQUEST, "invalid request"),
-        ), False
-    is_notification = request_id is _NO_ID
-    if method == "shutdown":
-        return (None if is_notification else _frame(request_id, result=None)), True
-    try:
-        result = dispatch(method, request.get("params", {}))
-    except RpcError as error:
-        failure: RpcError | None = error
-    except RecursionError:
-        failure = RpcError(INVALID_PARAMS, "input nested too deeply")
-    except Exception as error:  # an implementation bug; say so and keep serving
-        failure = RpcError(
-            INTERNAL_ERROR, _printable(f"{type(error).__name__}: {error}")
+            None,
+            error=RpcError(
+                INVALID_REQUEST, f"request line longer than {MAX_LINE_BYTES} bytes"
+            ),
         )
-    else:
-        failure = None
-    if is_notification:
-        return None, False
-    if failure is not None:
-        return _frame(request_id, error=failure), False
-    return _frame(request_id, result=result), False
+
+
+def read_line(stdin: IO[bytes]) -> bytes | None:
+    """The next input line, or None at end of input.
+
+    Reads at most `MAX_LINE_BYTES` (plus the newline) into memory: a longer
+    line is consumed to its end and raises `LineTooLong`.
+    """
+    line = stdin.readline(MAX_LINE_BYTES + 1)
+    if not line:
+        return None
+    if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+        while (rest := stdin.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+            pass
+        raise LineTooLong
+    return line
 
 
 class _OutputGone(Exception):
@@ -344,23 +415,13 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     while True:
-        line = stdin.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            return 0
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while (rest := stdin.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-                pass
-            _write(
-                stdout,
-                _frame(
-                    None,
-                    error=RpcError(
-                        INVALID_REQUEST,
-                        f"request line longer than {MAX_LINE_BYTES} bytes",
-                    ),
-                ),
-            )
+        try:
+            line = read_line(stdin)
+        except LineTooLong as too_long:
+            _write(stdout, too_long.response())
             continue
+        if line is None:
+            return 0
         if not line.strip():
             continue
         text, stop = handle_line(line)
