@@ -1,0 +1,174 @@
+"""``reqfold run``: one verdict over every part, and clear exits on bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.codec.runner import Outcome
+from conformance.run.verdict import (
+    BROKEN,
+    CONFORMANT,
+    NO_VERDICT,
+    Check,
+    exit_status,
+    render_table,
+    rule_table,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+BAD = ROOT / "tests" / "conformance" / "bad_adapters"
+
+
+def reqfold(*args: str, timeout: float = 300) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "run", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def check(
+    outcome: Outcome, rules: tuple[str, ...] = ("HDR-1",), level: str = "MUST"
+) -> Check:
+    return Check(
+        part="vectors",
+        id=f"case-{outcome.value}",
+        revision="session-prefix",
+        rules=rules,
+        level=level,
+        outcome=outcome,
+    )
+
+
+# ------------------------------------------------------------ the verdict
+
+
+def test_a_failure_anywhere_is_not_conformant_even_beside_errors() -> None:
+    checks = [check(Outcome.PASS), check(Outcome.ERROR), check(Outcome.FAIL)]
+    assert exit_status(checks) == BROKEN
+
+
+def test_errors_without_failures_are_no_verdict() -> None:
+    assert exit_status([check(Outcome.PASS), check(Outcome.ERROR)]) == NO_VERDICT
+
+
+def test_zero_checks_is_never_a_pass() -> None:
+    assert exit_status([]) == NO_VERDICT
+    assert exit_status([check(Outcome.SKIP)]) == NO_VERDICT
+
+
+def test_should_warnings_pass_unless_strict() -> None:
+    checks = [check(Outcome.PASS), check(Outcome.WARN, ("HDR-5",), "SHOULD")]
+    assert exit_status(checks) == CONFORMANT
+    assert exit_status(checks, strict=True) == BROKEN
+
+
+def test_a_start_up_failure_is_no_verdict_even_when_something_passed() -> None:
+    assert exit_status([check(Outcome.PASS)], startup_error=True) == NO_VERDICT
+
+
+def test_the_rule_table_tallies_each_rule_and_names_its_first_problem() -> None:
+    rows = rule_table(
+        [
+            check(Outcome.PASS, ("HDR-1", "HDR-2")),
+            check(Outcome.FAIL, ("HDR-2",)),
+            check(Outcome.SKIP, ("HDR-3",)),
+        ]
+    )
+    assert [row.rule for row in rows] == ["HDR-1", "HDR-2"]
+    second = rows[1]
+    assert second.counts[Outcome.PASS] == 1
+    assert second.counts[Outcome.FAIL] == 1
+    assert second.first_problem == "case-fail"
+    assert "case-fail" in render_table(rows)[-1]
+
+
+# ------------------------------------------------------------ the command
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-1", "PREFIX-5", "CACHE-1")
+def test_the_reference_in_process_is_conformant_on_every_part() -> None:
+    status, out, err = reqfold("--impl", "reference")
+    assert status == 0, out[-3000:] + err
+    for part in ("vectors", "properties", "scenarios"):
+        assert f"\n{part:<11}" in out
+    assert "Verdict: CONFORMANT" in out
+    assert "FAIL" not in out and "ERROR" not in out
+
+
+@pytest.mark.slow
+@pytest.mark.spec("DELTA-2", "FOLD-1")
+def test_a_codec_only_implementation_gets_vectors_and_properties_but_no_scenarios() -> (
+    None
+):
+    status, out, err = reqfold("--impl", f"{sys.executable} -m reference.adapter")
+    assert status == 0, out[-3000:] + err
+    assert "\nvectors " in out
+    assert "\nproperties " in out
+    assert "\nscenarios " not in out
+
+
+@pytest.mark.slow
+@pytest.mark.spec("TOOLS-5")
+def test_a_broken_codec_fails_and_its_counterexample_is_printed_as_a_vector() -> None:
+    impl = f"{sys.executable} {BAD / 'drops_tool_removals.py'}"
+    status, out, _ = reqfold("--impl", impl, "--only", "properties")
+    assert status == 1
+    assert "counterexample, as a vector ready to commit:" in out
+    assert '"expect"' in out
+    assert "Verdict: NOT CONFORMANT" in out
+
+
+@pytest.mark.slow
+def test_a_command_that_cannot_start_is_no_verdict_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    status, out, err = reqfold("--impl", str(tmp_path / "no-such-adapter"))
+    assert status == 3
+    assert "did not start" in err
+    assert "Traceback" not in out + err
+    assert "NO VERDICT" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        (("--revision", "final"), "final"),
+        (("--scenario", "no-such-scenario"), "unknown scenario"),
+        (("--timeout", "0"), "must be positive"),
+        (("--only", "everything"), "invalid choice"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_one_line_reason(
+    args: tuple[str, ...], complaint: str
+) -> None:
+    status, out, err = reqfold(*args, timeout=60)
+    assert status == 2
+    assert complaint in err
+    assert "Traceback" not in out + err
+
+
+@pytest.mark.slow
+def test_a_revision_the_implementation_does_not_declare_exits_2_and_says_so() -> None:
+    impl = f"{sys.executable} {BAD / 'declares_session_prefix_only.py'}"
+    status, _, err = reqfold("--impl", impl, "--revision", "header-events", timeout=60)
+    assert status == 2
+    assert "does not declare header-events" in err
+    assert "it declares session-prefix" in err
+
+
+@pytest.mark.slow
+def test_an_adapter_that_refuses_the_protocol_version_is_no_verdict() -> None:
+    impl = f"{sys.executable} {BAD / 'refuses_version.py'}"
+    status, out, err = reqfold("--impl", impl, timeout=60)
+    assert status == 3
+    assert "did not start" in err
+    assert "Traceback" not in out + err
