@@ -456,7 +456,7 @@ class HarnessServer:
                 STATE_ERROR, f"cannot reopen the session file: {error}"
             ) from None
         script = ToolScript()
-        client = ChatCompletionsClient(base_url=base_url, api_key=api_key, stream=True)
+        client = self.make_client(base_url, api_key)
         loop = self.loop_class(
             provider=client,
             config=config,
@@ -482,6 +482,10 @@ class HarnessServer:
             raise RpcError(INVALID_PARAMS, str(error)) from None
         self.instances[name] = session.instance = instance
         return {}
+
+    def make_client(self, base_url: str, api_key: str) -> ChatCompletionsClient:
+        """The provider client of a new instance (a variant may send otherwise)."""
+        return ChatCompletionsClient(base_url=base_url, api_key=api_key, stream=True)
 
     async def send(self, params: JsonObject) -> JsonObject:
         """``instance/send``: start a turn; its end is the ``turn/ended`` notification.

@@ -18,6 +18,9 @@ The checks, in order:
 - ``absent``: a sentinel text appears nowhere in the log or in any
   request the fake received (and so in nothing it cached);
 - ``request``: a captured request holds (or lacks) given texts, in order;
+- ``anchor``: the first request of each instance logs its ``initial`` or
+  ``resume`` snapshot (WRITER-1: the suite knows where instances start,
+  the log does not);
 - ``cache``: each request of an instance extends the previous one, as
   the fake's diagnostic saw it, unless the log records a header change or
   a surface replace between them (CACHE-1); a resumed instance whose
@@ -48,7 +51,12 @@ from conformance.harness.driver import Evidence
 from conformance.rules import load_rules
 from fakes import CapturedRequest, dump_capture_jsonl
 from reference.json_values import JsonObject, json_equal
-from reference.reconstruct import fold_through, rebuild_requests
+from reference.reconstruct import (
+    HEADER_TYPES,
+    RebuiltRequest,
+    fold_through,
+    rebuild_requests,
+)
 from reference.request import contract_view
 from reference.revisions import Revision
 
@@ -327,8 +335,13 @@ def _matched_steps(
 ) -> list[int | None]:
     """For each capture, the position of its step among the log's rebuilds.
 
-    Matches as the reconstruction check does (CHECK-1); None where the log
-    and the capture disagree, so nothing is inferred from such a pair.
+    Matches as the reconstruction check does (CHECK-1). When some capture
+    matches no rebuild (the harness sent what its log does not say) but
+    the log's certainly-sent steps are as many as the captures, they are
+    paired in order: the log still says where headers changed, and the
+    fake's diagnostic still says whether the prompt extended the last one.
+    Otherwise a capture that matches nothing is None, and nothing is
+    inferred from it.
     """
     rebuilt = rebuild_requests(events, revision)
     matched: list[int | None] = [None] * len(captures)
@@ -345,7 +358,57 @@ def _matched_steps(
             position += 1
         elif step.sent:
             position += 1
+    if None in matched:
+        sent = [number for number, step in enumerate(rebuilt) if step.sent]
+        if len(sent) == len(captures):
+            return list(sent)
     return matched
+
+
+def _anchor_checks(
+    judge: _Judge,
+    events: list[JsonObject],
+    rebuilt: list[RebuiltRequest],
+    matched: list[int | None],
+) -> None:
+    """The first request of every instance logs its anchoring snapshot (WRITER-1).
+
+    The log cannot say where an instance starts; the suite knows which
+    instance sent each request, so it checks that each instance's first
+    request logged a ``request/header`` snapshot, ``initial`` when no header
+    event came before it and ``resume`` otherwise, even when the header is
+    unchanged.
+    """
+    seen: set[str] = set()
+    for position, owner in enumerate(judge.evidence.capture_instances):
+        if owner in seen:
+            continue
+        seen.add(owner)
+        number = matched[position] if position < len(matched) else None
+        if number is None:
+            continue
+        step = rebuilt[number]
+        earlier = any(
+            event["type"] in HEADER_TYPES for event in events[: step.boundary]
+        )
+        wanted = "resume" if earlier else "initial"
+        event = events[step.header_seq] if step.header_seq is not None else None
+        found = (
+            event["data"].get("reason")
+            if event is not None and event["type"] == "request/header"
+            else None
+        )
+        judge.add(
+            f"anchor/{owner}",
+            ("WRITER-1",),
+            found == wanted,
+            ""
+            if found == wanted
+            else f"the first request of instance {owner} (request {position}, turn"
+            f" {step.turn} step {step.step}) logged "
+            + (f"a {found!r} snapshot" if found else "no snapshot")
+            + f"; expected a {wanted!r} snapshot",
+        )
 
 
 def _cache_checks(judge: _Judge, events: list[JsonObject]) -> None:
@@ -358,6 +421,7 @@ def _cache_checks(judge: _Judge, events: list[JsonObject]) -> None:
         matched = _matched_steps(events, captures, revision)
     except Exception:  # a log the checker already reported as broken
         return
+    _anchor_checks(judge, events, rebuilt, matched)
     for later in range(1, len(captures)):
         earlier = later - 1
         first, second = matched[earlier], matched[later]

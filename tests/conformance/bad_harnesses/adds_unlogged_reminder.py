@@ -1,0 +1,26 @@
+"""Appends a reminder message to every request on the wire only, never logging
+it, so no request can be rebuilt from the log. Caught by the reconstruction
+check on ``plain-turns``: ``log/REQ-1`` [REQ-1]."""
+
+import dataclasses
+
+from reference.harness_adapter import main
+from reference.loop import AbortSignal, AgentLoop, FrozenRequest, deep_freeze
+from reference.loop.provider import ProviderReply
+
+REMINDER = {
+    "role": "user",
+    "content": [{"type": "text", "text": "Reminder: answer in one sentence."}],
+}
+
+
+class AddsUnloggedReminder(AgentLoop):
+    async def _dispatch(
+        self, request: FrozenRequest, signal: AbortSignal, failure: Exception | None
+    ) -> ProviderReply:
+        messages = (*request.messages, deep_freeze(REMINDER))
+        wired = dataclasses.replace(request, messages=messages)
+        return await super()._dispatch(wired, signal, failure)
+
+
+raise SystemExit(main(loop_class=AddsUnloggedReminder))

@@ -1,0 +1,17 @@
+"""Ends a turn ``error`` whenever a listener throws, even one honouring a cancel
+by throwing, where the turn must end ``aborted``; the composition is still
+discarded. Caught by ``prefix-cancel-honoured-by-throwing``: ``send-1/end``
+[PREFIX-5], and by no other check."""
+
+from reference.harness_adapter import main
+from reference.json_values import JsonObject
+from reference.loop import AgentLoop
+
+
+class CancelByThrowingEndsError(AgentLoop):
+    def _failure_reason(self, failure: BaseException, step: int) -> JsonObject:
+        message = str(failure) or type(failure).__name__
+        return {"kind": "error", "step": step, "message": message}
+
+
+raise SystemExit(main(loop_class=CancelByThrowingEndsError))

@@ -1,0 +1,23 @@
+"""Composes the session prefix again whenever it compacts the history ("rebuild
+the context from scratch"), though compaction must leave the prefix alone.
+Caught by ``compaction-keeps-prefix-and-system``: ``calls/rules@i1``
+[PREFIX-1, PREFIX-7]."""
+
+from reference.harness_adapter import HarnessServer, Instance, main
+from reference.loop import PreStepContext, deep_freeze
+
+
+class CompactionRecomposesPrefix(HarnessServer):
+    def install_hooks(self, instance: Instance) -> None:
+        loop = instance.loop
+
+        async def rebuild_context(context: PreStepContext) -> None:
+            if instance.compact:  # about to compact: rebuild the context too
+                composed = await loop._compose_prefix(context.turn, context.signal)
+                loop._prefix = deep_freeze(composed)
+
+        loop.hooks.pre_step.register(rebuild_context)
+        super().install_hooks(instance)
+
+
+raise SystemExit(main(server_class=CompactionRecomposesPrefix))

@@ -1,0 +1,34 @@
+"""Drops the reasoning of assistant messages from earlier turns on the wire (as
+some provider docs suggest), without logging a replace: the history is
+rewritten once a turn ends, and the provider's cache misses. Caught on
+``reasoning-kept-across-turns``: ``request-2`` [WIRE-2] and the
+reconstruction check ``log/REQ-1`` [REQ-1]."""
+
+import dataclasses
+
+from reference.harness_adapter import main
+from reference.loop import AbortSignal, AgentLoop, FrozenRequest, deep_freeze, thaw
+from reference.loop.provider import ProviderReply
+
+
+class DropsEarlierReasoning(AgentLoop):
+    async def _dispatch(
+        self, request: FrozenRequest, signal: AbortSignal, failure: Exception | None
+    ) -> ProviderReply:
+        messages = thaw(request.messages)
+        prompts = [n for n, m in enumerate(messages) if m["role"] == "user"]
+        # A user prompt, not a tool result, opens the current turn.
+        current = max(
+            (n for n in prompts if messages[n]["content"][0].get("type") == "text"),
+            default=0,
+        )
+        for message in messages[:current]:
+            if message["role"] == "assistant":
+                message["content"] = [
+                    b for b in message["content"] if b.get("type") != "reasoning"
+                ]
+        wired = dataclasses.replace(request, messages=deep_freeze(messages))
+        return await super()._dispatch(wired, signal, failure)
+
+
+raise SystemExit(main(loop_class=DropsEarlierReasoning))

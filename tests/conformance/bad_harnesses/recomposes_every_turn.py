@@ -1,0 +1,18 @@
+"""Recomposes the session prefix at the start of every turn instead of once per
+instance. Caught by ``prefix-composed-once``: ``calls/rules@i1`` and
+``calls/skills@i1`` [PREFIX-1]."""
+
+from reference.harness_adapter import main
+from reference.json_values import JsonObject
+from reference.loop import AgentLoop, TurnResult
+
+
+class RecomposesEveryTurn(AgentLoop):
+    async def _run_turn(
+        self, content: list[JsonObject], source: JsonObject
+    ) -> TurnResult:
+        self._prefix = None  # "fresh context for every turn"
+        return await super()._run_turn(content, source)
+
+
+raise SystemExit(main(loop_class=RecomposesEveryTurn))

@@ -1,0 +1,20 @@
+"""A resumed instance takes its session prefix from the log's last snapshot
+instead of recomposing it, so drift in the contributors never reaches the
+model. Caught by ``resume-with-drift``: ``calls/skills@i2`` and ``request-1``
+[PREFIX-6]."""
+
+from typing import Any
+
+from reference.harness_adapter import main
+from reference.loop import AgentLoop, deep_freeze
+
+
+class ResumeReusesLoggedPrefix(AgentLoop):
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        header = self.session.request_header()
+        if header is not None and "messagePrefix" in header:
+            self._prefix = deep_freeze(header["messagePrefix"])  # "already composed"
+
+
+raise SystemExit(main(loop_class=ResumeReusesLoggedPrefix))

@@ -1,0 +1,30 @@
+"""Saves every composition beside the session for the next process to reuse,
+also one a dispose interrupted (the contributor's degraded sentinel), so the
+resumed instance sends it instead of recomposing. Caught by
+``prefix-dispose-inside-composition``: ``absent/SENTINEL-DEGRADED-7f3a``
+[PREFIX-5] and ``calls/catalog@i2`` [PREFIX-6]."""
+
+from typing import Any
+
+from reference.harness_adapter import main
+from reference.json_values import JsonObject
+from reference.loop import AbortSignal, AgentLoop, deep_freeze
+
+SAVED: dict[str, list[JsonObject]] = {}
+"""Stands for a prefix file beside each session file, keyed by its path."""
+
+
+class SavesDisposedComposition(AgentLoop):
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        saved = SAVED.get(self._sink.path)
+        if saved is not None:
+            self._prefix = deep_freeze(saved)  # "warm start"
+
+    async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        composed = await super()._compose_prefix(turn, signal)
+        SAVED[self._sink.path] = composed  # saved before the checkpoint
+        return composed
+
+
+raise SystemExit(main(loop_class=SavesDisposedComposition))

@@ -1,0 +1,31 @@
+"""Keeps only the last two user prompts (and what followed them) on the wire, to
+fit a context window, without logging a replace: earlier history is
+rewritten on every request, and the provider's cache misses. Caught on
+``plain-turns`` by the reconstruction check ``log/REQ-1`` [REQ-1]."""
+
+import dataclasses
+
+from reference.harness_adapter import main
+from reference.loop import AbortSignal, AgentLoop, FrozenRequest
+from reference.loop.provider import ProviderReply
+
+KEEP_PROMPTS = 2
+
+
+class SilentSlidingWindow(AgentLoop):
+    async def _dispatch(
+        self, request: FrozenRequest, signal: AbortSignal, failure: Exception | None
+    ) -> ProviderReply:
+        messages = request.messages
+        prompts = [
+            n
+            for n, m in enumerate(messages)
+            if m["role"] == "user" and m["content"][0]["type"] == "text"
+        ]
+        if len(prompts) > KEEP_PROMPTS:
+            messages = messages[prompts[-KEEP_PROMPTS] :]
+        wired = dataclasses.replace(request, messages=messages)
+        return await super()._dispatch(wired, signal, failure)
+
+
+raise SystemExit(main(loop_class=SilentSlidingWindow))

@@ -1,0 +1,17 @@
+"""Marks the session prefix composed (an empty list) before the contributors
+run, so a composition that throws leaves it cached and the next turn never
+recomposes. Caught by ``prefix-throwing-contributor``: ``calls/catalog@i1``
+and ``request-0`` [PREFIX-5]."""
+
+from reference.harness_adapter import main
+from reference.json_values import JsonObject
+from reference.loop import AbortSignal, AgentLoop
+
+
+class ThrowingCompositionStaysCached(AgentLoop):
+    async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        self._prefix = ()  # "composing": claimed before the listeners run
+        return await super()._compose_prefix(turn, signal)
+
+
+raise SystemExit(main(loop_class=ThrowingCompositionStaysCached))

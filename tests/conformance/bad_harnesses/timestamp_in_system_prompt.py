@@ -1,0 +1,27 @@
+"""Puts the current time in the system prompt, so the prompt changes on every
+request and no request reuses the provider's cache past its first line. A
+SHOULD (CACHE-2): it passes, with a warning, unless ``--strict``. Caught on
+``tool-calls-chained-in-one-turn``: the checker's ``log/CACHE-2``
+[CACHE-2]."""
+
+from reference.harness_adapter import HarnessServer, Instance, main
+from reference.loop import AssembleContext, Assembly
+from reference.loop.waterfall import Next
+
+
+class TimestampInSystemPrompt(HarnessServer):
+    def install_hooks(self, instance: Instance) -> None:
+        super().install_hooks(instance)
+        clock = instance.session.clock
+
+        async def stamp(
+            context: AssembleContext, assembly: Assembly, next: Next[Assembly]
+        ) -> Assembly:
+            later = await next()
+            system = f"{later.system}\nCurrent time: {clock()} ms."
+            return Assembly(system=system, tools=later.tools)
+
+        instance.loop.hooks.system_prompt.register(stamp)
+
+
+raise SystemExit(main(server_class=TimestampInSystemPrompt))

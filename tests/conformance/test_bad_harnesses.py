@@ -1,0 +1,388 @@
+"""`reqfold run`: every known-bad harness is caught, by the check that should.
+
+Each module in ``bad_harnesses/`` is the reference harness with one
+realistic bug (a subclass of `reference.loop.AgentLoop` or of
+`reference.harness_adapter.HarnessServer`, or one function patched), run
+as a real child process exactly as a harness in another language would be:
+``reqfold run --impl "python bad_harnesses/NAME.py" --only scenarios
+--scenario ID``. The gallery below says, per harness, the scenario that
+shows its bug and the checks that must fail there, each with a rule it
+names. The reference passes the same scenarios, even with ``--strict``.
+
+Only the ``session-prefix`` revision is judged and only the scenario a
+harness needs, so each run takes a second or two. The runs the selected
+tests need are started together when the first of them asks, one per core
+at a time; each test then waits for its own. A run that hangs is killed
+after `RUN_TIMEOUT` and fails its test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+BAD = Path(__file__).parent / "bad_harnesses"
+ROOT = Path(__file__).resolve().parents[2]
+REVISION = "session-prefix"
+RUN_TIMEOUT = 120
+"""Seconds one ``reqfold run`` may take: a hang fails its test, never blocks."""
+
+PROBLEM = re.compile(
+    r"^\s+(?P<outcome>FAIL|WARN|ERROR)\s+scenarios\s+(?P<check>\S+)"
+    r"\s+\[(?P<rules>[^\]]*)\]",
+    re.MULTILINE,
+)
+"""A problem line of ``reqfold run``: ``OUTCOME part check-id [RULES]``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """What one ``reqfold run`` printed and how it exited."""
+
+    status: int
+    stdout: str
+    stderr: str
+
+    def problems(self) -> list[tuple[str, str, set[str]]]:
+        """``(outcome, check id, rules)`` of every problem line."""
+        return [
+            (m["outcome"], m["check"], {r.strip() for r in m["rules"].split(",")})
+            for m in PROBLEM.finditer(self.stdout)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One ``reqfold run`` of some scenarios against an adapter command."""
+
+    impl: str
+    scenarios: tuple[str, ...]
+    strict: bool = False
+
+    def run(self) -> Run:
+        selection = [arg for name in self.scenarios for arg in ("--scenario", name)]
+        process = subprocess.run(
+            [
+                *(sys.executable, "-m", "conformance.cli", "run"),
+                *("--impl", self.impl, "--only", "scenarios", "--revision", REVISION),
+                *selection,
+                *(["--strict"] if self.strict else []),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+            check=False,
+            cwd=ROOT,
+        )
+        return Run(process.returncode, process.stdout, process.stderr)
+
+
+@dataclass(frozen=True, slots=True)
+class Bad:
+    """A known-bad harness, the scenario that shows its bug, the checks that fail."""
+
+    harness: str
+    scenario: str
+    caught_by: tuple[tuple[str, str], ...]
+    """``(check, rule)``: the check (its ID after ``<scenario>@<revision>/``)
+    fails and names the rule."""
+    strict: bool = False
+    """Run with ``--strict``: the bug breaks a SHOULD only, so it warns."""
+    only: bool = False
+    """No other check fails."""
+
+    @property
+    def job(self) -> Job:
+        command = shlex.join([sys.executable, str(BAD / f"{self.harness}.py")])
+        return Job(command, (self.scenario,), self.strict)
+
+    def check_id(self, check: str) -> str:
+        return f"{self.scenario}@{REVISION}/{check}"
+
+
+def bad(
+    harness: str,
+    scenario: str,
+    *caught_by: tuple[str, str],
+    strict: bool = False,
+    only: bool = False,
+) -> Bad:
+    return Bad(harness, scenario, caught_by, strict=strict, only=only)
+
+
+GALLERY = [
+    pytest.param(
+        bad(
+            "caches_cancelled_composition",
+            "prefix-cancel-inside-composition",
+            ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
+            ("calls/catalog@i1", "PREFIX-5"),
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "composes_after_the_boundary",
+            "prefix-append-while-composing",
+            ("request-0", "PREFIX-4"),
+        ),
+        marks=pytest.mark.spec("PREFIX-4"),
+    ),
+    pytest.param(
+        bad(
+            "recomposes_every_turn",
+            "prefix-composed-once",
+            ("calls/rules@i1", "PREFIX-1"),
+            ("calls/skills@i1", "PREFIX-1"),
+        ),
+        marks=pytest.mark.spec("PREFIX-1"),
+    ),
+    pytest.param(
+        bad(
+            "resume_reuses_logged_prefix",
+            "resume-with-drift",
+            ("calls/skills@i2", "PREFIX-6"),
+            ("request-1", "PREFIX-6"),
+        ),
+        marks=pytest.mark.spec("PREFIX-6"),
+    ),
+    pytest.param(
+        bad(
+            "logs_initial_on_resume",
+            "resume-without-drift",
+            ("log/WRITER-6", "WRITER-6"),
+        ),
+        marks=pytest.mark.spec("WRITER-6"),
+    ),
+    pytest.param(
+        bad(
+            "writer_state_survives_resume",
+            "resume-with-drift",
+            ("log/PREFIX-2", "PREFIX-2"),
+        ),
+        marks=pytest.mark.spec("PREFIX-2"),
+    ),
+    pytest.param(
+        bad(
+            "derives_history_before_composing",
+            "prefix-append-while-composing",
+            ("request-0", "PREFIX-4"),
+            ("log/REQ-1", "REQ-1"),
+        ),
+        marks=pytest.mark.spec("PREFIX-4", "REQ-1"),
+    ),
+    pytest.param(
+        bad(
+            "derives_history_after_step_start",
+            "step-start-append-joins-the-next-request",
+            ("request-0", "REQ-1"),
+            ("log/REQ-1", "REQ-1"),
+        ),
+        marks=pytest.mark.spec("REQ-1"),
+    ),
+    pytest.param(
+        bad("adds_unlogged_reminder", "plain-turns", ("log/REQ-1", "REQ-1")),
+        marks=pytest.mark.spec("REQ-1"),
+    ),
+    pytest.param(
+        bad(
+            "tool_reorder_as_delta",
+            "tool-reorder-between-turns",
+            ("log/WRITER-3", "WRITER-3"),
+            ("request-1", "REQ-2"),
+        ),
+        marks=pytest.mark.spec("WRITER-3", "REQ-2"),
+    ),
+    pytest.param(
+        bad(
+            "sampling_set_on_the_client",
+            "config-change-between-turns",
+            ("log/WIRE-4", "WIRE-4"),
+        ),
+        marks=pytest.mark.spec("WIRE-4"),
+    ),
+    pytest.param(
+        bad(
+            "throwing_composition_stays_cached",
+            "prefix-throwing-contributor",
+            ("calls/catalog@i1", "PREFIX-5"),
+            ("request-0", "PREFIX-5"),
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "cancel_by_throwing_ends_error",
+            "prefix-cancel-honoured-by-throwing",
+            ("send-1/end", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "resume_skips_unchanged_snapshot",
+            "resume-without-drift",
+            ("anchor/i2", "WRITER-1"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("WRITER-1"),
+    ),
+    pytest.param(
+        bad(
+            "dispose_ends_turn_aborted",
+            "prefix-dispose-inside-composition",
+            ("send-1/end", "PREFIX-5"),
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "saves_disposed_composition",
+            "prefix-dispose-inside-composition",
+            ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
+            ("calls/catalog@i2", "PREFIX-6"),
+        ),
+        marks=pytest.mark.spec("PREFIX-5", "PREFIX-6"),
+    ),
+    pytest.param(
+        bad(
+            "silent_sliding_window",
+            "plain-turns",
+            ("log/REQ-1", "REQ-1"),
+            ("cache/request-2", "CACHE-1"),
+        ),
+        marks=pytest.mark.spec("REQ-1", "CACHE-1"),
+    ),
+    pytest.param(
+        bad(
+            "drops_earlier_reasoning",
+            "reasoning-kept-across-turns",
+            ("request-2", "WIRE-2"),
+            ("log/REQ-1", "REQ-1"),
+            ("cache/request-2", "CACHE-1"),
+        ),
+        marks=pytest.mark.spec("WIRE-2", "REQ-1", "CACHE-1"),
+    ),
+    pytest.param(
+        bad(
+            "timestamp_in_system_prompt",
+            "tool-calls-chained-in-one-turn",
+            ("log/CACHE-2", "CACHE-2"),
+            strict=True,
+            only=True,
+        ),
+        marks=pytest.mark.spec("CACHE-2"),
+    ),
+    pytest.param(
+        bad(
+            "compaction_recomposes_prefix",
+            "compaction-keeps-prefix-and-system",
+            ("calls/rules@i1", "PREFIX-7"),
+        ),
+        marks=pytest.mark.spec("PREFIX-1", "PREFIX-7"),
+    ),
+]
+
+CASES: list[Bad] = [param.values[0] for param in GALLERY]
+REFERENCE = Job(
+    shlex.join([sys.executable, "-m", "reference.harness_adapter"]),
+    tuple(sorted({case.scenario for case in CASES})),
+    strict=True,
+)
+TIMESTAMP = next(case for case in CASES if case.harness == "timestamp_in_system_prompt")
+LENIENT = Job(TIMESTAMP.job.impl, TIMESTAMP.job.scenarios)
+
+
+def _job(item: pytest.Item) -> Job | None:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    job = params["bad"].job if "bad" in params else params.get("job")
+    return job if isinstance(job, Job) else None
+
+
+@pytest.fixture(scope="module")
+def runs(request: pytest.FixtureRequest) -> Iterator[dict[Job, Future[Run]]]:
+    """The run of every test selected from this file, started on a pool."""
+    jobs = {
+        job: None
+        for item in request.session.items
+        if getattr(item, "module", None) is request.module
+        and (job := _job(item)) is not None
+    }
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        started = {job: pool.submit(job.run) for job in jobs}
+        yield started
+        for future in started.values():
+            future.cancel()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bad", GALLERY, ids=lambda case: case.harness)
+def test_a_known_bad_harness_fails_the_checks_that_show_its_bug(
+    bad: Bad, runs: dict[Job, Future[Run]]
+) -> None:
+    run = runs[bad.job].result()
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.status == 1, run.stdout
+    failing = [(check, rules) for outcome, check, rules in run.problems()]
+    for check, rule in bad.caught_by:
+        assert any(
+            found.startswith(bad.check_id(check)) and rule in rules
+            for found, rules in failing
+        ), f"no failing check {bad.check_id(check)} naming {rule}:\n{run.stdout}"
+    if bad.only:
+        expected = {bad.check_id(check) for check, _ in bad.caught_by}
+        assert {found for found, _ in failing} == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("job", [REFERENCE], ids=["reference"])
+def test_the_reference_passes_every_scenario_of_the_gallery_even_strictly(
+    job: Job, runs: dict[Job, Future[Run]]
+) -> None:
+    run = runs[job].result()
+    assert run.status == 0, run.stdout
+    assert run.problems() == []
+    assert "Verdict: CONFORMANT" in run.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.spec("CACHE-2")
+@pytest.mark.parametrize("job", [LENIENT], ids=[TIMESTAMP.harness])
+def test_a_harness_breaking_only_a_should_is_conformant_without_strict(
+    job: Job, runs: dict[Job, Future[Run]]
+) -> None:
+    run = runs[job].result()
+    assert run.status == 0, run.stdout
+    assert [(outcome, check) for outcome, check, _ in run.problems()] == [
+        ("WARN", TIMESTAMP.check_id("log/CACHE-2"))
+    ]
+
+
+def test_every_known_bad_harness_is_in_the_gallery() -> None:
+    modules = {path.stem for path in BAD.glob("*.py") if not path.stem.startswith("_")}
+    assert modules == {case.harness for case in CASES}
+
+
+def test_every_known_bad_harness_names_its_scenario_in_its_docstring() -> None:
+    for case in CASES:
+        source = (BAD / f"{case.harness}.py").read_text(encoding="utf-8")
+        assert source.startswith('"""'), case.harness
+        assert f"``{case.scenario}``" in source.split('"""')[1], case.harness
+
+
+def test_every_known_bad_harness_is_listed_in_the_scenario_docs() -> None:
+    docs = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    _, heading, gallery = docs.partition("\n## Known-bad harnesses\n")
+    assert heading
+    assert [case.harness for case in CASES if f"`{case.harness}`" not in gallery] == []
