@@ -1,0 +1,708 @@
+"""Differential properties: generated codec inputs, the reference as oracle.
+
+The vectors pin down chosen cases by hand; these properties search for
+the cases nobody wrote. For each codec method, hypothesis generates
+inputs a conforming writer produces (the *core profile*,
+`conformance.strategies`: valid headers, canonical pairs that differ by a
+harness's edits, deltas `diff` yields, logs the writer wrote), sends each
+to the implementation under test through the adapter protocol, and
+compares the answer with the reference's answer to the same params:
+
+* a result that equals the reference's, member order included, or a
+  rejection (error) with the same code as the reference's, agrees;
+* a result equal only when member order is ignored is a SHOULD finding
+  (JSON-3): ``warn``, never a failure. So is a different value where the
+  reference's own answer depends on member order (it changes when every
+  object's members are sorted) and the implementation answered as if the
+  members were sorted: an implementation with unordered maps;
+* anything else (another value, a result where the reference rejects, an
+  error where it answers) is a ``fail``: hypothesis shrinks the input and
+  the result carries it as a ready-to-commit vector case whose expected
+  answer is the reference's (`render_vector`);
+* an adapter that crashes, hangs, breaks the protocol or answers -32603
+  (its own internal failure) is an ``error``: no verdict, the property
+  stops there and the adapter is restarted for the next one.
+
+Runs are deterministic (a fixed seed, no example database, no deadline,
+no health checks), so the same implementation gets the same report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Final
+
+from hypothesis import (
+    HealthCheck,
+    Phase,
+    Verbosity,
+    given,
+    seed as seeded,
+    settings,
+    strategies as st,
+)
+
+from conformance.adapters.connection import Connection, DirectConnection
+from conformance.codec.corpus import (
+    ERROR_KINDS,
+    FAMILIES,
+    REJECTED,
+    Verdict,
+    compare_results,
+    encode_json,
+    values_equal,
+)
+from conformance.codec.runner import INTERNAL_ERROR, MAX_RESTARTS, Outcome
+from conformance.rules import load_rules
+from conformance.strategies import (
+    core_headers,
+    header_logs,
+    header_pairs,
+    writer_inputs,
+)
+from reference.header import diff_header, fold_request_header
+from reference.json_values import JsonObject, JsonValue
+from reference.revisions import ALL_REVISIONS, Revision
+
+DEFAULT_EXAMPLES: Final = 40
+"""Examples per property and revision: enough for each known-bad adapter of
+the tests to be caught, few enough that the six properties over the three
+revisions take about 3 s against the reference through a child process.
+An implementation that fails takes longer: its counterexamples are shrunk."""
+
+SHRINK_STEPS: Final = 300
+"""Inputs tried while shrinking a counterexample before settling for the
+smallest found so far: bounds the time a failing implementation costs."""
+
+MEMBER_ORDER_RULES: Final = ("JSON-3",)
+"""The SHOULD rule every property also demonstrates: member order."""
+
+_SETTINGS: Final = settings(
+    settings.get_profile("default"),
+    database=None,
+    deadline=None,
+    derandomize=False,
+    phases=(Phase.explicit, Phase.generate, Phase.shrink),
+    suppress_health_check=list(HealthCheck),
+    verbosity=Verbosity.quiet,
+    report_multiple_bugs=False,
+    print_blob=False,
+)
+"""Independent of the caller's hypothesis profile, so a report is too."""
+
+
+# ---------------------------------------------------------------- properties
+
+_FLAG = st.booleans()
+_CUT = st.integers(0, 63)
+
+
+def _canonical_params(revision: Revision) -> st.SearchStrategy[JsonObject]:
+    return core_headers(revision).map(lambda header: {"header": header})
+
+
+def _equals_params(revision: Revision) -> st.SearchStrategy[JsonObject]:
+    return header_pairs(revision).map(lambda pair: {"a": pair[0], "b": pair[1]})
+
+
+def _diff_params(revision: Revision) -> st.SearchStrategy[JsonObject]:
+    return header_pairs(revision, canonical=True).map(
+        lambda pair: {"prev": pair[0], "next": pair[1]}
+    )
+
+
+def _apply_params(revision: Revision) -> st.SearchStrategy[JsonObject]:
+    return header_pairs(revision, canonical=True, differing=True).map(
+        lambda pair: {"prev": pair[0], "delta": diff_header(*pair, revision)}
+    )
+
+
+@st.composite
+def _fold_params(draw: st.DrawFn, revision: Revision) -> JsonObject:
+    events = draw(header_logs(revision))
+    if draw(_FLAG):  # FOLD-3: the second part, from the first's result
+        cut = draw(_CUT) % (len(events) + 1)
+        state = fold_request_header(events[:cut], None, revision)
+        if state is not None:
+            return {"events": events[cut:], "from": state}
+    return {"events": events}
+
+
+def _record_params(revision: Revision) -> st.SearchStrategy[JsonObject]:
+    return writer_inputs(revision).map(
+        lambda inputs: {
+            "baseline": inputs[0],
+            "loggedThisInstance": inputs[1],
+            "header": inputs[2],
+        }
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CodecProperty:
+    """One generated test of one codec method, under each of its revisions.
+
+    `rules` are the MUST rules the property demonstrates (those that do
+    not hold in a revision are left out there); every property also
+    demonstrates `MEMBER_ORDER_RULES` at SHOULD level.
+    """
+
+    family: str
+    rules: tuple[str, ...]
+    description: str
+    params: Callable[[Revision], st.SearchStrategy[JsonObject]]
+    revisions: tuple[Revision, ...] = ALL_REVISIONS
+
+    @property
+    def method(self) -> str:
+        """The adapter method the property calls."""
+        return FAMILIES[self.family]
+
+    def id(self, revision: Revision) -> str:
+        """The stable id of the property under `revision`."""
+        return f"property/{self.family}/{revision.value}"
+
+    def must_rules(self, revision: Revision) -> tuple[str, ...]:
+        """The MUST rules of the property that hold in `revision`."""
+        rules = load_rules()
+        return tuple(r for r in self.rules if rules[r].applies_to(revision))
+
+    def rules_for(self, revision: Revision) -> tuple[str, ...]:
+        """Every rule the property demonstrates under `revision`."""
+        return self.must_rules(revision) + MEMBER_ORDER_RULES
+
+
+PROPERTIES: Final[tuple[CodecProperty, ...]] = (
+    CodecProperty(
+        family="canonical",
+        rules=("HDR-4", "HDR-5", "CONFIG-2", "MSGS-1", "JSON-2"),
+        description="valid headers, canonical or not, get the canonical form",
+        params=_canonical_params,
+    ),
+    CodecProperty(
+        family="equals",
+        rules=("EQ-1", "EQ-2", "EQ-3", "HDR-4", "JSON-2"),
+        description="headers and their edits or respellings compare as the spec says",
+        params=_equals_params,
+    ),
+    CodecProperty(
+        family="diff",
+        rules=(
+            "DELTA-2",
+            "SYS-3",
+            "TOOLS-3",
+            "DELTA-4",
+            "DELTA-5",
+            "EQ-2",
+            "EQ-3",
+            "WRITER-3",
+        ),
+        description="canonical headers and their edits give the spec's delta",
+        params=_diff_params,
+    ),
+    CodecProperty(
+        family="apply",
+        rules=("DELTA-3", "SYS-4", "TOOLS-4", "DELTA-4", "DELTA-5"),
+        description="a delta diff yields applies to its previous header",
+        params=_apply_params,
+    ),
+    CodecProperty(
+        family="fold",
+        rules=("FOLD-1", "FOLD-3", "SNAP-1", "DELTA-3"),
+        description="a log the writer wrote folds, at once or from a folded state",
+        params=_fold_params,
+    ),
+    CodecProperty(
+        family="record",
+        rules=("WRITER-1", "WRITER-2", "WRITER-3", "WRITER-4", "WRITER-5", "DELTA-6"),
+        description="the writer's decision for a baseline and a request header",
+        params=_record_params,
+    ),
+)
+"""One property per codec method, in the order the vectors list the families."""
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PropertyResult:
+    """What one property found under one revision.
+
+    `examples` counts the inputs the implementation answered (generation
+    and shrinking). `vector` is, for a ``fail`` (and a ``warn``), the
+    shrunk counterexample as a vector case (docs/vectors.md) whose
+    expected answer is the reference's; see `render_vector`.
+    """
+
+    id: str
+    method: str
+    revision: str
+    rules: tuple[str, ...]
+    outcome: Outcome
+    examples: int = 0
+    message: str = ""
+    vector: JsonObject | None = None
+
+    def dump(self) -> JsonObject:
+        """The JSON form used in reports."""
+        return {
+            "id": self.id,
+            "revision": self.revision,
+            "method": self.method,
+            "rules": list(self.rules),
+            "outcome": self.outcome.value,
+            "examples": self.examples,
+            "message": self.message,
+            "vector": self.vector,
+        }
+
+
+def render_vector(result: PropertyResult) -> str:
+    """The counterexample as pretty JSON, ready to paste into a vector file's
+    ``cases`` (under the directory of its first revision); ValueError when
+    the result has none."""
+    if result.vector is None:
+        raise ValueError(f"{result.id} has no counterexample ({result.outcome})")
+    return json.dumps(result.vector, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+# ---------------------------------------------------------------- running
+
+
+def run_properties(
+    connect: Callable[[], Connection],
+    revisions: Iterable[Revision] | None = None,
+    *,
+    examples: int = DEFAULT_EXAMPLES,
+    seed: int = 0,
+    properties: Iterable[CodecProperty] = PROPERTIES,
+    on_result: Callable[[PropertyResult], None] | None = None,
+) -> list[PropertyResult]:
+    """Run `properties` against the implementation `connect` starts.
+
+    `connect` starts (and, after an adapter error, restarts) the
+    implementation, as for `conformance.codec.runner.run_vectors`;
+    `revisions` limits the run (default: every revision); a revision the
+    implementation does not declare in ``initialize`` is a ``skip``.
+    `examples` is hypothesis's ``max_examples`` per property and revision,
+    `seed` its seed. Results come revision by revision, in the order of
+    `properties`; nothing raised by the implementation escapes. The
+    implementation is closed when the run ends.
+    """
+    wanted = list(ALL_REVISIONS if revisions is None else revisions)
+    chosen = list(properties)
+    plan = [
+        (prop, revision)
+        for revision in ALL_REVISIONS
+        if revision in wanted
+        for prop in chosen
+        if revision in prop.revisions
+    ]
+    results: list[PropertyResult] = []
+    if not plan:
+        return results
+
+    def emit(result: PropertyResult) -> None:
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+
+    live: Connection | None = None
+    try:
+        try:
+            live = connect()
+            declared = _declared(live.initialize())
+        except Exception as error:  # it did not start: no verdict on anything
+            for prop, revision in plan:
+                emit(
+                    _result(
+                        prop,
+                        revision,
+                        Outcome.ERROR,
+                        f"the adapter did not start: {_describe(error)}",
+                    )
+                )
+            return results
+        for prop, revision in plan:
+            if revision.value not in declared:
+                emit(
+                    _result(
+                        prop,
+                        revision,
+                        Outcome.SKIP,
+                        f"the implementation does not declare {revision.value}",
+                    )
+                )
+                continue
+            if live is None:
+                emit(
+                    _result(
+                        prop,
+                        revision,
+                        Outcome.ERROR,
+                        "the adapter could not be restarted",
+                    )
+                )
+                continue
+            trial = _Trial(prop, revision, live)
+            emit(trial.run(examples=examples, seed=seed))
+            if trial.broken:
+                _close(live)
+                live = _restart(connect)
+        return results
+    finally:
+        if live is not None:
+            _close(live)
+
+
+def _declared(identity: JsonObject) -> set[str]:
+    names = identity.get("revisions", [])
+    return (
+        {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
+    )
+
+
+def _result(
+    prop: CodecProperty,
+    revision: Revision,
+    outcome: Outcome,
+    message: str,
+    *,
+    examples: int = 0,
+    vector: JsonObject | None = None,
+) -> PropertyResult:
+    return PropertyResult(
+        id=prop.id(revision),
+        method=prop.method,
+        revision=revision.value,
+        rules=prop.rules_for(revision),
+        outcome=outcome,
+        examples=examples,
+        message=message,
+        vector=vector,
+    )
+
+
+class _Stop(BaseException):
+    """The implementation broke (no verdict): ends the hypothesis run at once.
+
+    A BaseException, so hypothesis neither shrinks nor replays it.
+    """
+
+
+class _ShrinkingDone(BaseException):
+    """`SHRINK_STEPS` inputs tried while shrinking: keep the smallest so far."""
+
+
+class _Mismatch(Exception):
+    """The implementation's answer to `params` differs from the reference's."""
+
+    def __init__(
+        self,
+        params: JsonObject,
+        expected: JsonObject,
+        reason: str,
+        *,
+        order_only: bool,
+    ) -> None:
+        super().__init__(reason)
+        self.params = params
+        self.expected = expected
+        self.reason = reason
+        self.order_only = order_only
+
+
+@dataclass(slots=True)
+class _Trial:
+    """One property under one revision against one live connection."""
+
+    prop: CodecProperty
+    revision: Revision
+    connection: Connection
+    oracle: DirectConnection = field(default_factory=DirectConnection)
+    examples: int = 0
+    broken: bool = False
+    stop_reason: str = ""
+    first_order: _Mismatch | None = None
+    latest: _Mismatch | None = None
+    """The last mismatch raised in this search: while shrinking, the smallest."""
+    shrink_steps: int = 0
+
+    def run(self, *, examples: int, seed: int) -> PropertyResult:
+        """Search for a MUST disagreement; failing none, for an order-only one."""
+        try:
+            found, note = self._search(examples=examples, seed=seed, order_fails=False)
+            if found is not None:
+                return self._found(found, Outcome.FAIL, note)
+            if self.first_order is None:
+                return self._finish(
+                    Outcome.PASS, f"{self.examples} examples agreed with the reference"
+                )
+            # The same seed meets the same input again, then shrinks it.
+            unshrunk = self.first_order
+            found, note = self._search(examples=examples, seed=seed, order_fails=True)
+        except _Stop:
+            return self._finish(
+                Outcome.ERROR,
+                f"after {self.examples} examples, the adapter broke:"
+                f" {self.stop_reason}",
+            )
+        except Exception as error:  # a bug of ours, or hypothesis's refusal
+            return self._finish(
+                Outcome.ERROR, f"the property could not run: {_describe(error)}"
+            )
+        if found is None:
+            return self._found(unshrunk, Outcome.WARN, " (not shrunk)")
+        if not found.order_only:  # met while shrinking: a failure after all
+            return self._found(found, Outcome.FAIL, note)
+        return self._found(found, Outcome.WARN, note)
+
+    def _search(
+        self, *, examples: int, seed: int, order_fails: bool
+    ) -> tuple[_Mismatch | None, str]:
+        """Run hypothesis; the (shrunk) mismatch it found, and a note on it."""
+        self.latest, self.shrink_steps = None, 0
+
+        @settings(_SETTINGS, max_examples=examples)
+        @seeded(seed)
+        @given(self.prop.params(self.revision))
+        def search(params: JsonObject) -> None:
+            self._check(params, order_fails=order_fails)
+
+        try:
+            search()
+        except _Mismatch as mismatch:
+            return mismatch, ""
+        except _ShrinkingDone:
+            return self.latest, f" (shrinking stopped after {SHRINK_STEPS} steps)"
+        except Exception as error:  # hypothesis found it, then gave up (Flaky)
+            if self.latest is None:
+                raise
+            return self.latest, f" (not shrunk: {_describe(error)})"
+        return None, ""
+
+    # ------------------------------------------------------------ one input
+
+    def _ask(self, connection: Connection, params: JsonObject) -> JsonObject:
+        sent = copy.deepcopy(params)
+        sent["revision"] = self.revision.value
+        return connection.request(self.prop.method, sent)
+
+    def _check(self, params: JsonObject, *, order_fails: bool) -> None:
+        if self.latest is not None:  # hypothesis is shrinking what it found
+            self.shrink_steps += 1
+            if self.shrink_steps > SHRINK_STEPS:
+                raise _ShrinkingDone
+        self.examples += 1
+        try:
+            got = self._ask(self.connection, params)
+        except Exception as failure:  # a broken adapter, or a bug of ours
+            self.broken = True
+            self.stop_reason = f"{_describe(failure)}; input: {_short(params)}"
+            raise _Stop from None
+        error = got.get("error")
+        if isinstance(error, dict) and error.get("code") == INTERNAL_ERROR:
+            message = str(error.get("message", ""))[:200]
+            self.stop_reason = (
+                f"the implementation failed internally (-32603): {message};"
+                f" input: {_short(params)}"
+            )
+            raise _Stop
+        expected = self._ask(self.oracle, params)
+        verdict, reason = self._judge(params, expected, got)
+        if verdict is Verdict.PASS:
+            return
+        mismatch = _Mismatch(
+            params, expected, reason, order_only=verdict is Verdict.WARN
+        )
+        if verdict is Verdict.FAIL:
+            self.latest = mismatch
+            raise mismatch
+        if self.first_order is None:
+            self.first_order = mismatch
+        if order_fails:
+            self.latest = mismatch
+            raise mismatch
+
+    def _judge(
+        self, params: JsonObject, expected: JsonObject, got: JsonObject
+    ) -> tuple[Verdict, str]:
+        """PASS, WARN (member order only) or FAIL, and what differed."""
+        if "result" not in expected or "result" not in got:
+            code = _error_code(expected)
+            if code is not None and code == _error_code(got):
+                return Verdict.PASS, ""
+            return Verdict.FAIL, (
+                f"the reference answers {_answer(expected)},"
+                f" the implementation {_answer(got)}"
+            )
+        want, have = expected["result"], got["result"]
+        verdict = compare_results(want, have)
+        if verdict is Verdict.PASS:
+            return verdict, ""
+        shown = f"reference {_show(want)}, implementation {_show(have)}"
+        if verdict is Verdict.WARN:
+            return verdict, f"member order differs (JSON-3): {shown}"
+        unordered = self._ask(self.oracle, _sorted(params)).get("result")
+        if not values_equal(unordered, want) and values_equal(unordered, have):
+            return Verdict.WARN, (
+                f"the answer depends on member order (JSON-3) and the"
+                f" implementation answered as if members were sorted: {shown}"
+            )
+        return Verdict.FAIL, f"result differs: {shown}"
+
+    # ------------------------------------------------------------ outcomes
+
+    def _finish(
+        self, outcome: Outcome, message: str, vector: JsonObject | None = None
+    ) -> PropertyResult:
+        return _result(
+            self.prop,
+            self.revision,
+            outcome,
+            message,
+            examples=self.examples,
+            vector=vector,
+        )
+
+    def _found(
+        self, mismatch: _Mismatch, outcome: Outcome, note: str
+    ) -> PropertyResult:
+        vector = self._vector(mismatch, should=outcome is Outcome.WARN)
+        shrunk = "" if note else ", shrunk"
+        return self._finish(
+            outcome,
+            f"after {self.examples} examples{shrunk}{note}: {mismatch.reason}",
+            vector,
+        )
+
+    def _vector(self, mismatch: _Mismatch, *, should: bool) -> JsonObject | None:
+        """`mismatch` as a vector case, or None when the reference's answer is
+        not one a vector can expect (an error other than a rejection)."""
+        expect = _expectation(mismatch.expected)
+        if expect is None:
+            return None
+        revisions = [
+            revision
+            for revision in self.prop.revisions
+            if revision is self.revision
+            or _expectation(self._ask_as(revision, mismatch.params)) == expect
+        ]
+        if should:
+            rules: tuple[str, ...] = MEMBER_ORDER_RULES
+        else:
+            rules = tuple(
+                rule
+                for rule in self.prop.rules
+                if all(rule in self.prop.must_rules(r) for r in revisions)
+            )
+            if not rules:  # keep the rules of the revision it failed in
+                revisions, rules = [self.revision], self.prop.must_rules(self.revision)
+        family = self.prop.family
+        digest = hashlib.sha256(
+            encode_json(
+                {"method": self.prop.method, "params": mismatch.params}
+            ).encode()
+        ).hexdigest()[:10]
+        what = "differed only in member order" if should else "differed"
+        return {
+            "id": f"{family}-generated-{digest}",
+            "rules": list(rules),
+            "level": "SHOULD" if should else "MUST",
+            "revisions": [revision.value for revision in revisions],
+            "description": f"generated by {self.prop.id(self.revision)}:"
+            f" an input where an implementation's answer {what} from the reference's",
+            "params": copy.deepcopy(mismatch.params),
+            "expect": expect,
+        }
+
+    def _ask_as(self, revision: Revision, params: JsonObject) -> JsonObject:
+        sent = copy.deepcopy(params)
+        sent["revision"] = revision.value
+        return self.oracle.request(self.prop.method, sent)
+
+
+def _expectation(response: JsonObject) -> JsonObject | None:
+    """A vector's ``expect`` for the reference's `response`, in JSON order."""
+    if "result" in response:
+        return {"result": copy.deepcopy(response["result"])}
+    error = response.get("error")
+    if not isinstance(error, dict) or error.get("code") != REJECTED:
+        return None
+    data = error.get("data")
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("kind")
+    if kind not in ERROR_KINDS:
+        return None
+    expect: JsonObject = {"kind": kind}
+    if isinstance(data.get("seq"), int):
+        expect["seq"] = data["seq"]
+    return {"error": expect}
+
+
+def _sorted(value: JsonValue) -> JsonValue:
+    """`value` with every object's members in sorted order."""
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    return value
+
+
+def _show(value: JsonValue, limit: int = 300) -> str:
+    try:
+        text = encode_json(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _short(params: JsonObject) -> str:
+    return _show(params, 200)
+
+
+def _error_code(response: JsonObject) -> object:
+    """The code of an error response; None for a result."""
+    error = response.get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+def _answer(response: JsonObject) -> str:
+    if "result" in response:
+        return f"result {_show(response['result'])}"
+    return f"error {_error_code(response)}"
+
+
+def _describe(error: BaseException) -> str:
+    detail = getattr(error, "detail", None)
+    text = detail if isinstance(detail, str) else str(error)
+    tail = getattr(error, "stderr_tail", "")
+    lines = tail.strip().splitlines()[-3:] if isinstance(tail, str) else []
+    stderr = f" [stderr: {' | '.join(lines)}]" if lines else ""
+    return f"{type(error).__name__}: {text}{stderr}"
+
+
+def _close(connection: Connection) -> None:
+    with contextlib.suppress(Exception):  # best effort: never costs the report
+        connection.close()
+
+
+def _restart(connect: Callable[[], Connection]) -> Connection | None:
+    for _ in range(MAX_RESTARTS):
+        connection: Connection | None = None
+        try:
+            connection = connect()
+            connection.initialize()
+        except Exception:
+            if connection is not None:
+                _close(connection)
+            continue
+        return connection
+    return None
