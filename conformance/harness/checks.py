@@ -43,6 +43,7 @@ from conformance.check import (
     APPLIED_RULES,
     MUST,
     RECONSTRUCTION_RULES,
+    SHOULD,
     check_lines,
     read_captures,
 )
@@ -60,6 +61,10 @@ from reference.reconstruct import (
 from reference.request import contract_view
 from reference.revisions import Revision
 
+READER_DUTIES = frozenset({"CHECK-2", "JSONL-3"})
+"""Rules the checker applies that bind a reader of logs, not the harness
+that wrote the log: they are not tallied for the harness."""
+
 EXTENDS = ("append", "repeat")
 """Diagnostic relations under which a request extends its closest one."""
 
@@ -69,7 +74,8 @@ class CheckResult:
     """The outcome of one check of one scenario run."""
 
     check_id: str
-    """``scenario@revision/check``: stable across runs."""
+    """``scenario@revision/check``: stable across runs (``#2``, ``#3`` tell
+    apart two expectations of one kind on one request)."""
     scenario: str
     revision: str
     rules: tuple[str, ...]
@@ -93,7 +99,7 @@ class CheckResult:
 def level_of(rules: Sequence[str]) -> str:
     """MUST when any of `rules` is a MUST rule, else SHOULD."""
     registry = load_rules()
-    return MUST if any(registry[rule].is_must for rule in rules) else "SHOULD"
+    return MUST if any(registry[rule].is_must for rule in rules) else SHOULD
 
 
 class _Judge:
@@ -105,10 +111,29 @@ class _Judge:
         self.results: list[CheckResult] = []
 
     def add(
-        self, name: str, rules: Sequence[str], ok: bool | None, message: str = ""
+        self,
+        name: str,
+        rules: Sequence[str],
+        ok: bool | None,
+        message: str = "",
+        *,
+        level: str | None = None,
     ) -> None:
-        """Record a check; `ok` None is an error (no verdict)."""
-        level = level_of(rules)
+        """Record a check; `ok` None is an error (no verdict).
+
+        A failed check fails at its rules' level (`level_of`), or at
+        `level` when given: a MUST rule the checker reports at SHOULD level
+        (a member-order clause) only warns.
+        """
+        level = level or level_of(rules)
+        check_id = f"{self.prefix}/{name}"
+        taken = sum(
+            1
+            for result in self.results
+            if result.check_id == check_id or result.check_id.startswith(check_id + "#")
+        )
+        if taken:  # two expectations of one kind on one request: keep ids unique
+            check_id += f"#{taken + 1}"
         if ok is None:
             outcome = Outcome.ERROR
         elif ok:
@@ -117,7 +142,7 @@ class _Judge:
             outcome = Outcome.FAIL if level == MUST else Outcome.WARN
         self.results.append(
             CheckResult(
-                check_id=f"{self.prefix}/{name}",
+                check_id=check_id,
                 scenario=self.evidence.scenario.id,
                 revision=self.evidence.revision.value,
                 rules=tuple(rules),
@@ -167,6 +192,7 @@ def _log_checks(judge: _Judge) -> None:
     )
     registry = load_rules()
     first: dict[str, str] = {}
+    failing: set[str] = set()
     for found in report.findings:
         where = f"line {found.line}" + (
             f", seq {found.seq}" if found.seq is not None else ""
@@ -175,12 +201,30 @@ def _log_checks(judge: _Judge) -> None:
         if found.expected is not None or found.found is not None:
             detail += f" (expected {found.expected}, found {found.found})"
         first.setdefault(found.rule, f"{where}: {detail}")
-    for rule in (*APPLIED_RULES, *RECONSTRUCTION_RULES):
-        if rule != "CHECK-2" and not registry[rule].applies_to(revision):
+        if found.level == MUST:
+            failing.add(found.rule)
+    if "CHECK-2" in first:
+        # The checker itself failed on a line: nothing it says about this
+        # log is a verdict on the harness (a bug of ours is no verdict).
+        judge.add(
+            "log",
+            ("CHECK-2",),
+            None,
+            f"the checker could not check the log: {first['CHECK-2']}",
+        )
+        return
+    harness_rules = [
+        rule
+        for rule in (*APPLIED_RULES, *RECONSTRUCTION_RULES)
+        if rule not in READER_DUTIES and registry[rule].applies_to(revision)
+    ]
+    extra = sorted(set(first) - set(harness_rules) - READER_DUTIES)
+    for rule in [*harness_rules, *extra]:
+        if rule not in first:
+            judge.add(f"log/{rule}", (rule,), True)
             continue
-        judge.add(f"log/{rule}", (rule,), rule not in first, first.get(rule, ""))
-    for rule in sorted(set(first) - {*APPLIED_RULES, *RECONSTRUCTION_RULES}):
-        judge.add(f"log/{rule}", (rule,), False, first[rule])
+        level = MUST if rule in failing else SHOULD
+        judge.add(f"log/{rule}", (rule,), False, first[rule], level=level)
 
 
 def _events(log: bytes) -> list[JsonObject] | None:
@@ -202,7 +246,12 @@ def _events(log: bytes) -> list[JsonObject] | None:
 # ---------------------------------------------------------------- sends
 
 
+def _unscripted(message: str) -> str:
+    return f"the scenario did not run as scripted, so it gives no verdict: {message}"
+
+
 def _send_checks(judge: _Judge) -> None:
+    scenario_rules = judge.evidence.scenario.rules
     for number, send in enumerate(judge.evidence.sends, start=1):
         expect = send.expect
         rules = tuple(expect.get("rules", ()))
@@ -222,7 +271,7 @@ def _send_checks(judge: _Judge) -> None:
             if rules:
                 judge.add(f"{name}/end", rules, ok, "" if ok else message)
             elif not ok:
-                judge.add(f"{name}/end", ("TURN-1",), None, message)
+                judge.add(f"{name}/end", scenario_rules, None, _unscripted(message))
         if "requests" in expect:
             sent = send.last_capture - send.first_capture
             ok = sent == expect["requests"]
@@ -233,7 +282,9 @@ def _send_checks(judge: _Judge) -> None:
             if rules:
                 judge.add(f"{name}/requests", rules, ok, "" if ok else message)
             elif not ok:
-                judge.add(f"{name}/requests", ("CHECK-1",), None, message)
+                judge.add(
+                    f"{name}/requests", scenario_rules, None, _unscripted(message)
+                )
 
 
 def _call_checks(judge: _Judge) -> None:
@@ -283,33 +334,69 @@ def _text_checks(judge: _Judge) -> None:
 
 
 def _request_check(judge: _Judge, item: JsonObject, bodies: list[str]) -> None:
+    """One ``request`` expectation: texts in (or not in) one captured request.
+
+    The request is the `index`-th of the session's, or, with `send`, the
+    `index`-th that send N (from 1) made, so requests a harness makes
+    elsewhere do not shift it.
+    """
     index = item["index"]
+    position, limit = index, len(bodies)
     name = f"request-{index}"
-    if index >= len(bodies):
+    where = f"request {index}"
+    if "send" in item:
+        name = f"send-{item['send']}/request-{index}"
+        where = f"request {index} of send {item['send']}"
+        sends = judge.evidence.sends
+        if item["send"] > len(sends):
+            judge.add(name, item["rules"], None, f"there is no send {item['send']}")
+            return
+        send = sends[item["send"] - 1]
+        position, limit = send.first_capture + index, send.last_capture
+    if position >= limit:
         judge.add(
             name,
             item["rules"],
             False,
-            f"request {index} was never sent: {len(bodies)} request(s) captured",
+            f"{where} was never sent: {len(bodies)} request(s) captured",
         )
         return
-    body = _body_text(judge.evidence.captures[index])
+    capture = judge.evidence.captures[position]
+    body = _body_text(capture)
     problems = []
-    position = 0
+    cursor = 0
     for text in item.get("contains", ()):
-        found = body.find(text, position)
+        found = body.find(text, cursor)
         if found < 0:
-            where = "after the texts before it" if position else "anywhere"
-            problems.append(f"{text!r} is not in it {where}")
+            after = "after the texts before it" if cursor else "anywhere"
+            problems.append(f"{text!r} is not in it {after}")
         else:
-            position = found + len(text)
+            cursor = found + len(text)
     problems += [f"{text!r} is in it" for text in item.get("lacks", ()) if text in body]
+    if "opens" in item:
+        opening = _opening(capture)
+        if item["opens"] not in opening:
+            problems.append(
+                f"its first message after the system prompt is {opening[:120]!r},"
+                f" not one holding {item['opens']!r}"
+            )
     judge.add(
         name,
         item["rules"],
         not problems,
-        f"request {index}: " + "; ".join(problems) if problems else "",
+        f"{where}: " + "; ".join(problems) if problems else "",
     )
+
+
+def _opening(capture: CapturedRequest) -> str:
+    """The text of a request's first wire message after its system prompt."""
+    body = capture.body
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, dict) and message.get("role") != "system":
+            content = message.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    return ""
 
 
 def _body_text(capture: CapturedRequest) -> str:
@@ -351,7 +438,7 @@ def _matched_steps(
             break
         body = captures[position].body
         same = isinstance(body, dict) and json_equal(
-            step.contract_body(), contract_view(body)
+            step.contract_body(), contract_view(body), ordered=False
         )
         if same:
             matched[position] = number
@@ -429,7 +516,7 @@ def _cache_checks(judge: _Judge, events: list[JsonObject]) -> None:
             continue
         step, previous = rebuilt[second], rebuilt[first]
         same_instance = owners[earlier] == owners[later]
-        why_not = _excuse(events, previous.boundary, step.boundary, step.header_seq)
+        why_not = _excuse(events, previous, step)
         if same_instance:
             if why_not is not None:
                 continue
@@ -454,14 +541,25 @@ def _cache_checks(judge: _Judge, events: list[JsonObject]) -> None:
 
 
 def _excuse(
-    events: list[JsonObject], start: int, boundary: int, header_seq: int | None
+    events: list[JsonObject], previous: RebuiltRequest, step: RebuiltRequest
 ) -> str | None:
-    """What in the log explains a prompt that does not extend the previous one."""
-    if header_seq is not None:
-        return f"a header event at seq {header_seq}"
-    for event in events[start:boundary]:
+    """What in the log explains a prompt that does not extend the previous one.
+
+    A header event or a surface replace anywhere between the two steps'
+    boundaries (a step aborted before its request left may have logged
+    one), or the step's own header event; or, in ``request-messages``, a
+    ``messageSuffix`` on the previous request, which the history then
+    grows in front of.
+    """
+    if step.header_seq is not None:
+        return f"a header event at seq {step.header_seq}"
+    for event in events[previous.boundary : step.boundary]:
+        if event["type"] in HEADER_TYPES:
+            return f"a header event at seq {event['seq']}"
         if isinstance(event.get("surfaceOp"), dict):
             return f"a surface replace at seq {event['seq']}"
+    if previous.header.get("messageSuffix"):
+        return "the previous request's messageSuffix"
     return None
 
 

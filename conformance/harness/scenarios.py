@@ -41,6 +41,9 @@ ACTIONS: Final = (
 )
 """What a step (or a reaction inside a send) can do; exactly one per step."""
 
+REACTIONS: Final = ("cancel", "dispose", "inject", "update", "compact", "release")
+"""What the suite may do inside a send, when a contributor's call starts."""
+
 EXPECTATIONS: Final = ("calls", "absent", "request")
 
 
@@ -80,6 +83,15 @@ class Scenario:
     steps: tuple[Step, ...]
     expect: tuple[JsonObject, ...]
     path: Path
+
+    def rules_checked(self) -> set[str]:
+        """The rule IDs the scenario's own expectations cite."""
+        named: set[str] = set()
+        for item in self.expect:
+            named.update(item.get("rules", ()))
+        for step in self.steps:
+            named.update(step.expect.get("rules", ()))
+        return named
 
     def rules_named(self) -> set[str]:
         """Every rule ID the file names: its own and its expectations'."""
@@ -178,6 +190,21 @@ def _step(raw: Mapping[str, Any], path: Path) -> Step:
     )
     if during and action != "send":
         raise ScenarioError(f"{path.name}: only a send has 'during': {raw!r}")
+    seen: set[tuple[str, int]] = set()
+    for reaction in during:
+        key = (reaction.contributor, reaction.call)
+        if key in seen:
+            raise ScenarioError(
+                f"{path.name}: two reactions to call {reaction.call} of"
+                f" {reaction.contributor!r}"
+            )
+        seen.add(key)
+        for item in reaction.then:
+            if len(item) != 1 or next(iter(item)) not in REACTIONS:
+                raise ScenarioError(
+                    f"{path.name}: a reaction does one of {', '.join(REACTIONS)}:"
+                    f" {item!r}"
+                )
     return Step(
         action=action,
         argument=raw[action],

@@ -215,7 +215,7 @@ GALLERY = [
             "throwing_composition_stays_cached",
             "prefix-throwing-contributor",
             ("calls/catalog@i1", "PREFIX-5"),
-            ("request-0", "PREFIX-5"),
+            ("send-2/request-0", "PREFIX-5"),
         ),
         marks=pytest.mark.spec("PREFIX-5"),
     ),
@@ -267,11 +267,10 @@ GALLERY = [
         bad(
             "drops_earlier_reasoning",
             "reasoning-kept-across-turns",
-            ("request-2", "WIRE-2"),
             ("log/REQ-1", "REQ-1"),
             ("cache/request-2", "CACHE-1"),
         ),
-        marks=pytest.mark.spec("WIRE-2", "REQ-1", "CACHE-1"),
+        marks=pytest.mark.spec("REQ-1", "CACHE-1"),
     ),
     pytest.param(
         bad(
