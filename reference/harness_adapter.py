@@ -114,6 +114,12 @@ class Contributor:
     """Calls made so far (call n is ``calls[min(n, len(calls)) - 1]``)."""
     release: asyncio.Future[None] | None = None
     """Set while a ``block`` call waits; `HarnessServer.release` resolves it."""
+    running: int | None = None
+    """The number of the call in progress (between its start and its end)."""
+    latched: int | None = None
+    """The call in progress was released: a release that came before the
+    call blocked makes it return at once when it gets there (the suite
+    releases on ``contributor/started``); a second release is refused."""
 
     def next_call(self) -> tuple[int, JsonObject]:
         """Count a new call; return its number and behaviour."""
@@ -565,9 +571,11 @@ class HarnessServer:
         contributor = instance.contributors.get(ident)
         if contributor is None:
             raise RpcError(INVALID_PARAMS, f"unknown contributor {ident!r}")
-        if contributor.release is None or contributor.release.done():
+        if contributor.running is None or contributor.latched is not None:
             raise RpcError(STATE_ERROR, f"contributor {ident!r} is not blocked")
-        contributor.release.set_result(None)
+        contributor.latched = contributor.running
+        if contributor.release is not None and not contributor.release.done():
+            contributor.release.set_result(None)
         return {}
 
     # ------------------------------------------------------------ turns
@@ -681,7 +689,11 @@ class HarnessServer:
             context: PrefixContext, prefix: PrefixValue, next: Next[PrefixValue]
         ) -> PrefixValue:
             behaviour = self.begin_call(instance, contributor)
-            mine = await self.prefix_call(instance, contributor, behaviour, context)
+            contributor.running = contributor.count
+            try:
+                mine = await self.prefix_call(instance, contributor, behaviour, context)
+            finally:
+                contributor.running = contributor.latched = None
             return [*mine, *await next()]
 
         instance.loop.hooks.session_prefix.register(listener)
@@ -711,6 +723,8 @@ class HarnessServer:
 
     async def block(self, contributor: Contributor, context: PrefixContext) -> bool:
         """Wait for ``contributor/release`` (True) or the turn's abort (False)."""
+        if contributor.latched is not None:
+            return True
         release: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         aborted = asyncio.ensure_future(context.signal.wait())
         contributor.release = release

@@ -94,12 +94,12 @@ def url(fake, served):
 class Driver:
     """A `HarnessServer` with a notification inbox and request helpers."""
 
-    def __init__(self, url, folder, loop_class=AgentLoop):
+    def __init__(self, url, folder, loop_class=AgentLoop, server_class=HarnessServer):
         self.url = url
         self.folder = folder
         self.notes: list[tuple[str, dict[str, Any]]] = []
         self.taken = 0
-        self.server = HarnessServer(self._notify, loop_class=loop_class)
+        self.server = server_class(self._notify, loop_class=loop_class)
         self._arrived = asyncio.Event()
 
     def _notify(self, method, params):
@@ -166,11 +166,11 @@ class Driver:
         ]
 
 
-def drive(url, folder, scenario, loop_class=AgentLoop):
+def drive(url, folder, scenario, loop_class=AgentLoop, server_class=HarnessServer):
     """Run `scenario(driver)` on a fresh event loop; close the server after."""
 
     async def main():
-        driver = Driver(url, folder, loop_class)
+        driver = Driver(url, folder, loop_class, server_class)
         try:
             return await scenario(driver)
         finally:
@@ -927,3 +927,32 @@ def test_the_stdio_adapter_exits_1_without_a_traceback_once_its_stdout_is_gone()
     assert b"Traceback" not in err
     assert b"Exception ignored" not in err
     assert b"stdout is gone" in err
+
+
+@pytest.mark.spec("PREFIX-1")
+def test_a_release_that_arrives_before_the_call_blocks_is_kept(fake, url, tmp_path):
+    fake.push(Reply(text="ok"))
+
+    class SlowToBlock(HarnessServer):
+        async def block(self, contributor, context):
+            # Let every request already sent be handled first: the release
+            # arrives while this call has started but not yet blocked.
+            for _ in range(20):
+                await asyncio.sleep(0)
+            return await super().block(contributor, context)
+
+    async def scenario(driver):
+        log = await driver.open()
+        await driver.start(
+            contributors=[prefix("slow", {"do": "block", "messages": [user("SLOW")]})]
+        )
+        await driver.call("instance/send", instance="i1", prompt="hi")
+        await driver.wait("contributor/started", contributor="slow")
+        await driver.call("contributor/release", instance="i1", contributor="slow")
+        ended = await driver.wait("turn/ended", instance="i1")
+        return log, ended
+
+    log, ended = drive(url, tmp_path, scenario, server_class=SlowToBlock)
+    assert ended["reason"] == {"kind": "completed"}
+    (header,) = of_type(log, "request/header")
+    assert header["data"]["header"]["messagePrefix"] == [user("SLOW")]
