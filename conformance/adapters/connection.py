@@ -52,11 +52,14 @@ MAX_PENDING_LINES = 64
 """stdout lines that may wait unclaimed at once; more is a flood."""
 MAX_PENDING_BYTES = MAX_RESPONSE_BYTES
 """Bytes that may wait unclaimed at once (one whole response always fits)."""
+MAX_PENDING_NOTIFICATIONS = 10_000
+"""Notifications the suite keeps unread at once; more is a flood."""
 STDERR_TAIL_LINES = 20
 STDERR_LINE_BYTES = 4096
 """A longer stderr line is cut here and marked ``[truncated]``."""
 RELEASE_GRACE = 2.0
-"""Seconds to wait for the reader threads once the process group is dead."""
+"""Seconds to wait for both reader threads, in all, once the process group is
+dead (they only take longer when a process that left the group holds a pipe)."""
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -319,7 +322,7 @@ class StdioConnection:
         while True:
             parsed = self._parse_message(self._receive(method, deadline))
             if _is_notification(parsed):
-                self._notifications.append(parsed)
+                self._keep_notification(parsed)
                 continue
             return self._check_response(parsed, request_id)
 
@@ -338,8 +341,7 @@ class StdioConnection:
             )
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
-        what = "a notification"
-        parsed = self._parse_message(self._receive(what, deadline, wait))
+        parsed = self._parse_message(self._receive(None, deadline, wait))
         if not _is_notification(parsed):
             self.kill()
             raise AdapterProtocolError(
@@ -348,6 +350,18 @@ class StdioConnection:
                 stderr_tail=self.stderr_tail,
             )
         return parsed
+
+    def _keep_notification(self, message: JsonObject) -> None:
+        """Queue `message` for `receive_notification`, within the limit."""
+        if len(self._notifications) >= MAX_PENDING_NOTIFICATIONS:
+            self.kill()
+            raise AdapterProtocolError(
+                f"the adapter sent more than {MAX_PENDING_NOTIFICATIONS}"
+                f" notifications the suite had not read yet (the last:"
+                f" {encode_json(message)[:120]!r})",
+                stderr_tail=self.stderr_tail,
+            )
+        self._notifications.append(message)
 
     def _drain_notifications(self, method: str) -> None:
         """Move notifications waiting in the inbox to the queue; refuse other lines."""
@@ -363,7 +377,7 @@ class StdioConnection:
                 except AdapterProtocolError:
                     parsed = None
                 if parsed is not None and _is_notification(parsed):
-                    self._notifications.append(parsed)
+                    self._keep_notification(parsed)
                     continue
             self.kill()
             more = "+" if waiting > MAX_PENDING_LINES else ""
@@ -403,15 +417,20 @@ class StdioConnection:
                 selector.close()
 
     def _receive(
-        self, method: str, deadline: float, wait: float | None = None
+        self, method: str | None, deadline: float, wait: float | None = None
     ) -> bytes:
+        """The next stdout line for a request to `method` (None: a notification)."""
         item = self._inbox.take(max(0.0, deadline - time.monotonic()))
         if item is None:
             seconds = self.timeout if wait is None else wait
-            raise self._timed_out(f"no answer to {method} within {seconds:g}s")
+            what = "notification" if method is None else f"answer to {method}"
+            raise self._timed_out(f"no {what} within {seconds:g}s")
         if item is _End.EOF:
             raise self._crashed(
-                f"the adapter exited while answering {method}", deadline
+                "the adapter exited while the suite waited for a notification"
+                if method is None
+                else f"the adapter exited while answering {method}",
+                deadline,
             )
         if item is _End.TOO_LONG:
             self.kill()
@@ -430,9 +449,13 @@ class StdioConnection:
         return item
 
     def _parse_message(self, line: bytes) -> JsonObject:
-        """One stdout line as a JSON-RPC 2.0 object, strictly parsed."""
+        """One stdout line as a JSON-RPC 2.0 object, strictly parsed.
+
+        A line that is not one breaks the stream: the adapter is killed.
+        """
 
         def invalid(message: str) -> AdapterProtocolError:
+            self.kill()
             return AdapterProtocolError(message, stderr_tail=self.stderr_tail)
 
         try:
@@ -453,9 +476,13 @@ class StdioConnection:
         return response
 
     def _check_response(self, response: JsonObject, request_id: int) -> JsonObject:
-        """`response` if it answers `request_id` with a result or an error."""
+        """`response` if it answers `request_id` with a result or an error.
+
+        Anything else breaks the stream: the adapter is killed.
+        """
 
         def invalid(message: str) -> AdapterProtocolError:
+            self.kill()
             return AdapterProtocolError(message, stderr_tail=self.stderr_tail)
 
         echoed = response.get("id")
@@ -482,20 +509,27 @@ class StdioConnection:
         return response
 
     def _timed_out(self, message: str) -> AdapterTimeout:
+        code = self._process.poll()
         self.kill()
-        return AdapterTimeout(
-            f"{message}; the adapter was killed", stderr_tail=self.stderr_tail
-        )
+        if code is None:
+            message += "; the adapter was killed"
+        else:  # gone, but a process it started still holds its stdout
+            message += (
+                f"; the adapter had exited (status {code}) but a process it"
+                f" started kept its stdout open; its process group was killed"
+            )
+        return AdapterTimeout(message, stderr_tail=self.stderr_tail)
 
     def _crashed(self, message: str, deadline: float) -> AdapterCrashed:
         try:
             code = self._process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            self.kill()
-            code = self._process.returncode
-        return AdapterCrashed(
-            f"{message} (exit status {code})", stderr_tail=self.stderr_tail
-        )
+            code = None
+        # Nothing more can be asked of it: end its helpers too, and let the
+        # reader threads finish, so the stderr tail is complete.
+        self.kill()
+        status = "killed" if code is None else f"exit status {code}"
+        return AdapterCrashed(f"{message} ({status})", stderr_tail=self.stderr_tail)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -543,8 +577,9 @@ class StdioConnection:
         self._process.wait()
         self._close_stdin()
         streams = (self._process.stdout, self._process.stderr)
+        deadline = time.monotonic() + RELEASE_GRACE
         for thread, stream in zip(self._threads, streams, strict=True):
-            thread.join(timeout=RELEASE_GRACE)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
             # A reader thread may hold the stream's lock in a blocking read
             # (a process outside the group keeps the pipe open): then the
             # thread closes it itself when the read ends (`_pump_done`).

@@ -6,7 +6,13 @@ its own, starts instances with the scenario's set-up, sends prompts and
 waits for ``turn/ended``, and reacts to ``contributor/started`` with the
 scenario's actions (a cancel *inside* a composition, a release, ...).
 Nothing here sleeps: every wait is for a message, bounded by the
-connection's timeout.
+connection's timeout, and a turn as a whole must end within
+`TURN_TIMEOUTS` of them, however many notifications come meanwhile (an
+adapter that keeps talking but never ends the turn cannot hold the run).
+
+When the adapter breaks or refuses a step, the exception carries a note
+(`BaseException.add_note`) saying at which step of the scenario it
+happened, for the report.
 
 What it returns is `Evidence`: the log the harness wrote, the requests the
 fake captured for this session (picked out by the session's API key), what
@@ -17,19 +23,24 @@ each send did, and how often each contributor was called per instance.
 from __future__ import annotations
 
 import copy
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from conformance.adapters.messages import check_notification, check_result
-from conformance.errors import AdapterProtocolError
+from conformance.errors import AdapterProtocolError, AdapterTimeout
 from conformance.harness.scenarios import Scenario, Step
 from fakes import CapturedRequest, FakeProvider, key_digest, parse_script_item
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
 DIALECT = "deepseek"
+TURN_TIMEOUTS = 3
+"""A turn must end within this many connection timeouts in all."""
+DEFAULT_TIMEOUT = 10.0
+"""The timeout assumed for a connection that does not say its own."""
 
 
 class HarnessConnection(Protocol):
@@ -96,21 +107,47 @@ class ScenarioDriver:
         self.fake = fake
         self.base_url = base_url
         self.workdir = workdir
+        timeout = getattr(connection, "timeout", DEFAULT_TIMEOUT)
+        self.timeout = float(timeout)
+        """How long one notification may take (the connection's timeout)."""
+        self.turn_limit = TURN_TIMEOUTS * self.timeout
+        """How long a whole turn may take, from its send to its end."""
 
     def run(self, scenario: Scenario, revision: Revision) -> Evidence:
         """Play `scenario` under `revision`; return its evidence.
 
         Raises `ScenarioBroken` when the adapter refuses a step, and lets
-        `conformance.errors.AdapterError` through when the adapter breaks.
+        `conformance.errors.AdapterError` through when the adapter breaks;
+        either carries a note naming the step it happened at.
         """
         run = _Run(self, scenario, revision)
+        total = len(scenario.steps)
         try:
+            run.open()
             for position, step in enumerate(scenario.steps):
+                run.where = f"step {position + 1} of {total}: {_describe_step(step)}"
                 run.step(position, step)
+            run.where = "disposing the instance after the last step"
             run.finish()
+        except Exception as error:
+            if run.where:
+                error.add_note(f"while {run.where}")
+            raise
         finally:
             run.collect()
         return run.evidence
+
+
+def _describe_step(step: Step) -> str:
+    """A step in a few words, for error reports."""
+    argument = step.argument
+    if step.action == "start":
+        name = argument if isinstance(argument, str) else argument.get("instance")
+        return f"start {name}"
+    if step.action == "send" or (step.action == "inject" and isinstance(argument, str)):
+        text = argument if len(argument) <= 40 else argument[:37] + "..."
+        return f"{step.action} {text!r}"
+    return step.action
 
 
 class _Run:
@@ -137,15 +174,31 @@ class _Run:
             revision=revision,
             log_path=driver.workdir / f"{name}.jsonl",
         )
+        self.where = ""
+        """What the run is doing, for error reports."""
+
+    def open(self) -> None:
+        """Open the scenario's session."""
+        self.where = "opening the session"
         opened = self.call(
             "session/open",
             {
                 "session": self.session,
                 "log": str(self.evidence.log_path),
-                "revision": revision.value,
+                "revision": self.revision.value,
             },
         )
-        self.evidence.log_path = Path(opened["log"])
+        log = Path(opened["log"])
+        try:
+            usable = log.is_file() or not log.exists()
+        except (OSError, ValueError):  # a NUL in the path, say
+            usable = False
+        if not usable:
+            raise AdapterProtocolError(
+                f"session/open answered a log that is not a regular file:"
+                f" {str(log)[:200]!r}"
+            )
+        self.evidence.log_path = log
 
     # ------------------------------------------------------------ requests
 
@@ -163,9 +216,29 @@ class _Run:
             raise AdapterProtocolError(f"the result of {method} {problem}")
         return response["result"]
 
-    def notification(self) -> JsonObject:
-        """The next notification, validated against its schema."""
-        message = self.driver.connection.receive_notification()
+    def notification(self, deadline: float, seen: int) -> JsonObject:
+        """The next notification, validated against its schema.
+
+        Raises `AdapterTimeout` once `deadline` (the turn's) has passed;
+        `seen` notifications came since the turn began.
+        """
+        remaining = deadline - time.monotonic()
+        over = (
+            f"the turn did not end within {self.driver.turn_limit:g}s"
+            f" ({TURN_TIMEOUTS} times the timeout, the most a turn may take),"
+            f" though {seen} notification(s) came meanwhile"
+        )
+        if remaining <= 0:
+            raise AdapterTimeout(over)
+        wait = min(self.driver.timeout, remaining)
+        try:
+            message = self.driver.connection.receive_notification(wait)
+        except AdapterTimeout as error:
+            if wait >= self.driver.timeout:
+                raise
+            raise AdapterTimeout(
+                f"{over}; the adapter was killed", stderr_tail=error.stderr_tail
+            ) from None
         problem = check_notification(message)
         if problem is not None:
             raise AdapterProtocolError(problem)
@@ -242,9 +315,13 @@ class _Run:
         name, instance = self.instance, self.wire(self.instance)
         before = self.sync_captures()
         self.call("instance/send", {"instance": instance, "prompt": step.argument})
+        deadline = time.monotonic() + self.driver.turn_limit
+        self.where += f", waiting for the turn/ended of {name}"
         reactions = {(r.contributor, r.call): r for r in step.during}
+        seen = 0
         while True:
-            note = self.notification()
+            note = self.notification(deadline, seen)
+            seen += 1
             if note["method"] == "contributor/started":
                 if note["instance"] != instance:
                     continue
@@ -290,7 +367,15 @@ class _Run:
         self.sync_captures()
         self.evidence.captures = self.captures()
         self.evidence.capture_instances = list(self.capture_instances)
-        try:
-            self.evidence.log = self.evidence.log_path.read_bytes()
-        except OSError:
-            self.evidence.log = b""
+        self.evidence.log = _read_log(self.evidence.log_path)
+
+
+def _read_log(path: Path) -> bytes:
+    """The log at `path`; empty when there is no regular file there.
+
+    A named pipe or a device would block the read, or never end it.
+    """
+    try:
+        return path.read_bytes() if path.is_file() else b""
+    except (OSError, ValueError):
+        return b""

@@ -6,7 +6,9 @@ plays every scenario that applies to a revision the adapter declares, and
 judges each run (`conformance.harness.checks`). Like the vector runner it
 keeps a broken adapter apart from a broken contract: a crash, a hang or a
 protocol error costs the scenario an ``error`` result (no verdict), the
-adapter is restarted, and the run goes on. Whatever happens, the adapter's
+adapter is killed and restarted, and the run goes on; so does a bug of the
+suite's own (an unexpected exception while playing or judging a scenario),
+which never escapes as a traceback. Whatever happens, the adapter's
 process group and the server are gone when it returns.
 """
 
@@ -80,7 +82,10 @@ def run_scenarios(
         try:
             identity = session.start()
         except AdapterError as error:
-            return ScenarioReport(implementation={}, startup_error=describe(error))
+            tail = session.end(graceful=False)
+            return ScenarioReport(
+                implementation={}, startup_error=describe(error, tail)
+            )
         report = ScenarioReport(implementation=identity)
         declared = [
             Revision(name)
@@ -119,6 +124,9 @@ class _Session:
         self.live: ClosableHarness | None = None
         self.identity: JsonObject = {}
         self.failed_restarts = 0
+        """Restarts that failed in a row; at `MAX_RESTARTS` no more are tried."""
+        self.restart_error = ""
+        """Why the last restart failed, for the report."""
 
     def start(self) -> JsonObject:
         connection = self.connect()
@@ -126,22 +134,41 @@ class _Session:
         self.identity = connection.initialize()
         return self.identity
 
-    def restart(self) -> None:
-        self.close()
+    def restart(self, *, graceful: bool) -> str:
+        """End the connection and start a new one; returns the old one's stderr tail.
+
+        A connection that broke is killed (`graceful` False), not asked to
+        shut down: it cannot be trusted to answer, and waiting for it costs
+        a timeout.
+        """
+        tail = self.end(graceful=graceful)
         while self.failed_restarts < MAX_RESTARTS:
             try:
                 self.start()
-            except AdapterError:
-                self.close()
+            except Exception as error:  # AdapterError, or what the connector raised
+                self.restart_error = describe(error, self.end(graceful=False))
                 self.failed_restarts += 1
                 continue
-            return
+            self.failed_restarts = 0
+            break
+        return tail
+
+    def end(self, *, graceful: bool = True) -> str:
+        """Shut the connection down (or kill it); returns its stderr tail, if any.
+
+        Once it is closed its reader threads are done, so the tail is whole.
+        """
+        live, self.live = self.live, None
+        if live is None:
+            return ""
+        stop = live.close if graceful else getattr(live, "kill", live.close)
+        with contextlib.suppress(Exception):  # best effort: never costs the report
+            stop()
+        tail = getattr(live, "stderr_tail", "")
+        return tail if isinstance(tail, str) else ""
 
     def close(self) -> None:
-        if self.live is not None:
-            with contextlib.suppress(Exception):
-                self.live.close()
-            self.live = None
+        self.end(graceful=True)
 
 
 def _play(
@@ -166,17 +193,32 @@ def _play(
         ]
 
     if session.live is None:
-        return error("the adapter could not be restarted")
+        return error(
+            f"the adapter could not be restarted ({MAX_RESTARTS} attempts);"
+            f" the last: {session.restart_error}"
+        )
     driver = ScenarioDriver(session.live, fake, base_url, workdir)
     try:
         evidence = driver.run(scenario, revision)
-    except ScenarioBroken as broken:
-        session.restart()
-        return error(f"the scenario could not be played: {broken}")
+    except ScenarioBroken as broken:  # the adapter is healthy: it said no
+        tail = session.restart(graceful=True)
+        return error(
+            f"the scenario could not be played: {broken}{_stderr(tail)}"
+            + _notes(broken)
+        )
     except AdapterError as broken:
-        session.restart()
-        return error(describe(broken))
-    results = judge(evidence)
+        tail = session.restart(graceful=False)
+        return error(describe(broken, tail) + _notes(broken))
+    except Exception as bug:  # a bug of ours: no verdict, and the run goes on
+        tail = session.restart(graceful=False)
+        return error(
+            f"the suite failed while playing the scenario: {describe(bug)}"
+            f"{_stderr(tail)}" + _notes(bug)
+        )
+    try:
+        results = judge(evidence)
+    except Exception as bug:  # a bug of ours: no verdict on this scenario
+        return error(f"the suite could not judge the evidence: {describe(bug)}")
     if not results:
         return [
             CheckResult(
@@ -192,11 +234,25 @@ def _play(
     return results
 
 
-def describe(error: Exception) -> str:
-    """An adapter failure in one line, with the tail of its stderr."""
+def describe(error: Exception, stderr_tail: str = "") -> str:
+    """An adapter failure in one line, with the tail of its stderr.
+
+    `stderr_tail` stands in when the error carries none (an error the
+    driver raised, rather than the connection).
+    """
     name = type(error).__name__
     if not isinstance(error, AdapterError):
         return f"{name}: {error}"
-    tail = error.stderr_tail.strip().splitlines()[-3:]
-    stderr = f" [stderr: {' | '.join(tail)}]" if tail else ""
-    return f"{name}: {error.detail}{stderr}"
+    return f"{name}: {error.detail}{_stderr(error.stderr_tail or stderr_tail)}"
+
+
+def _stderr(tail: str) -> str:
+    """The last lines of an adapter's stderr, as a suffix of a one-line message."""
+    lines = [line for line in tail.strip().splitlines() if line.strip()][-3:]
+    return f" [stderr: {' | '.join(lines)}]" if lines else ""
+
+
+def _notes(error: BaseException) -> str:
+    """The notes the driver added (where in the scenario), one per line."""
+    notes = getattr(error, "__notes__", None) or []
+    return "".join(f"\n{note}" for note in notes if isinstance(note, str))
