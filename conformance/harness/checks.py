@@ -153,6 +153,13 @@ class _Judge:
         )
 
 
+def judge_leaks(evidence: Evidence) -> list[CheckResult]:
+    """Only the ``absent`` checks: for what a run left before it broke."""
+    judge = _Judge(evidence)
+    _text_checks(judge, only="absent")
+    return judge.results
+
+
 def judge(evidence: Evidence) -> list[CheckResult]:
     """Every check of one scenario run, in a fixed order."""
     judge = _Judge(evidence)
@@ -307,11 +314,13 @@ def _call_checks(judge: _Judge) -> None:
         )
 
 
-def _text_checks(judge: _Judge) -> None:
+def _text_checks(judge: _Judge, only: str | None = None) -> None:
     evidence = judge.evidence
     log_text = evidence.log.decode("utf-8", "replace")
     bodies = [c.raw_body.decode("utf-8", "replace") for c in evidence.captures]
     for item in evidence.scenario.expect:
+        if only is not None and item["check"] != only:
+            continue
         if item["check"] == "absent":
             text = item["text"]
             places = []
@@ -453,28 +462,30 @@ def _matched_steps(
 
 
 def _anchor_checks(
-    judge: _Judge,
-    events: list[JsonObject],
-    rebuilt: list[RebuiltRequest],
-    matched: list[int | None],
+    judge: _Judge, events: list[JsonObject], rebuilt: list[RebuiltRequest]
 ) -> None:
     """The first request of every instance logs its anchoring snapshot (WRITER-1).
 
-    The log cannot say where an instance starts; the suite knows which
-    instance sent each request, so it checks that each instance's first
-    request logged a ``request/header`` snapshot, ``initial`` when no header
-    event came before it and ``resume`` otherwise, even when the header is
-    unchanged.
+    The log cannot say where an instance starts; the driver noted how many
+    events the log held when each instance started. The instance's first
+    step that logged a header event or got a response (a step cancelled
+    before it logged anything sent nothing) must have logged a
+    ``request/header`` snapshot: ``initial`` when no header event came
+    before it, ``resume`` otherwise, even when the header is unchanged.
     """
-    seen: set[str] = set()
-    for position, owner in enumerate(judge.evidence.capture_instances):
-        if owner in seen:
+    starts = judge.evidence.instance_starts
+    for position, (owner, first_seq) in enumerate(starts):
+        end = starts[position + 1][1] if position + 1 < len(starts) else len(events)
+        step = next(
+            (
+                step
+                for step in rebuilt
+                if first_seq <= step.boundary < end and step.evidence != "none"
+            ),
+            None,
+        )
+        if step is None:
             continue
-        seen.add(owner)
-        number = matched[position] if position < len(matched) else None
-        if number is None:
-            continue
-        step = rebuilt[number]
         earlier = any(
             event["type"] in HEADER_TYPES for event in events[: step.boundary]
         )
@@ -491,9 +502,9 @@ def _anchor_checks(
             found == wanted,
             ""
             if found == wanted
-            else f"the first request of instance {owner} (request {position}, turn"
-            f" {step.turn} step {step.step}) logged "
-            + (f"a {found!r} snapshot" if found else "no snapshot")
+            else f"the first request of instance {owner} (turn {step.turn},"
+            f" step {step.step}) logged "
+            + (f"a snapshot with reason {found!r}" if found else "no snapshot")
             + f"; expected a {wanted!r} snapshot",
         )
 
@@ -508,7 +519,7 @@ def _cache_checks(judge: _Judge, events: list[JsonObject]) -> None:
         matched = _matched_steps(events, captures, revision)
     except Exception:  # a log the checker already reported as broken
         return
-    _anchor_checks(judge, events, rebuilt, matched)
+    _anchor_checks(judge, events, rebuilt)
     for later in range(1, len(captures)):
         earlier = later - 1
         first, second = matched[earlier], matched[later]

@@ -91,6 +91,10 @@ class Evidence:
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)
     """Contributor calls per ``(instance, contributor)``."""
     instances: list[str] = field(default_factory=list)
+    instance_starts: list[tuple[str, int]] = field(default_factory=list)
+    """Each instance and how many events the log held when it started: its
+    own events have seqs from there on (the log cannot say where an
+    instance starts; the driver can)."""
 
 
 class ScenarioDriver:
@@ -112,6 +116,8 @@ class ScenarioDriver:
         """How long one notification may take (the connection's timeout)."""
         self.turn_limit = TURN_TIMEOUTS * self.timeout
         """How long a whole turn may take, from its send to its end."""
+        self.evidence: Evidence | None = None
+        """The evidence of the last run, also when it broke part way."""
 
     def run(self, scenario: Scenario, revision: Revision) -> Evidence:
         """Play `scenario` under `revision`; return its evidence.
@@ -121,6 +127,7 @@ class ScenarioDriver:
         either carries a note naming the step it happened at.
         """
         run = _Run(self, scenario, revision)
+        self.evidence = run.evidence
         total = len(scenario.steps)
         try:
             run.open()
@@ -178,8 +185,11 @@ class _Run:
         """What the run is doing, for error reports."""
 
     def open(self) -> None:
-        """Open the scenario's session."""
+        """Open the scenario's session, at a path where no file is (the protocol)."""
         self.where = "opening the session"
+        stale = self.evidence.log_path
+        if stale.is_file():  # kept from an earlier run in the same --keep folder
+            stale.unlink()
         opened = self.call(
             "session/open",
             {
@@ -269,16 +279,19 @@ class _Run:
             provider={
                 "baseUrl": self.driver.base_url,
                 "apiKey": self.api_key,
+                "auxApiKey": f"{self.api_key}-aux",
                 "dialect": DIALECT,
             },
         )
         params.setdefault("system", "")
         params.setdefault("tools", [])
         params.setdefault("contributors", [])
+        logged = _count_events(self.evidence.log_path)
         self.call("instance/start", params)
         self.instance = spec["instance"]
         self.alive = True
         self.evidence.instances.append(self.instance)
+        self.evidence.instance_starts.append((self.instance, logged))
 
     def wire(self, instance: str) -> str:
         """The instance's name on the wire: unique within the adapter process."""
@@ -368,6 +381,11 @@ class _Run:
         self.evidence.captures = self.captures()
         self.evidence.capture_instances = list(self.capture_instances)
         self.evidence.log = _read_log(self.evidence.log_path)
+
+
+def _count_events(path: Path) -> int:
+    """Events in the session file so far: complete lines after the storage line."""
+    return max(0, _read_log(path).count(b"\n") - 1)
 
 
 def _read_log(path: Path) -> bytes:

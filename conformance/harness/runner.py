@@ -23,8 +23,13 @@ from typing import Protocol
 
 from conformance.codec.runner import Outcome
 from conformance.errors import AdapterError
-from conformance.harness.checks import CheckResult, judge, level_of
-from conformance.harness.driver import HarnessConnection, ScenarioBroken, ScenarioDriver
+from conformance.harness.checks import CheckResult, judge, judge_leaks, level_of
+from conformance.harness.driver import (
+    Evidence,
+    HarnessConnection,
+    ScenarioBroken,
+    ScenarioDriver,
+)
 from conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
 from fakes import FakeProvider
 from fakes.server import running_server
@@ -202,13 +207,18 @@ def _play(
         evidence = driver.run(scenario, revision)
     except ScenarioBroken as broken:  # the adapter is healthy: it said no
         tail = session.restart(graceful=True)
-        return error(
-            f"the scenario could not be played: {broken}{_stderr(tail)}"
-            + _notes(broken)
+        leaks = _leaks(driver.evidence)
+        return (
+            error(
+                f"the scenario could not be played: {broken}{_stderr(tail)}"
+                + _notes(broken)
+            )
+            + leaks
         )
     except AdapterError as broken:
         tail = session.restart(graceful=False)
-        return error(describe(broken, tail) + _notes(broken))
+        leaks = _leaks(driver.evidence)
+        return error(describe(broken, tail) + _notes(broken)) + leaks
     except Exception as bug:  # a bug of ours: no verdict, and the run goes on
         tail = session.restart(graceful=False)
         return error(
@@ -220,18 +230,24 @@ def _play(
     except Exception as bug:  # a bug of ours: no verdict on this scenario
         return error(f"the suite could not judge the evidence: {describe(bug)}")
     if not results:
-        return [
-            CheckResult(
-                check_id=f"{scenario.id}@{revision.value}/run",
-                scenario=scenario.id,
-                revision=revision.value,
-                rules=scenario.rules,
-                level=level_of(scenario.rules),
-                outcome=Outcome.FAIL,
-                message="no check ran on this scenario's evidence",
-            )
-        ]
+        return error("no check ran on this scenario's evidence")
     return results
+
+
+def _leaks(evidence: Evidence | None) -> list[CheckResult]:
+    """Sentinels found in what a run left before it broke: still a failure.
+
+    A harness that leaks a degraded composition and then hangs or crashes
+    must not escape with "no verdict". Only failures are kept: a pass on
+    part of the evidence proves nothing.
+    """
+    if evidence is None:
+        return []
+    try:
+        results = judge_leaks(evidence)
+    except Exception:  # a bug of ours must not hide the error itself
+        return []
+    return [result for result in results if result.outcome is Outcome.FAIL]
 
 
 def describe(error: Exception, stderr_tail: str = "") -> str:
@@ -247,9 +263,17 @@ def describe(error: Exception, stderr_tail: str = "") -> str:
 
 
 def _stderr(tail: str) -> str:
-    """The last lines of an adapter's stderr, as a suffix of a one-line message."""
-    lines = [line for line in tail.strip().splitlines() if line.strip()][-3:]
-    return f" [stderr: {' | '.join(lines)}]" if lines else ""
+    """The adapter's stderr tail (the lines the connection kept), indented.
+
+    All of it: the cause of a crash is rarely in the last three lines of a
+    stack trace.
+    """
+    lines = [line for line in tail.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return "\nthe adapter's stderr ended with:\n" + "\n".join(
+        f"  {line}" for line in lines
+    )
 
 
 def _notes(error: BaseException) -> str:

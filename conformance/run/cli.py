@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -94,7 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=10.0,
         metavar="SECONDS",
         help="how long one answer or notification may take before the adapter is"
-        " declared hung and killed (10)",
+        " declared hung and killed, and a third of what a whole turn may take (10)",
     )
     parser.add_argument(
         "--examples",
@@ -152,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         scenarios = [s for s in scenarios if s.id in args.scenario]
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         return _run(args, revisions, scenarios)
     except Exception as error:  # a bug of ours: say so, and it is no verdict
@@ -160,6 +162,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return NO_VERDICT
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like an exit, so every adapter and server is closed."""
+    raise SystemExit(128 + signum)
 
 
 def _connectors(

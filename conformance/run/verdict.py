@@ -87,7 +87,7 @@ def render_table(rows: Sequence[RuleRow]) -> list[str]:
     """The per-rule table as text lines."""
     lines = [
         f"  {'rule':<10} {'level':<10} {'pass':>5} {'warn':>5} {'fail':>5}"
-        f" {'error':>5}  first failing check"
+        f" {'error':>5}  first problem"
     ]
     for row in rows:
         c = row.counts

@@ -208,7 +208,7 @@ def test_a_turn_that_never_ends_is_an_error_and_the_hung_adapter_is_killed(
         f"AdapterTimeout: no notification within {TIMEOUT}s; the adapter was killed",
         "while step 3 of 4: send 'Which store is this?', waiting for the"
         " turn/ended of i1",
-        "[stderr: chaos: turn 2 of plain-turns.session-prefix:i1 is stuck",
+        "stderr ended with:\nchaos: turn 2 of plain-turns.session-prefix:i1 is stuck",
     )
     assert_nothing_left(run)
 
@@ -272,7 +272,7 @@ def test_an_adapter_that_crashes_mid_turn_is_an_error_with_its_exit_status(
         "AdapterCrashed: the adapter exited while the suite waited for a"
         " notification (exit status 7)",
         "while step 3 of 4: send 'Which store is this?'",
-        "[stderr: chaos: segmentation fault in turn 2",
+        "stderr ended with:\nchaos: segmentation fault in turn 2",
     )
     assert_nothing_left(run)
 
@@ -316,7 +316,7 @@ def test_an_adapter_that_cannot_be_restarted_costs_the_later_scenarios_with_why(
         "the adapter could not be restarted (3 attempts); the last:"
         " AdapterStartupFailed: initialize failed: the adapter exited while"
         " answering initialize (exit status 4)",
-        "[stderr: chaos: crashed before: refusing to start again (exit 4)]",
+        "stderr ended with:\nchaos: crashed before: refusing to start again (exit 4)",
         check_id="tool-call-turn@session-prefix/run",
     )
     assert_nothing_left(run, adapters=2 + 3)  # probe, run, three failed restarts
@@ -377,7 +377,7 @@ def test_a_line_of_garbage_on_stdout_mid_turn_is_a_protocol_error(
         "AdapterProtocolError: not a JSON line",
         "DEBUG composing the request for Hello.",
         "while step 2 of 4: send 'Hello.'",
-        "[stderr: chaos: logging to the wrong stream]",
+        "stderr ended with:\nchaos: logging to the wrong stream",
     )
     assert_nothing_left(run)
 
@@ -421,7 +421,7 @@ def test_a_notification_the_protocol_does_not_allow_is_a_protocol_error(
         run,
         f"AdapterProtocolError: {context}",
         "while step 2 of 4: send 'Hello.', waiting for the turn/ended of i1",
-        "[stderr: chaos: sending turn",
+        "stderr ended with:\nchaos: sending turn",
     )
     assert_nothing_left(run)
 
