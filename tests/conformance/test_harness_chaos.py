@@ -551,3 +551,17 @@ def test_an_exception_while_judging_is_an_error_and_the_run_goes_on(
     ]
     assert calls == ["plain-turns", "tool-call-turn"]
     assert {r.outcome for r in report.results if r not in errors} == {Outcome.PASS}
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-5")
+def test_a_harness_that_leaks_a_sentinel_and_then_hangs_still_fails(
+    chaos: Callable[..., Run],
+) -> None:
+    run = chaos("leaks_then_hangs", scenarios=("prefix-cancel-inside-composition",))
+    assert run.code == 1, run.out + run.err
+    assert "Verdict: NOT CONFORMANT" in run.out
+    scenario = "prefix-cancel-inside-composition@session-prefix"
+    assert "AdapterTimeout" in run.error(f"{scenario}/run")
+    assert f"FAIL   scenarios  {scenario}/absent/SENTINEL-DEGRADED-7f3a" in run.out
+    assert_nothing_left(run)
