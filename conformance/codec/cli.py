@@ -21,7 +21,13 @@ from conformance.adapters.connection import (
     DirectConnection,
     StdioConnection,
 )
-from conformance.codec.runner import CaseResult, Outcome, VectorReport, run_vectors
+from conformance.codec.runner import (
+    MARKS,
+    CaseResult,
+    Outcome,
+    VectorReport,
+    run_vectors,
+)
 from reference.revisions import Revision, parse_revision
 
 REFERENCE = "reference"
@@ -68,18 +74,9 @@ def _connector(impl: str, timeout: float) -> Callable[[], Connection]:
     return lambda: StdioConnection(argv, timeout=timeout)
 
 
-_MARK = {
-    Outcome.PASS: "pass ",
-    Outcome.WARN: "WARN ",
-    Outcome.FAIL: "FAIL ",
-    Outcome.ERROR: "ERROR",
-    Outcome.SKIP: "skip ",
-}
-
-
 def _print_result(result: CaseResult) -> None:
     rules = ",".join(result.rules)
-    print(f"  {_MARK[result.outcome]}  {result.revision}/{result.case_id}  [{rules}]")
+    print(f"  {MARKS[result.outcome]}  {result.revision}/{result.case_id}  [{rules}]")
     if result.message:
         print(f"         {result.message}")
 

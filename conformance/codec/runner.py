@@ -45,6 +45,16 @@ class Outcome(StrEnum):
     SKIP = "skip"
 
 
+MARKS = {
+    Outcome.PASS: "pass ",
+    Outcome.WARN: "WARN ",
+    Outcome.FAIL: "FAIL ",
+    Outcome.ERROR: "ERROR",
+    Outcome.SKIP: "skip ",
+}
+"""How each outcome is shown at the start of a result line (five columns)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CaseResult:
     """What happened to one case under one revision."""

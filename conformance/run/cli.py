@@ -33,7 +33,7 @@ from conformance.adapters.connection import (
     DirectConnection,
     StdioConnection,
 )
-from conformance.codec.runner import Outcome, run_vectors
+from conformance.codec.runner import MARKS, Outcome, run_vectors
 from conformance.errors import AdapterError
 from conformance.harness.runner import ClosableHarness, describe, run_scenarios
 from conformance.harness.scenarios import ScenarioError, load_scenarios
@@ -128,6 +128,29 @@ class _Run:
     parts: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     startup_error: str | None = None
+
+    def record(
+        self,
+        part: str,
+        check_id: str,
+        result: Any,
+        level: str,
+        show: Callable[[Check], None],
+        *,
+        message: str | None = None,
+    ) -> None:
+        """Keep one result of any part as a `Check`, and show it."""
+        check = Check(
+            part=part,
+            id=check_id,
+            revision=result.revision,
+            rules=tuple(result.rules),
+            level=level,
+            outcome=result.outcome,
+            message=result.message if message is None else message,
+        )
+        self.checks.append(check)
+        show(check)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -241,21 +264,12 @@ def _shower(mode: str) -> Callable[[Check], None]:
             Outcome.ERROR,
         ):
             rules = ",".join(check.rules)
-            print(f"  {_MARK[check.outcome]}  {check.part}  {check.id}  [{rules}]")
+            print(f"  {MARKS[check.outcome]}  {check.part}  {check.id}  [{rules}]")
             for line in check.message.splitlines() or [""]:
                 if line:
                     print(f"         {line}")
 
     return show
-
-
-_MARK = {
-    Outcome.PASS: "pass ",
-    Outcome.WARN: "WARN ",
-    Outcome.FAIL: "FAIL ",
-    Outcome.ERROR: "ERROR",
-    Outcome.SKIP: "skip ",
-}
 
 
 def _print_identity(identity: dict[str, Any]) -> None:
@@ -278,17 +292,9 @@ def _vectors(
     outcome.parts.append("vectors")
 
     def add(result: Any) -> None:
-        check = Check(
-            part="vectors",
-            id=f"{result.revision}/{result.case_id}",
-            revision=result.revision,
-            rules=result.rules,
-            level=result.level,
-            outcome=result.outcome,
-            message=result.message,
+        outcome.record(
+            "vectors", f"{result.revision}/{result.case_id}", result, result.level, show
         )
-        outcome.checks.append(check)
-        show(check)
 
     report = run_vectors(connect, revisions=revisions, on_result=add)
     if report.startup_error is not None:
@@ -318,17 +324,7 @@ def _properties(
         if result.vector is not None:
             message += "\ncounterexample, as a vector ready to commit:\n"
             message += properties.render_vector(result)
-        check = Check(
-            part="properties",
-            id=result.id,
-            revision=result.revision,
-            rules=tuple(result.rules),
-            level="MUST",
-            outcome=result.outcome,
-            message=message,
-        )
-        outcome.checks.append(check)
-        show(check)
+        outcome.record("properties", result.id, result, "MUST", show, message=message)
 
 
 def _scenarios(
@@ -342,17 +338,7 @@ def _scenarios(
     outcome.parts.append("scenarios")
 
     def add(result: Any) -> None:
-        check = Check(
-            part="scenarios",
-            id=result.check_id,
-            revision=result.revision,
-            rules=result.rules,
-            level=result.level,
-            outcome=result.outcome,
-            message=result.message,
-        )
-        outcome.checks.append(check)
-        show(check)
+        outcome.record("scenarios", result.check_id, result, result.level, show)
 
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
