@@ -14,7 +14,10 @@ adapter could not be talked to, so no verdict on the contract is possible::
                                     or wrote stdout lines nobody asked for
 
 Every `AdapterError` carries the tail of the adapter's stderr, so a report
-can show why an implementation broke.
+can show why an implementation broke. Two errors live beside the modules
+that raise them: `conformance.harness.scenarios.ScenarioError` (a scenario
+file that cannot be used) and `conformance.harness.driver.ScenarioBroken`
+(an adapter refused a step a scenario needs: no verdict on it).
 """
 
 from __future__ import annotations

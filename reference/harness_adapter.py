@@ -61,6 +61,7 @@ from reference.loop.agent import (
 )
 from reference.loop.clock import DEMO_EPOCH_MS, Clock, counter_clock
 from reference.loop.compaction import Compactor
+from reference.loop.errors import AgentError
 from reference.loop.freeze import FrozenObject, thaw
 from reference.loop.persistence import create_session_file, open_session_file
 from reference.loop.provider import ChatCompletionsClient
@@ -344,6 +345,9 @@ class HarnessServer:
         self._log = log
         self.sessions: dict[str, Session] = {}
         self.instances: dict[str, Instance] = {}
+        """The instances that may still be addressed (a retired one is gone)."""
+        self.started: set[str] = set()
+        """Every instance name ever started: names are never reused."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
         self.methods: dict[str, Callable[[JsonObject], Awaitable[Any]]] = {
@@ -400,6 +404,10 @@ class HarnessServer:
     def _instance(self, params: JsonObject) -> Instance:
         name = _string(params, "instance")
         instance = self.instances.get(name)
+        if instance is None and name in self.started:
+            raise RpcError(
+                STATE_ERROR, f"instance {name!r} was disposed and replaced by a resume"
+            )
         if instance is None:
             raise RpcError(INVALID_PARAMS, f"unknown instance {name!r}")
         return instance
@@ -436,7 +444,7 @@ class HarnessServer:
         config, system = _object(params, "config"), _string(params, "system")
         specs, tool_order = _tool_specs(params), _tool_order(params)
         contributors = _contributors(params)
-        if name in self.instances:
+        if name in self.started:
             raise RpcError(STATE_ERROR, f"instance {name!r} was already started")
         if revision is not session.revision:
             raise RpcError(
@@ -487,6 +495,7 @@ class HarnessServer:
             await client.aclose()
             raise RpcError(INVALID_PARAMS, str(error)) from None
         self.instances[name] = session.instance = instance
+        self.started.add(name)
         return {}
 
     def make_client(self, base_url: str, api_key: str) -> ChatCompletionsClient:
@@ -533,7 +542,7 @@ class HarnessServer:
         text = _string(params, "text")
         try:
             instance.loop.inject(text)
-        except Exception as error:
+        except AgentError as error:  # disposed, not persisted: the loop said no
             raise RpcError(STATE_ERROR, f"inject failed: {error}") from None
         return {}
 
@@ -616,7 +625,12 @@ class HarnessServer:
         return None, {"kind": "not-started", "message": message}
 
     async def _retire(self, instance: Instance) -> None:
-        """Dispose an instance a new one replaces; its turn ends first."""
+        """Dispose an instance a new one replaces; its turn ends first.
+
+        It is forgotten: one adapter process serves many sessions, and a
+        retired loop (its log in memory, its client) would otherwise stay.
+        """
+        self.instances.pop(instance.name, None)
         instance.loop.dispose()
         if instance.turn is not None:
             await self._settle({instance.turn})

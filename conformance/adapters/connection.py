@@ -363,6 +363,17 @@ class StdioConnection:
             )
         self._notifications.append(message)
 
+    def drain_notifications(self) -> list[JsonObject]:
+        """The notifications that already arrived, without waiting for more.
+
+        Raises `AdapterProtocolError` for a waiting line that is not one.
+        """
+        if not self._released:
+            self._drain_notifications("the end of the scenario")
+        drained = list(self._notifications)
+        self._notifications.clear()
+        return drained
+
     def _drain_notifications(self, method: str) -> None:
         """Move notifications waiting in the inbox to the queue; refuse other lines."""
         while True:

@@ -3,10 +3,10 @@
 `InProcessHarness` runs `reference.harness_adapter.HarnessServer` on an
 asyncio event loop in a thread of its own and speaks to it with plain
 calls: a request is a coroutine run on that loop, a notification goes
-through a queue. It answers exactly what ``python -m
-reference.harness_adapter`` would over stdio, minus the framing, so the
-suite can run the reference fast and the tests can compare both paths
-(``reqfold run --impl reference``).
+through a queue. It answers what ``python -m reference.harness_adapter``
+would over stdio (an unexpected exception is a ``-32603`` answer), minus
+the framing and the JSON round trip, so the suite can run the reference
+fast (``reqfold run --impl reference``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from typing import Any
 from conformance.adapters.connection import PROTOCOL_VERSION
 from conformance.errors import AdapterCrashed, AdapterTimeout
 from reference.json_values import JsonObject
+
+INTERNAL_ERROR = -32603
+"""The code the stdio shell answers an unexpected exception with."""
 
 
 class InProcessHarness:
@@ -39,9 +42,14 @@ class InProcessHarness:
         options: dict[str, Any] = {}
         if loop_class is not None:
             options["loop_class"] = loop_class
-        self._server = self._call_soon(
-            lambda: harness_adapter.HarnessServer(self._notify, **options)
-        )
+        try:
+            self._server = self._call_soon(
+                lambda: harness_adapter.HarnessServer(self._notify, **options)
+            )
+        except BaseException:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(self.timeout)
+            raise
         self._closed = False
 
     def _notify(self, method: str, params: JsonObject) -> None:
@@ -78,6 +86,13 @@ class InProcessHarness:
             if error.data is not None:
                 body["data"] = error.data
             return {"error": body}
+        except Exception as error:  # as the stdio shell answers a bug
+            return {
+                "error": {
+                    "code": INTERNAL_ERROR,
+                    "message": f"{type(error).__name__}: {error}",
+                }
+            }
 
     def receive_notification(self, timeout: float | None = None) -> JsonObject:
         """The next notification, in order."""
@@ -98,6 +113,15 @@ class InProcessHarness:
                 task.cancel()
             await asyncio.gather(*left, return_exceptions=True)
             await self._loop.shutdown_asyncgens()
+
+    def drain_notifications(self) -> list[JsonObject]:
+        """The notifications that already arrived, without waiting for more."""
+        drained: list[JsonObject] = []
+        while True:
+            try:
+                drained.append(self._notes.get_nowait())
+            except queue.Empty:
+                return drained
 
     def close(self) -> None:
         """Dispose of every instance, stop the loop, join its thread."""

@@ -49,7 +49,8 @@ NOTIFICATION_SCHEMAS: Final = {
 
 
 @cache
-def _registry() -> Registry[Any]:
+def registry() -> Registry[Any]:
+    """Every schema of the protocol by its $id, so files can refer to each other."""
     resources = []
     for path in sorted(SCHEMAS_DIR.glob("*.json")):
         contents = json.loads(path.read_text(encoding="utf-8"))
@@ -62,7 +63,7 @@ def _registry() -> Registry[Any]:
 def validator(name: str) -> Draft202012Validator:
     """The validator of schema file `name`, with every sibling resolvable."""
     schema = json.loads((SCHEMAS_DIR / name).read_text(encoding="utf-8"))
-    return Draft202012Validator(schema, registry=_registry())
+    return Draft202012Validator(schema, registry=registry())
 
 
 def problem(name: str, value: Any) -> str | None:

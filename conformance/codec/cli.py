@@ -21,13 +21,8 @@ from conformance.adapters.connection import (
     DirectConnection,
     StdioConnection,
 )
-from conformance.codec.runner import (
-    MARKS,
-    CaseResult,
-    Outcome,
-    VectorReport,
-    run_vectors,
-)
+from conformance.codec.runner import CaseResult, VectorReport, run_vectors
+from conformance.outcomes import MARKS, Outcome
 from reference.revisions import Revision, parse_revision
 
 REFERENCE = "reference"

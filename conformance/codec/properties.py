@@ -20,8 +20,9 @@ compares the answer with the reference's answer to the same params:
   the result carries it as a ready-to-commit vector case whose expected
   answer is the reference's (`render_vector`);
 * an adapter that crashes, hangs, breaks the protocol or answers -32603
-  (its own internal failure) is an ``error``: no verdict, the property
-  stops there and the adapter is restarted for the next one.
+  (its own internal failure) is an ``error``: no verdict, and the property
+  stops there; a broken adapter (not a -32603 answer) is restarted for the
+  next one.
 
 Runs are deterministic (a fixed seed, no example database, no deadline,
 no health checks), so the same implementation gets the same report.
@@ -57,7 +58,8 @@ from conformance.codec.corpus import (
     encode_json,
     values_equal,
 )
-from conformance.codec.runner import INTERNAL_ERROR, MAX_RESTARTS, Outcome
+from conformance.codec.runner import INTERNAL_ERROR, MAX_RESTARTS
+from conformance.outcomes import Outcome
 from conformance.rules import load_rules
 from conformance.strategies import (
     core_headers,
@@ -381,12 +383,24 @@ def _result(
         id=prop.id(revision),
         method=prop.method,
         revision=revision.value,
-        rules=prop.rules_for(revision),
+        rules=_rules_shown(prop, revision, outcome),
         outcome=outcome,
         examples=examples,
         message=message,
         vector=vector,
     )
+
+
+def _rules_shown(
+    prop: CodecProperty, revision: Revision, outcome: Outcome
+) -> tuple[str, ...]:
+    """The rules a result speaks to: a pass shows them all (member order too);
+    a member-order warning only JSON-3; anything else the MUST rules."""
+    if outcome is Outcome.PASS:
+        return prop.rules_for(revision)
+    if outcome is Outcome.WARN:
+        return MEMBER_ORDER_RULES
+    return prop.must_rules(revision)
 
 
 class _Stop(BaseException):

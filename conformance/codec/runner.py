@@ -23,36 +23,16 @@ import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from conformance.adapters.connection import Connection
 from conformance.codec.corpus import VectorCase, Verdict, iter_cases, judge_response
 from conformance.errors import AdapterError
+from conformance.outcomes import Outcome
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
 MAX_RESTARTS = 3
 """Consecutive failed restarts after which the remaining cases are errors."""
-
-
-class Outcome(StrEnum):
-    """The outcome of one case (see module docstring)."""
-
-    PASS = "pass"
-    WARN = "warn"
-    FAIL = "fail"
-    ERROR = "error"
-    SKIP = "skip"
-
-
-MARKS = {
-    Outcome.PASS: "pass ",
-    Outcome.WARN: "WARN ",
-    Outcome.FAIL: "FAIL ",
-    Outcome.ERROR: "ERROR",
-    Outcome.SKIP: "skip ",
-}
-"""How each outcome is shown at the start of a result line (five columns)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

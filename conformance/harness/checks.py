@@ -27,8 +27,9 @@ The checks, in order:
   header did not change extends the previous instance's last request
   (CACHE-3).
 
-A check the evidence cannot support (no log, a capture that matches no
-step) is an error or is left out, never a pass.
+A harness that wrote no log fails (JSONL-1). A check the evidence cannot
+support (a capture that matches no step, a log the checker could not read)
+is an error or is left out, never a pass.
 """
 
 from __future__ import annotations
@@ -47,10 +48,11 @@ from conformance.check import (
     check_lines,
     read_captures,
 )
-from conformance.codec.runner import Outcome
-from conformance.harness.driver import Evidence
+from conformance.harness.evidence import Evidence
+from conformance.outcomes import Outcome
 from conformance.rules import load_rules
 from fakes import CapturedRequest, dump_capture_jsonl
+from reference.errors import CodecError
 from reference.json_values import JsonObject, json_equal
 from reference.reconstruct import (
     HEADER_TYPES,
@@ -168,9 +170,30 @@ def judge(evidence: Evidence) -> list[CheckResult]:
     _send_checks(judge)
     _call_checks(judge)
     _text_checks(judge)
-    if events is not None:
-        _cache_checks(judge, events)
+    log_failed = any(
+        result.check_id.split("/", 2)[1] == "log" and result.outcome is not Outcome.PASS
+        for result in judge.results
+    )
+    if events is None:
+        if not log_failed:
+            _cannot_judge_cache(judge, "the log's lines are not all JSON events")
+    else:
+        try:
+            _cache_checks(judge, events)
+        except (CodecError, KeyError, TypeError, ValueError, IndexError) as error:
+            if not log_failed:  # the log checks say why; otherwise it is ours
+                _cannot_judge_cache(judge, f"{type(error).__name__}: {error}")
     return judge.results
+
+
+def _cannot_judge_cache(judge: _Judge, why: str) -> None:
+    """The anchor and cache checks could not run on a log that passed the checker."""
+    judge.add(
+        "cache",
+        ("WRITER-1", "CACHE-1", "CACHE-3"),
+        None,
+        f"the anchor and cache checks could not read the log: {why}",
+    )
 
 
 # ---------------------------------------------------------------- the log
@@ -259,6 +282,8 @@ def _unscripted(message: str) -> str:
 
 def _send_checks(judge: _Judge) -> None:
     scenario_rules = judge.evidence.scenario.rules
+    for number, unfired in enumerate(judge.evidence.unfired, start=1):
+        judge.add(f"reaction-{number}", scenario_rules, None, _unscripted(unfired))
     for number, send in enumerate(judge.evidence.sends, start=1):
         expect = send.expect
         rules = tuple(expect.get("rules", ()))
@@ -280,7 +305,7 @@ def _send_checks(judge: _Judge) -> None:
             elif not ok:
                 judge.add(f"{name}/end", scenario_rules, None, _unscripted(message))
         if "requests" in expect:
-            sent = send.last_capture - send.first_capture
+            sent = send.captures_after - send.captures_before
             ok = sent == expect["requests"]
             message = (
                 f"turn {send.turn} of {send.instance} sent {sent} request(s),"
@@ -316,21 +341,22 @@ def _call_checks(judge: _Judge) -> None:
 
 def _text_checks(judge: _Judge, only: str | None = None) -> None:
     evidence = judge.evidence
-    log_text = evidence.log.decode("utf-8", "replace")
+    log_lines = evidence.log.splitlines()
     bodies = [c.raw_body.decode("utf-8", "replace") for c in evidence.captures]
     for item in evidence.scenario.expect:
         if only is not None and item["check"] != only:
             continue
         if item["check"] == "absent":
             text = item["text"]
-            places = []
-            if text in log_text:
-                line = log_text[: log_text.index(text)].count("\n") + 1
-                places.append(f"the log (line {line})")
+            places = [
+                f"the log (line {number})"
+                for number, line in enumerate(log_lines, start=1)
+                if _holds(line, text)
+            ][:1]
             places += [
                 f"request {position}"
-                for position, body in enumerate(bodies)
-                if text in body or json.dumps(text)[1:-1] in body
+                for position, capture in enumerate(evidence.captures)
+                if _holds(capture.raw_body, text) or text in _body_text(capture)
             ]
             judge.add(
                 f"absent/{text}",
@@ -361,7 +387,7 @@ def _request_check(judge: _Judge, item: JsonObject, bodies: list[str]) -> None:
             judge.add(name, item["rules"], None, f"there is no send {item['send']}")
             return
         send = sends[item["send"] - 1]
-        position, limit = send.first_capture + index, send.last_capture
+        position, limit = send.captures_before + index, send.captures_after
     if position >= limit:
         judge.add(
             name,
@@ -408,10 +434,30 @@ def _opening(capture: CapturedRequest) -> str:
     return ""
 
 
+def _holds(raw: bytes, text: str) -> bool:
+    """Whether JSON text `raw` holds `text`: as written, or in a decoded string.
+
+    The decoded form finds a text written with escapes (``\\u00e9``,
+    ``ensure_ascii``); a line that is not JSON is searched as written.
+    """
+    if text.encode("utf-8") in raw:
+        return True
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return False
+    return text in _strings(value)
+
+
 def _body_text(capture: CapturedRequest) -> str:
     """Every string of a request body, joined: what a model would read."""
+    return _strings(capture.body)
+
+
+def _strings(root: object) -> str:
+    """Every string in a JSON value, in document order, one per line."""
     parts: list[str] = []
-    stack: list[object] = [capture.body]
+    stack: list[object] = [root]
     while stack:
         value = stack.pop()
         if isinstance(value, str):
@@ -514,11 +560,8 @@ def _cache_checks(judge: _Judge, events: list[JsonObject]) -> None:
     captures = evidence.captures
     owners = evidence.capture_instances
     revision = evidence.revision
-    try:
-        rebuilt = rebuild_requests(events, revision)
-        matched = _matched_steps(events, captures, revision)
-    except Exception:  # a log the checker already reported as broken
-        return
+    rebuilt = rebuild_requests(events, revision)
+    matched = _matched_steps(events, captures, revision)
     _anchor_checks(judge, events, rebuilt)
     for later in range(1, len(captures)):
         earlier = later - 1
@@ -585,10 +628,7 @@ def _resume_unchanged(
         return False
     if snapshot["data"].get("reason") != "resume":
         return False
-    try:
-        before = fold_through(events, header_seq - 1, revision)
-    except Exception:
-        return False
+    before = fold_through(events, header_seq - 1, revision)
     return before is not None and json_equal(before, snapshot["data"].get("header"))
 
 

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import copy
 import time
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from conformance.adapters.messages import check_notification, check_result
 from conformance.errors import AdapterProtocolError, AdapterTimeout
+from conformance.harness.evidence import Evidence, SendRecord
 from conformance.harness.scenarios import Scenario, Step
 from fakes import CapturedRequest, FakeProvider, key_digest, parse_script_item
 from reference.json_values import JsonObject
@@ -54,47 +53,13 @@ class HarnessConnection(Protocol):
         """The next notification, in order; raises `AdapterError` on a timeout."""
         ...
 
+    def drain_notifications(self) -> list[JsonObject]:
+        """The notifications that already arrived, without waiting for more."""
+        ...
+
 
 class ScenarioBroken(Exception):
     """The adapter refused a step the scenario needs: no verdict on the scenario."""
-
-
-@dataclass(slots=True, kw_only=True)
-class SendRecord:
-    """What one ``instance/send`` did."""
-
-    step: int
-    """Position of the step in the scenario (0-based)."""
-    instance: str
-    prompt: str
-    turn: int | None
-    reason: JsonObject
-    first_capture: int
-    """How many of the session's requests were captured before the send."""
-    last_capture: int
-    """How many once its turn ended."""
-    expect: JsonObject
-
-
-@dataclass(slots=True, kw_only=True)
-class Evidence:
-    """Everything one scenario run left behind, for the checks."""
-
-    scenario: Scenario
-    revision: Revision
-    log_path: Path
-    log: bytes = b""
-    captures: list[CapturedRequest] = field(default_factory=list)
-    capture_instances: list[str] = field(default_factory=list)
-    """The instance that was running when each capture arrived."""
-    sends: list[SendRecord] = field(default_factory=list)
-    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
-    """Contributor calls per ``(instance, contributor)``."""
-    instances: list[str] = field(default_factory=list)
-    instance_starts: list[tuple[str, int]] = field(default_factory=list)
-    """Each instance and how many events the log held when it started: its
-    own events have seqs from there on (the log cannot say where an
-    instance starts; the driver can)."""
 
 
 class ScenarioDriver:
@@ -290,7 +255,6 @@ class _Run:
         self.call("instance/start", params)
         self.instance = spec["instance"]
         self.alive = True
-        self.evidence.instances.append(self.instance)
         self.evidence.instance_starts.append((self.instance, logged))
 
     def wire(self, instance: str) -> str:
@@ -336,30 +300,38 @@ class _Run:
             note = self.notification(deadline, seen)
             seen += 1
             if note["method"] == "contributor/started":
-                if note["instance"] != instance:
-                    continue
-                key = (note["contributor"], note["call"])
-                self.evidence.calls[(name, note["contributor"])] += 1
-                reaction = reactions.pop(key, None)
-                if reaction is not None:
-                    for item in reaction.then:
-                        ((action, argument),) = item.items()
-                        self.act(action, argument)
+                self.count_call(note)
+                reaction = None
+                if note["instance"] == instance:
+                    reaction = reactions.pop((note["contributor"], note["call"]), None)
+                for item in reaction.then if reaction is not None else ():
+                    ((action, argument),) = item.items()
+                    self.act(action, argument)
             elif note["method"] == "turn/ended" and note["instance"] == instance:
                 break
+        self.evidence.unfired.extend(
+            f"send {len(self.evidence.sends) + 1}: call {call} of {contributor!r}"
+            f" never started, so its reaction never ran"
+            for contributor, call in reactions
+        )
         after = self.sync_captures()
         self.evidence.sends.append(
             SendRecord(
-                step=position,
                 instance=name,
                 prompt=step.argument,
                 turn=note["turn"],
                 reason=note["reason"],
-                first_capture=before,
-                last_capture=after,
+                captures_before=before,
+                captures_after=after,
                 expect=step.expect,
             )
         )
+
+    def count_call(self, note: JsonObject) -> None:
+        """Count a ``contributor/started`` of any instance of this session."""
+        owner, _, name = str(note["instance"]).partition(":")
+        if owner == self.session and name:
+            self.evidence.calls[(name, note["contributor"])] += 1
 
     def sync_captures(self) -> int:
         """Attribute new captures to the running instance; return the count."""
@@ -372,8 +344,15 @@ class _Run:
         return [c for c in self.driver.fake.requests if c.key == self.digest]
 
     def finish(self) -> None:
+        """Dispose of the last instance; count calls it reported meanwhile."""
         if self.alive:
             self.act("dispose", True)
+        for message in self.driver.connection.drain_notifications():
+            problem = check_notification(message)
+            if problem is not None:
+                raise AdapterProtocolError(problem)
+            if message["method"] == "contributor/started":
+                self.count_call(message["params"])
 
     def collect(self) -> None:
         """Read the log and the session's captures into the evidence."""

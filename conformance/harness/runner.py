@@ -8,8 +8,10 @@ keeps a broken adapter apart from a broken contract: a crash, a hang or a
 protocol error costs the scenario an ``error`` result (no verdict), the
 adapter is killed and restarted, and the run goes on; so does a bug of the
 suite's own (an unexpected exception while playing or judging a scenario),
-which never escapes as a traceback. Whatever happens, the adapter's
-process group and the server are gone when it returns.
+which never escapes as a traceback. A sentinel the run already found in
+the log or a request before the adapter broke still fails (a leak is not
+excused by a hang). Whatever happens, the adapter's process group and the
+server are gone when it returns.
 """
 
 from __future__ import annotations
@@ -21,16 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from conformance.codec.runner import Outcome
-from conformance.errors import AdapterError
+from conformance.adapters.messages import check_result
+from conformance.errors import AdapterError, AdapterProtocolError
 from conformance.harness.checks import CheckResult, judge, judge_leaks, level_of
 from conformance.harness.driver import (
-    Evidence,
     HarnessConnection,
     ScenarioBroken,
     ScenarioDriver,
 )
+from conformance.harness.evidence import Evidence
 from conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
+from conformance.outcomes import Outcome
 from fakes import FakeProvider
 from fakes.server import running_server
 from reference.json_values import JsonObject
@@ -136,8 +139,12 @@ class _Session:
     def start(self) -> JsonObject:
         connection = self.connect()
         self.live = connection
-        self.identity = connection.initialize()
-        return self.identity
+        identity = connection.initialize()
+        problem = check_result("initialize", identity)
+        if problem is not None:
+            raise AdapterProtocolError(f"the result of initialize {problem}")
+        self.identity = identity
+        return identity
 
     def restart(self, *, graceful: bool) -> str:
         """End the connection and start a new one; returns the old one's stderr tail.

@@ -8,9 +8,11 @@ fake provider gives, the steps the suite takes (start an instance, send a
 prompt, cancel inside a composition, update the header, inject, compact,
 dispose) and the expectations the checks compare the evidence with.
 
-This module only loads and checks the files: it knows nothing of adapters
-or providers. Loading never raises on a bad file except `ScenarioError`,
-whose message names the file and what is wrong.
+This module only loads and checks the files (against the schema, then
+what a schema cannot say: the id is the file name, ids are unique, one
+reaction per contributor call): it knows nothing of adapters or providers.
+Loading never raises on a bad file except `ScenarioError`, whose message
+names the file and what is wrong.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
+from jsonschema import Draft202012Validator
+
+from conformance.adapters.messages import registry
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
@@ -148,9 +154,30 @@ def load_scenario(path: Path) -> Scenario:
         raise ScenarioError(f"{path.name}: {error}") from None
 
 
+@cache
+def _validator() -> Draft202012Validator:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return Draft202012Validator(schema, registry=registry())
+
+
+def _schema_problem(raw: Any) -> str | None:
+    """The first way `raw` breaks scenario.schema.json, with where, or None."""
+    errors = sorted(_validator().iter_errors(raw), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    error = errors[0]
+    where = "".join(f"[{part!r}]" for part in error.path) or "the file"
+    return f"at {where}: {error.message[:300]}"
+
+
 def _scenario(raw: Any, path: Path) -> Scenario:
     if not isinstance(raw, dict):
         raise ScenarioError(f"{path.name}: a scenario is a JSON object")
+    problem = _schema_problem(raw)
+    if problem is not None and (
+        not isinstance(raw.get("id"), str) or raw["id"] == path.stem
+    ):
+        raise ScenarioError(f"{path.name}: breaks scenario.schema.json {problem}")
     if raw["id"] != path.stem:
         raise ScenarioError(f"{path.name}: id {raw['id']!r} must be the file name")
     steps = tuple(_step(item, path) for item in raw["steps"])

@@ -33,10 +33,12 @@ from conformance.adapters.connection import (
     DirectConnection,
     StdioConnection,
 )
-from conformance.codec.runner import MARKS, Outcome, run_vectors
-from conformance.errors import AdapterError
+from conformance.adapters.messages import check_result
+from conformance.codec.runner import run_vectors
+from conformance.errors import AdapterError, AdapterProtocolError
 from conformance.harness.runner import ClosableHarness, describe, run_scenarios
 from conformance.harness.scenarios import ScenarioError, load_scenarios
+from conformance.outcomes import MARKS, Outcome
 from conformance.run.verdict import (
     BROKEN,
     CONFORMANT,
@@ -134,7 +136,6 @@ class _Run:
         part: str,
         check_id: str,
         result: Any,
-        level: str,
         show: Callable[[Check], None],
         *,
         message: str | None = None,
@@ -145,7 +146,6 @@ class _Run:
             id=check_id,
             revision=result.revision,
             rules=tuple(result.rules),
-            level=level,
             outcome=result.outcome,
             message=result.message if message is None else message,
         )
@@ -220,6 +220,9 @@ def _run(
             outcome.identity = probe.initialize()
         finally:
             probe.close()
+        problem = check_result("initialize", outcome.identity)
+        if problem is not None:
+            raise AdapterProtocolError(f"the result of initialize {problem}")
     except AdapterError as error:
         print(
             f"reqfold run: the implementation did not start: {describe(error)}",
@@ -292,9 +295,7 @@ def _vectors(
     outcome.parts.append("vectors")
 
     def add(result: Any) -> None:
-        outcome.record(
-            "vectors", f"{result.revision}/{result.case_id}", result, result.level, show
-        )
+        outcome.record("vectors", f"{result.revision}/{result.case_id}", result, show)
 
     report = run_vectors(connect, revisions=revisions, on_result=add)
     if report.startup_error is not None:
@@ -324,7 +325,7 @@ def _properties(
         if result.vector is not None:
             message += "\ncounterexample, as a vector ready to commit:\n"
             message += properties.render_vector(result)
-        outcome.record("properties", result.id, result, "MUST", show, message=message)
+        outcome.record("properties", result.id, result, show, message=message)
 
 
 def _scenarios(
@@ -338,7 +339,7 @@ def _scenarios(
     outcome.parts.append("scenarios")
 
     def add(result: Any) -> None:
-        outcome.record("scenarios", result.check_id, result, result.level, show)
+        outcome.record("scenarios", result.check_id, result, show)
 
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)

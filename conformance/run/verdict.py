@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from conformance.codec.runner import Outcome
+from conformance.outcomes import Outcome
 from conformance.rules import load_rules
 
 CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3
@@ -36,7 +36,6 @@ class Check:
     id: str
     revision: str
     rules: tuple[str, ...]
-    level: str
     outcome: Outcome
     message: str = ""
 

@@ -41,8 +41,9 @@ from conformance.codec.properties import (
     render_vector,
     run_properties,
 )
-from conformance.codec.runner import Outcome, run_vectors
+from conformance.codec.runner import run_vectors
 from conformance.errors import AdapterCrashed, AdapterStartupFailed
+from conformance.outcomes import Outcome
 from conformance.rules import load_rules
 from reference.header import diff_header
 from reference.json_values import JsonObject

@@ -35,11 +35,11 @@ import pytest
 from conformance.adapters import connection as connection_module
 from conformance.adapters.connection import StdioConnection
 from conformance.adapters.inprocess import InProcessHarness
-from conformance.codec.runner import Outcome
 from conformance.errors import AdapterProtocolError
 from conformance.harness import runner
 from conformance.harness.runner import run_scenarios
 from conformance.harness.scenarios import load_scenarios
+from conformance.outcomes import Outcome
 from reference.revisions import Revision
 
 CHAOS = Path(__file__).parent / "chaos_harnesses"

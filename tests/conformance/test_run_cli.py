@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.codec.runner import Outcome
+from conformance.outcomes import Outcome
 from conformance.run.verdict import (
     BROKEN,
     CONFORMANT,
@@ -34,15 +34,12 @@ def reqfold(*args: str, timeout: float = 300) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
-def check(
-    outcome: Outcome, rules: tuple[str, ...] = ("HDR-1",), level: str = "MUST"
-) -> Check:
+def check(outcome: Outcome, rules: tuple[str, ...] = ("HDR-1",)) -> Check:
     return Check(
         part="vectors",
         id=f"case-{outcome.value}",
         revision="session-prefix",
         rules=rules,
-        level=level,
         outcome=outcome,
     )
 
@@ -65,7 +62,7 @@ def test_zero_checks_is_never_a_pass() -> None:
 
 
 def test_should_warnings_pass_unless_strict() -> None:
-    checks = [check(Outcome.PASS), check(Outcome.WARN, ("HDR-5",), "SHOULD")]
+    checks = [check(Outcome.PASS), check(Outcome.WARN, ("HDR-5",))]
     assert exit_status(checks) == CONFORMANT
     assert exit_status(checks, strict=True) == BROKEN
 
@@ -155,6 +152,9 @@ def test_bad_arguments_exit_2_with_a_one_line_reason(
     assert status == 2
     assert complaint in err
     assert "Traceback" not in out + err
+    reason = [line for line in err.splitlines() if complaint in line]
+    assert len(reason) == 1
+    assert reason[0].startswith("reqfold run: ")
 
 
 @pytest.mark.slow

@@ -24,12 +24,13 @@ import pytest
 from conformance.adapters.connection import DirectConnection, StdioConnection
 from conformance.codec import cli as vectors_cli
 from conformance.codec.corpus import Verdict, iter_cases, judge_response
-from conformance.codec.runner import Outcome, run_vectors
+from conformance.codec.runner import run_vectors
 from conformance.errors import (
     AdapterProtocolError,
     AdapterStartupFailed,
     AdapterTimeout,
 )
+from conformance.outcomes import Outcome
 
 BAD = Path(__file__).parent / "bad_adapters"
 

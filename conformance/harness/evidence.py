@@ -1,0 +1,57 @@
+"""The evidence a scenario run leaves: what the checks judge.
+
+Plain data, filled by `conformance.harness.driver` and read by the pure
+`conformance.harness.checks`: the log the harness wrote, the requests the
+fake captured for the session (each with the instance that was running),
+what each send did, and how often each contributor was called.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conformance.harness.scenarios import Scenario
+from fakes import CapturedRequest
+from reference.json_values import JsonObject
+from reference.revisions import Revision
+
+
+@dataclass(slots=True, kw_only=True)
+class SendRecord:
+    """What one ``instance/send`` did."""
+
+    instance: str
+    prompt: str
+    turn: int | None
+    reason: JsonObject
+    captures_before: int
+    """How many of the session's requests were captured before the send:
+    its requests are ``captures[captures_before:captures_after]``."""
+    captures_after: int
+    """How many once its turn ended."""
+    expect: JsonObject
+
+
+@dataclass(slots=True, kw_only=True)
+class Evidence:
+    """Everything one scenario run left behind, for the checks."""
+
+    scenario: Scenario
+    revision: Revision
+    log_path: Path
+    log: bytes = b""
+    captures: list[CapturedRequest] = field(default_factory=list)
+    capture_instances: list[str] = field(default_factory=list)
+    """The instance that was running when each capture arrived."""
+    sends: list[SendRecord] = field(default_factory=list)
+    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Contributor calls per ``(instance, contributor)``."""
+    unfired: list[str] = field(default_factory=list)
+    """Reactions whose contributor call never started: the scenario did not
+    run as scripted."""
+    instance_starts: list[tuple[str, int]] = field(default_factory=list)
+    """Each instance and how many events the log held when it started: its
+    own events have seqs from there on (the log cannot say where an
+    instance starts; the driver can)."""
