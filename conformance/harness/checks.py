@@ -18,14 +18,9 @@ The checks, in order:
 - ``absent``: a sentinel text appears nowhere in the log or in any
   request the fake received (and so in nothing it cached);
 - ``request``: a captured request holds (or lacks) given texts, in order;
-- ``anchor``: the first request of each instance logs its ``initial`` or
-  ``resume`` snapshot (WRITER-1: the suite knows where instances start,
-  the log does not);
-- ``cache``: each request of an instance extends the previous one, as
-  the fake's diagnostic saw it, unless the log records a header change or
-  a surface replace between them (CACHE-1); a resumed instance whose
-  header did not change extends the previous instance's last request
-  (CACHE-3).
+- ``anchor`` and ``cache`` (`conformance.harness.stability`): each
+  instance's first request logs its anchoring snapshot, and each request
+  extends the previous one unless the log says why not.
 
 A harness that wrote no log fails (JSONL-1). A check the evidence cannot
 support (a capture that matches no step, a log the checker could not read)
@@ -37,8 +32,6 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 from conformance.check import (
     APPLIED_RULES,
@@ -49,122 +42,29 @@ from conformance.check import (
     read_captures,
 )
 from conformance.harness.evidence import Evidence
+from conformance.harness.results import CheckResult, Judge
+from conformance.harness.stability import stability_checks
 from conformance.outcomes import Outcome
 from conformance.rules import load_rules
 from fakes import CapturedRequest, dump_capture_jsonl
 from reference.errors import CodecError
-from reference.json_values import JsonObject, json_equal
-from reference.reconstruct import (
-    HEADER_TYPES,
-    RebuiltRequest,
-    fold_through,
-    rebuild_requests,
-)
-from reference.request import contract_view
-from reference.revisions import Revision
+from reference.json_values import JsonObject
 
 READER_DUTIES = frozenset({"CHECK-2", "JSONL-3"})
 """Rules the checker applies that bind a reader of logs, not the harness
 that wrote the log: they are not tallied for the harness."""
 
-EXTENDS = ("append", "repeat")
-"""Diagnostic relations under which a request extends its closest one."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckResult:
-    """The outcome of one check of one scenario run."""
-
-    check_id: str
-    """``scenario@revision/check``: stable across runs (``#2``, ``#3`` tell
-    apart two expectations of one kind on one request)."""
-    scenario: str
-    revision: str
-    rules: tuple[str, ...]
-    level: str
-    outcome: Outcome
-    message: str = ""
-
-    def dump(self) -> JsonObject:
-        """The JSON form used in reports."""
-        return {
-            "id": self.check_id,
-            "scenario": self.scenario,
-            "revision": self.revision,
-            "rules": list(self.rules),
-            "level": self.level,
-            "outcome": self.outcome.value,
-            "message": self.message,
-        }
-
-
-def level_of(rules: Sequence[str]) -> str:
-    """MUST when any of `rules` is a MUST rule, else SHOULD."""
-    registry = load_rules()
-    return MUST if any(registry[rule].is_must for rule in rules) else SHOULD
-
-
-class _Judge:
-    """Builds the results of one run, with ids that say what was checked."""
-
-    def __init__(self, evidence: Evidence) -> None:
-        self.evidence = evidence
-        self.prefix = f"{evidence.scenario.id}@{evidence.revision.value}"
-        self.results: list[CheckResult] = []
-
-    def add(
-        self,
-        name: str,
-        rules: Sequence[str],
-        ok: bool | None,
-        message: str = "",
-        *,
-        level: str | None = None,
-    ) -> None:
-        """Record a check; `ok` None is an error (no verdict).
-
-        A failed check fails at its rules' level (`level_of`), or at
-        `level` when given: a MUST rule the checker reports at SHOULD level
-        (a member-order clause) only warns.
-        """
-        level = level or level_of(rules)
-        check_id = f"{self.prefix}/{name}"
-        taken = sum(
-            1
-            for result in self.results
-            if result.check_id == check_id or result.check_id.startswith(check_id + "#")
-        )
-        if taken:  # two expectations of one kind on one request: keep ids unique
-            check_id += f"#{taken + 1}"
-        if ok is None:
-            outcome = Outcome.ERROR
-        elif ok:
-            outcome = Outcome.PASS
-        else:
-            outcome = Outcome.FAIL if level == MUST else Outcome.WARN
-        self.results.append(
-            CheckResult(
-                check_id=check_id,
-                scenario=self.evidence.scenario.id,
-                revision=self.evidence.revision.value,
-                rules=tuple(rules),
-                level=level,
-                outcome=outcome,
-                message=message,
-            )
-        )
-
 
 def judge_leaks(evidence: Evidence) -> list[CheckResult]:
     """Only the ``absent`` checks: for what a run left before it broke."""
-    judge = _Judge(evidence)
+    judge = Judge(evidence)
     _text_checks(judge, only="absent")
     return judge.results
 
 
 def judge(evidence: Evidence) -> list[CheckResult]:
     """Every check of one scenario run, in a fixed order."""
-    judge = _Judge(evidence)
+    judge = Judge(evidence)
     events = _events(evidence.log)
     _log_checks(judge)
     _send_checks(judge)
@@ -179,14 +79,14 @@ def judge(evidence: Evidence) -> list[CheckResult]:
             _cannot_judge_cache(judge, "the log's lines are not all JSON events")
     else:
         try:
-            _cache_checks(judge, events)
+            stability_checks(judge, events)
         except (CodecError, KeyError, TypeError, ValueError, IndexError) as error:
             if not log_failed:  # the log checks say why; otherwise it is ours
                 _cannot_judge_cache(judge, f"{type(error).__name__}: {error}")
     return judge.results
 
 
-def _cannot_judge_cache(judge: _Judge, why: str) -> None:
+def _cannot_judge_cache(judge: Judge, why: str) -> None:
     """The anchor and cache checks could not run on a log that passed the checker."""
     judge.add(
         "cache",
@@ -203,7 +103,7 @@ def _capture_lines(captures: Sequence[CapturedRequest]) -> list[bytes]:
     return dump_capture_jsonl(captures).encode("utf-8").splitlines()
 
 
-def _log_checks(judge: _Judge) -> None:
+def _log_checks(judge: Judge) -> None:
     evidence = judge.evidence
     revision = evidence.revision
     if not evidence.log:
@@ -280,7 +180,7 @@ def _unscripted(message: str) -> str:
     return f"the scenario did not run as scripted, so it gives no verdict: {message}"
 
 
-def _send_checks(judge: _Judge) -> None:
+def _send_checks(judge: Judge) -> None:
     scenario_rules = judge.evidence.scenario.rules
     for number, unfired in enumerate(judge.evidence.unfired, start=1):
         judge.add(f"reaction-{number}", scenario_rules, None, _unscripted(unfired))
@@ -319,7 +219,7 @@ def _send_checks(judge: _Judge) -> None:
                 )
 
 
-def _call_checks(judge: _Judge) -> None:
+def _call_checks(judge: Judge) -> None:
     calls = judge.evidence.calls
     for item in judge.evidence.scenario.expect:
         if item["check"] != "calls":
@@ -339,7 +239,7 @@ def _call_checks(judge: _Judge) -> None:
         )
 
 
-def _text_checks(judge: _Judge, only: str | None = None) -> None:
+def _text_checks(judge: Judge, only: str | None = None) -> None:
     evidence = judge.evidence
     log_lines = evidence.log.splitlines()
     bodies = [c.raw_body.decode("utf-8", "replace") for c in evidence.captures]
@@ -368,7 +268,7 @@ def _text_checks(judge: _Judge, only: str | None = None) -> None:
             _request_check(judge, item, bodies)
 
 
-def _request_check(judge: _Judge, item: JsonObject, bodies: list[str]) -> None:
+def _request_check(judge: Judge, item: JsonObject, bodies: list[str]) -> None:
     """One ``request`` expectation: texts in (or not in) one captured request.
 
     The request is the `index`-th of the session's, or, with `send`, the
@@ -467,187 +367,3 @@ def _strings(root: object) -> str:
         elif isinstance(value, list):
             stack.extend(reversed(value))
     return "\n".join(parts)
-
-
-# ---------------------------------------------------------------- the cache
-
-
-def _matched_steps(
-    events: list[JsonObject], captures: Sequence[CapturedRequest], revision: Revision
-) -> list[int | None]:
-    """For each capture, the position of its step among the log's rebuilds.
-
-    Matches as the reconstruction check does (CHECK-1). When some capture
-    matches no rebuild (the harness sent what its log does not say) but
-    the log's certainly-sent steps are as many as the captures, they are
-    paired in order: the log still says where headers changed, and the
-    fake's diagnostic still says whether the prompt extended the last one.
-    Otherwise a capture that matches nothing is None, and nothing is
-    inferred from it.
-    """
-    rebuilt = rebuild_requests(events, revision)
-    matched: list[int | None] = [None] * len(captures)
-    position = 0
-    for number, step in enumerate(rebuilt):
-        if position >= len(captures):
-            break
-        body = captures[position].body
-        same = isinstance(body, dict) and json_equal(
-            step.contract_body(), contract_view(body), ordered=False
-        )
-        if same:
-            matched[position] = number
-            position += 1
-        elif step.sent:
-            position += 1
-    if None in matched:
-        sent = [number for number, step in enumerate(rebuilt) if step.sent]
-        if len(sent) == len(captures):
-            return list(sent)
-    return matched
-
-
-def _anchor_checks(
-    judge: _Judge, events: list[JsonObject], rebuilt: list[RebuiltRequest]
-) -> None:
-    """The first request of every instance logs its anchoring snapshot (WRITER-1).
-
-    The log cannot say where an instance starts; the driver noted how many
-    events the log held when each instance started. The instance's first
-    step that logged a header event or got a response (a step cancelled
-    before it logged anything sent nothing) must have logged a
-    ``request/header`` snapshot: ``initial`` when no header event came
-    before it, ``resume`` otherwise, even when the header is unchanged.
-    """
-    starts = judge.evidence.instance_starts
-    for position, (owner, first_seq) in enumerate(starts):
-        end = starts[position + 1][1] if position + 1 < len(starts) else len(events)
-        step = next(
-            (
-                step
-                for step in rebuilt
-                if first_seq <= step.boundary < end and step.evidence != "none"
-            ),
-            None,
-        )
-        if step is None:
-            continue
-        earlier = any(
-            event["type"] in HEADER_TYPES for event in events[: step.boundary]
-        )
-        wanted = "resume" if earlier else "initial"
-        event = events[step.header_seq] if step.header_seq is not None else None
-        found = (
-            event["data"].get("reason")
-            if event is not None and event["type"] == "request/header"
-            else None
-        )
-        judge.add(
-            f"anchor/{owner}",
-            ("WRITER-1",),
-            found == wanted,
-            ""
-            if found == wanted
-            else f"the first request of instance {owner} (turn {step.turn},"
-            f" step {step.step}) logged "
-            + (f"a snapshot with reason {found!r}" if found else "no snapshot")
-            + f"; expected a {wanted!r} snapshot",
-        )
-
-
-def _cache_checks(judge: _Judge, events: list[JsonObject]) -> None:
-    evidence = judge.evidence
-    captures = evidence.captures
-    owners = evidence.capture_instances
-    revision = evidence.revision
-    rebuilt = rebuild_requests(events, revision)
-    matched = _matched_steps(events, captures, revision)
-    _anchor_checks(judge, events, rebuilt)
-    for later in range(1, len(captures)):
-        earlier = later - 1
-        first, second = matched[earlier], matched[later]
-        if first is None or second is None:
-            continue
-        step, previous = rebuilt[second], rebuilt[first]
-        same_instance = owners[earlier] == owners[later]
-        why_not = _excuse(events, previous, step)
-        if same_instance:
-            if why_not is not None:
-                continue
-            rules: tuple[str, ...] = ("CACHE-1",)
-        else:
-            if not _resume_unchanged(events, step.header_seq, revision):
-                continue
-            rules = ("CACHE-3",)
-        diagnostic = captures[later].diagnostic
-        if diagnostic is None:
-            continue
-        ok = (
-            diagnostic["relation"] in EXTENDS
-            and diagnostic["closest_request"] == captures[earlier].index
-        )
-        judge.add(
-            f"cache/request-{later}",
-            rules,
-            ok,
-            "" if ok else _cache_message(earlier, later, diagnostic, same_instance),
-        )
-
-
-def _excuse(
-    events: list[JsonObject], previous: RebuiltRequest, step: RebuiltRequest
-) -> str | None:
-    """What in the log explains a prompt that does not extend the previous one.
-
-    A header event or a surface replace anywhere between the two steps'
-    boundaries (a step aborted before its request left may have logged
-    one), or the step's own header event; or, in ``request-messages``, a
-    ``messageSuffix`` on the previous request, which the history then
-    grows in front of.
-    """
-    if step.header_seq is not None:
-        return f"a header event at seq {step.header_seq}"
-    for event in events[previous.boundary : step.boundary]:
-        if event["type"] in HEADER_TYPES:
-            return f"a header event at seq {event['seq']}"
-        if isinstance(event.get("surfaceOp"), dict):
-            return f"a surface replace at seq {event['seq']}"
-    if previous.header.get("messageSuffix"):
-        return "the previous request's messageSuffix"
-    return None
-
-
-def _resume_unchanged(
-    events: list[JsonObject], header_seq: int | None, revision: Revision
-) -> bool:
-    """Whether a new instance's snapshot equals the header in force before it."""
-    if header_seq is None or header_seq == 0:
-        return False
-    snapshot = events[header_seq]
-    if snapshot.get("type") != "request/header":
-        return False
-    if snapshot["data"].get("reason") != "resume":
-        return False
-    before = fold_through(events, header_seq - 1, revision)
-    return before is not None and json_equal(before, snapshot["data"].get("header"))
-
-
-def _cache_message(
-    earlier: int, later: int, diagnostic: Any, same_instance: bool
-) -> str:
-    what = "the previous request" if same_instance else "the previous instance's last"
-    text = (
-        f"request {later} does not extend {what} (request {earlier}): the fake saw"
-        f" {diagnostic['relation']}"
-    )
-    if diagnostic.get("closest_request") is not None:
-        text += f" of its request {diagnostic['closest_request']}"
-    divergence = diagnostic.get("divergence")
-    if isinstance(divergence, dict):
-        text += (
-            f", first difference in {divergence.get('field')} at character"
-            f" {divergence.get('char_offset')}: earlier {divergence.get('earlier')!r},"
-            f" now {divergence.get('current')!r}"
-        )
-    cached = diagnostic.get("cached_tokens")
-    return text + f" ({cached} of {diagnostic.get('prompt_tokens')} tokens cached)"

@@ -25,13 +25,14 @@ from typing import Protocol
 
 from conformance.adapters.messages import check_result
 from conformance.errors import AdapterError, AdapterProtocolError
-from conformance.harness.checks import CheckResult, judge, judge_leaks, level_of
+from conformance.harness.checks import judge, judge_leaks
 from conformance.harness.driver import (
     HarnessConnection,
     ScenarioBroken,
     ScenarioDriver,
 )
 from conformance.harness.evidence import Evidence
+from conformance.harness.results import CheckResult, level_of
 from conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
 from conformance.outcomes import Outcome
 from fakes import FakeProvider

@@ -22,9 +22,10 @@ from jsonschema import Draft202012Validator
 from conformance.adapters.connection import StdioConnection
 from conformance.adapters.inprocess import InProcessHarness
 from conformance.adapters.messages import check_notification, check_params, registry
-from conformance.harness.checks import CheckResult, judge
+from conformance.harness.checks import judge
 from conformance.harness.driver import ScenarioDriver
 from conformance.harness.evidence import Evidence
+from conformance.harness.results import CheckResult
 from conformance.harness.runner import run_scenarios
 from conformance.harness.scenarios import (
     SCENARIOS_DIR,
