@@ -49,6 +49,7 @@ from hypothesis import (
 )
 
 from conformance.adapters.connection import Connection, DirectConnection
+from conformance.adapters.lifecycle import declared_revisions, describe
 from conformance.codec.corpus import (
     ERROR_KINDS,
     FAMILIES,
@@ -319,7 +320,7 @@ def run_properties(
     try:
         try:
             live = connect()
-            declared = _declared(live.initialize())
+            declared = {r.value for r in declared_revisions(live.initialize())}
         except Exception as error:  # it did not start: no verdict on anything
             for prop, revision in plan:
                 emit(
@@ -327,7 +328,7 @@ def run_properties(
                         prop,
                         revision,
                         Outcome.ERROR,
-                        f"the adapter did not start: {_describe(error)}",
+                        f"the adapter did not start: {describe(error)}",
                     )
                 )
             return results
@@ -361,13 +362,6 @@ def run_properties(
     finally:
         if live is not None:
             _close(live)
-
-
-def _declared(identity: JsonObject) -> set[str]:
-    names = identity.get("revisions", [])
-    return (
-        {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
-    )
 
 
 def _result(
@@ -469,7 +463,7 @@ class _Trial:
             )
         except Exception as error:  # a bug of ours, or hypothesis's refusal
             return self._finish(
-                Outcome.ERROR, f"the property could not run: {_describe(error)}"
+                Outcome.ERROR, f"the property could not run: {describe(error)}"
             )
         if found is None:
             return self._found(unshrunk, Outcome.WARN, " (not shrunk)")
@@ -498,7 +492,7 @@ class _Trial:
         except Exception as error:  # hypothesis found it, then gave up (Flaky)
             if self.latest is None:
                 raise
-            return self.latest, f" (not shrunk: {_describe(error)})"
+            return self.latest, f" (not shrunk: {describe(error)})"
         return None, ""
 
     # ------------------------------------------------------------ one input
@@ -518,7 +512,7 @@ class _Trial:
             got = self._ask(self.connection, params)
         except Exception as failure:  # a broken adapter, or a bug of ours
             self.broken = True
-            self.stop_reason = f"{_describe(failure)}; input: {_short(params)}"
+            self.stop_reason = f"{describe(failure)}; input: {_short(params)}"
             raise _Stop from None
         error = got.get("error")
         if isinstance(error, dict) and error.get("code") == INTERNAL_ERROR:
@@ -692,15 +686,6 @@ def _answer(response: JsonObject) -> str:
     if "result" in response:
         return f"result {_show(response['result'])}"
     return f"error {_error_code(response)}"
-
-
-def _describe(error: BaseException) -> str:
-    detail = getattr(error, "detail", None)
-    text = detail if isinstance(detail, str) else str(error)
-    tail = getattr(error, "stderr_tail", "")
-    lines = tail.strip().splitlines()[-3:] if isinstance(tail, str) else []
-    stderr = f" [stderr: {' | '.join(lines)}]" if lines else ""
-    return f"{type(error).__name__}: {text}{stderr}"
 
 
 def _close(connection: Connection) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from conformance.adapters.connection import Connection
+from conformance.adapters.lifecycle import declared_revisions, describe
 from conformance.codec.corpus import VectorCase, Verdict, iter_cases, judge_response
 from conformance.errors import AdapterError
 from conformance.outcomes import Outcome
@@ -134,16 +135,14 @@ def run_vectors(
     try:
         connection = connect()
     except AdapterError as error:
-        return VectorReport(implementation={}, startup_error=_describe(error))
+        return VectorReport(implementation={}, startup_error=describe(error))
     live: Connection | None = connection
     try:
         try:
             identity = connection.initialize()
         except AdapterError as error:
-            return VectorReport(implementation={}, startup_error=_describe(error))
-        declared = {
-            name for name in identity.get("revisions", []) if isinstance(name, str)
-        }
+            return VectorReport(implementation={}, startup_error=describe(error))
+        declared = {revision.value for revision in declared_revisions(identity)}
         report = VectorReport(implementation=identity)
         failed_restarts = 0
         for revision, case in selected:
@@ -164,7 +163,7 @@ def run_vectors(
                 try:
                     response = live.request(case.method, case.request_params(revision))
                 except Exception as error:  # a broken adapter, or a bug of ours
-                    result = _result(case, revision, Outcome.ERROR, _describe(error))
+                    result = _result(case, revision, Outcome.ERROR, describe(error))
                     _close(live)
                     live, failed_restarts = _restart(connect, failed_restarts)
                 else:
@@ -199,7 +198,7 @@ def _judge(case: VectorCase, revision: Revision, response: JsonObject) -> CaseRe
             case,
             revision,
             Outcome.ERROR,
-            f"the suite could not judge the response: {_describe(error)}",
+            f"the suite could not judge the response: {describe(error)}",
         )
     message = judgement.reason or judgement.note
     return _result(case, revision, _VERDICTS[judgement.verdict], message)
@@ -226,12 +225,3 @@ def _restart(
             continue
         return connection, 0
     return None, failed
-
-
-def _describe(error: Exception) -> str:
-    name = type(error).__name__
-    if not isinstance(error, AdapterError):
-        return f"{name}: {error}"
-    tail = error.stderr_tail.strip().splitlines()[-3:]
-    stderr = f" [stderr: {' | '.join(tail)}]" if tail else ""
-    return f"{name}: {error.detail}{stderr}"

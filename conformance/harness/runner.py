@@ -23,6 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from conformance.adapters.lifecycle import (
+    declared_revisions,
+    describe,
+    stderr_block,
+)
 from conformance.adapters.messages import check_result
 from conformance.errors import AdapterError, AdapterProtocolError
 from conformance.harness.checks import judge, judge_leaks
@@ -93,14 +98,10 @@ def run_scenarios(
         except AdapterError as error:
             tail = session.end(graceful=False)
             return ScenarioReport(
-                implementation={}, startup_error=describe(error, tail)
+                implementation={}, startup_error=describe(error, tail, whole_tail=True)
             )
         report = ScenarioReport(implementation=identity)
-        declared = [
-            Revision(name)
-            for name in identity.get("revisions", [])
-            if name in {r.value for r in Revision}
-        ]
+        declared = declared_revisions(identity)
         if "harness" not in identity.get("capabilities", []):
             report.skipped.append("the implementation does not declare 'harness'")
             return report
@@ -159,7 +160,9 @@ class _Session:
             try:
                 self.start()
             except Exception as error:  # AdapterError, or what the connector raised
-                self.restart_error = describe(error, self.end(graceful=False))
+                self.restart_error = describe(
+                    error, self.end(graceful=False), whole_tail=True
+                )
                 self.failed_restarts += 1
                 continue
             self.failed_restarts = 0
@@ -218,7 +221,7 @@ def _play(
         leaks = _leaks(driver.evidence)
         return (
             error(
-                f"the scenario could not be played: {broken}{_stderr(tail)}"
+                f"the scenario could not be played: {broken}{stderr_block(tail)}"
                 + _notes(broken)
             )
             + leaks
@@ -226,12 +229,12 @@ def _play(
     except AdapterError as broken:
         tail = session.restart(graceful=False)
         leaks = _leaks(driver.evidence)
-        return error(describe(broken, tail) + _notes(broken)) + leaks
+        return error(describe(broken, tail, whole_tail=True) + _notes(broken)) + leaks
     except Exception as bug:  # a bug of ours: no verdict, and the run goes on
         tail = session.restart(graceful=False)
         return error(
             f"the suite failed while playing the scenario: {describe(bug)}"
-            f"{_stderr(tail)}" + _notes(bug)
+            f"{stderr_block(tail)}" + _notes(bug)
         )
     try:
         results = judge(evidence)
@@ -256,32 +259,6 @@ def _leaks(evidence: Evidence | None) -> list[CheckResult]:
     except Exception:  # a bug of ours must not hide the error itself
         return []
     return [result for result in results if result.outcome is Outcome.FAIL]
-
-
-def describe(error: Exception, stderr_tail: str = "") -> str:
-    """An adapter failure in one line, with the tail of its stderr.
-
-    `stderr_tail` stands in when the error carries none (an error the
-    driver raised, rather than the connection).
-    """
-    name = type(error).__name__
-    if not isinstance(error, AdapterError):
-        return f"{name}: {error}"
-    return f"{name}: {error.detail}{_stderr(error.stderr_tail or stderr_tail)}"
-
-
-def _stderr(tail: str) -> str:
-    """The adapter's stderr tail (the lines the connection kept), indented.
-
-    All of it: the cause of a crash is rarely in the last three lines of a
-    stack trace.
-    """
-    lines = [line for line in tail.strip().splitlines() if line.strip()]
-    if not lines:
-        return ""
-    return "\nthe adapter's stderr ended with:\n" + "\n".join(
-        f"  {line}" for line in lines
-    )
 
 
 def _notes(error: BaseException) -> str:

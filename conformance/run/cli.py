@@ -33,10 +33,11 @@ from conformance.adapters.connection import (
     DirectConnection,
     StdioConnection,
 )
+from conformance.adapters.lifecycle import declared_revisions, describe
 from conformance.adapters.messages import check_result
 from conformance.codec.runner import run_vectors
 from conformance.errors import AdapterError, AdapterProtocolError
-from conformance.harness.runner import ClosableHarness, describe, run_scenarios
+from conformance.harness.runner import ClosableHarness, run_scenarios
 from conformance.harness.scenarios import ScenarioError, load_scenarios
 from conformance.outcomes import MARKS, Outcome
 from conformance.run.verdict import (
@@ -231,7 +232,7 @@ def _run(
         print("Verdict: NO VERDICT (the implementation could not be run)")
         return NO_VERDICT
     identity = outcome.identity
-    declared = [name for name in identity.get("revisions", []) if isinstance(name, str)]
+    declared = [revision.value for revision in declared_revisions(identity)]
     capabilities = identity.get("capabilities", [])
     if revisions is not None:
         missing = [r.value for r in revisions if r.value not in declared]
@@ -312,11 +313,7 @@ def _properties(
     from conformance.codec import properties
 
     outcome.parts.append("properties")
-    declared = [
-        Revision(name)
-        for name in outcome.identity.get("revisions", [])
-        if name in {r.value for r in Revision}
-    ]
+    declared = declared_revisions(outcome.identity)
     chosen = declared if revisions is None else [r for r in declared if r in revisions]
     options: dict[str, Any] = {} if examples is None else {"examples": examples}
     results = properties.run_properties(connect, chosen, **options)

@@ -1,0 +1,56 @@
+"""What every part of the suite needs around an adapter: its identity, its failures.
+
+`declared_revisions` reads the revisions an ``initialize`` answer declares
+(the ones the suite knows, in the order given); `describe` says in words
+why an adapter broke, with the tail of its stderr: the last few lines on
+one line for a per-case report (the vectors, the properties), or every
+kept line below the message for a per-scenario one, where a stack trace
+is worth reading.
+"""
+
+from __future__ import annotations
+
+from conformance.errors import AdapterError
+from reference.json_values import JsonObject
+from reference.revisions import Revision
+
+_KNOWN = {revision.value: revision for revision in Revision}
+
+
+def declared_revisions(identity: JsonObject) -> list[Revision]:
+    """The known revisions an ``initialize`` result declares, in its order."""
+    names = identity.get("revisions")
+    if not isinstance(names, list):
+        return []
+    return [_KNOWN[name] for name in names if isinstance(name, str) and name in _KNOWN]
+
+
+def describe(
+    error: BaseException, stderr_tail: str = "", *, whole_tail: bool = False
+) -> str:
+    """An adapter failure in words, with the tail of the adapter's stderr.
+
+    `stderr_tail` stands in when the error carries none (one the suite
+    raised rather than the connection). By default the last three lines
+    follow the message on its line; with `whole_tail` every kept line
+    follows it, indented, one per line.
+    """
+    name = type(error).__name__
+    if not isinstance(error, AdapterError):
+        return f"{name}: {error}"
+    tail = error.stderr_tail or stderr_tail
+    if whole_tail:
+        return f"{name}: {error.detail}{stderr_block(tail)}"
+    lines = [line for line in tail.strip().splitlines() if line.strip()]
+    if not lines:
+        return f"{name}: {error.detail}"
+    return f"{name}: {error.detail} [stderr: {' | '.join(lines[-3:])}]"
+
+
+def stderr_block(tail: str) -> str:
+    """Every kept line of an adapter's stderr, indented below a heading ("" if none)."""
+    lines = [line for line in tail.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    shown = "\n".join(f"  {line}" for line in lines)
+    return f"\nthe adapter's stderr ended with:\n{shown}"
