@@ -1,28 +1,24 @@
 """The reference harness behind the adapter protocol (docs/adapter-protocol.md).
 
-``python -m reference.harness_adapter`` serves both parts of the protocol
-over newline-delimited JSON-RPC 2.0 on stdin/stdout: the codec methods
-(part 1, delegated to `reference.adapter.dispatch`) and the harness methods
-(part 2), with which the suite drives `reference.loop.AgentLoop` instances
-against the fake provider.
+``python -m reference.harness_adapter`` serves the codec methods (part 1,
+`reference.adapter.dispatch`) and the harness methods (part 2) as JSON-RPC
+lines on stdin/stdout; with them the suite drives `reference.loop.AgentLoop`
+instances against the fake provider.
 
-Two layers:
+This module holds `HarnessServer`, the protocol as plain async calls
+(``await handle(method, params)``; notifications go to ``notify``), and
+`main`. No handler waits for a turn: ``instance/send`` starts one in a task
+and ``turn/ended`` reports its end. Each contributor seam is mapped onto the
+loop by one small method (`HarnessServer.attach_session_prefix`,
+`prefix_call`...), so a known-bad variant is a subclass overriding one of
+them, or a different ``loop_class``. The per-instance state and the param
+checks are `reference.harness_params`; the stdio shell is
+`reference.harness_stdio`.
 
-- `HarnessServer`, the protocol as plain async calls: ``await
-  handle(method, params)`` returns a result or raises
-  `reference.adapter.RpcError`; notifications go to the ``notify``
-  callback. No handler waits for a turn: ``instance/send`` starts one in
-  an asyncio task and answers at once; the turn's end is the
-  ``turn/ended`` notification. The declarative contributors and tools of
-  ``instance/start`` are mapped onto the loop's seams by one small method
-  each (`HarnessServer.attach_session_prefix`, `prefix_call`...), so a
-  known-bad variant is a subclass overriding one of them, or a different
-  ``loop_class``.
-- `main`, the stdio shell: a reader thread feeds stdin lines to the event
-  loop, which handles requests strictly in arrival order and writes every
-  response and notification as one flushed line. The framing and errors
-  are `reference.adapter`'s (parse errors, invalid requests, ids that
-  cannot be echoed, the line limit, internal errors).
+At about 600 lines the module is longer than the house's usual 500, on
+purpose: `HarnessServer` keeps the mapping of every protocol call and
+every contributor kind in one class, so a variant (the known-bad gallery
+of tests/conformance/bad_harnesses/) reads and overrides it in one place.
 """
 
 from __future__ import annotations
@@ -31,24 +27,31 @@ import argparse
 import asyncio
 import os
 import sys
-import threading
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import IO, Any
 
-from reference import adapter
-from reference.adapter import (
-    INVALID_PARAMS,
-    LineTooLong,
-    RpcError,
-    answer,
-    as_rpc_error,
-    parse_request,
-    read_line,
-)
+from reference import adapter, harness_stdio
+from reference.adapter import INVALID_PARAMS, RpcError
 from reference.errors import CodecError, NotJsonValue, PersistenceError
-from reference.json_values import JsonObject, canonical_json, check_json_value
+from reference.harness_params import (
+    DIALECTS,
+    SEAM_REVISIONS,
+    STATE_ERROR,
+    Contributor,
+    ContributorError,
+    Instance,
+    Session,
+    ToolScript,
+    contributors_param,
+    object_param,
+    revision_param,
+    string_param,
+    tool_order_param,
+    tool_specs_param,
+)
+from reference.harness_stdio import Log, Notify
+from reference.json_values import JsonObject, check_json_value
 from reference.loop.agent import (
     AgentLoop,
     ConfigValue,
@@ -59,264 +62,20 @@ from reference.loop.agent import (
     RequestContext,
     RequestMessagesContext,
 )
-from reference.loop.clock import DEMO_EPOCH_MS, Clock, counter_clock
+from reference.loop.clock import DEMO_EPOCH_MS, counter_clock
 from reference.loop.compaction import Compactor
 from reference.loop.errors import AgentError
 from reference.loop.freeze import FrozenObject, thaw
 from reference.loop.persistence import create_session_file, open_session_file
 from reference.loop.provider import ChatCompletionsClient
-from reference.loop.tools import Tool, ToolContext
 from reference.loop.waterfall import Next
-from reference.revisions import Revision
 
-STATE_ERROR = -32002
-"""The harness's state does not allow the request (a send while a turn runs...)."""
+__all__ = ["STATE_ERROR", "HarnessServer", "Instance", "RpcError", "main", "serve"]
 
 CAPABILITIES = ["codec", "harness"]
-DIALECTS = ("deepseek",)
-"""Provider dialects `ChatCompletionsClient` speaks (chat completions)."""
-
-SEAM_REVISIONS: dict[str, tuple[Revision, ...]] = {
-    "session-prefix": (Revision.SESSION_PREFIX,),
-    "request-messages": (Revision.REQUEST_MESSAGES,),
-    "step-start": tuple(Revision),
-}
-"""The revisions in which each contributor seam exists (docs/adapter-protocol.md)."""
-
-SEAM_BEHAVIOURS: dict[str, tuple[str, ...]] = {
-    "session-prefix": ("return", "block", "throw", "append"),
-    "request-messages": ("return",),
-    "step-start": ("append", "none"),
-}
-"""Each contributor seam and the ``do`` values its calls may have."""
 
 SETTLE_SECONDS = 5.0
 """How long a disposed instance's turn may take to end before it is cancelled."""
-
-Notify = Callable[[str, JsonObject], None]
-Log = Callable[[str], None]
-
-
-class ContributorError(RuntimeError):
-    """A declarative contributor's call failed (``throw``, or aborted while blocked)."""
-
-
-# ------------------------------------------------------------------ state
-
-
-@dataclass(eq=False)
-class Contributor:
-    """A declarative contributor of one instance: its calls and its count."""
-
-    id: str
-    seam: str
-    calls: list[JsonObject]
-    count: int = 0
-    """Calls made so far (call n is ``calls[min(n, len(calls)) - 1]``)."""
-    release: asyncio.Future[None] | None = None
-    """Set while a ``block`` call waits; `HarnessServer.release` resolves it."""
-    running: int | None = None
-    """The number of the call in progress (between its start and its end)."""
-    latched: int | None = None
-    """The call in progress was released: a release that came before the
-    call blocked makes it return at once when it gets there (the suite
-    releases on ``contributor/started``); a second release is refused."""
-
-    def next_call(self) -> tuple[int, JsonObject]:
-        """Count a new call; return its number and behaviour."""
-        self.count += 1
-        return self.count, self.calls[min(self.count, len(self.calls)) - 1]
-
-
-class ToolScript:
-    """The tools of an instance: schemas, and the texts their calls return.
-
-    Call n of a tool (counted per instance, across `load` calls) returns
-    ``results[n-1]``, the last one once they run out, ``""`` when none.
-    """
-
-    def __init__(self) -> None:
-        self.results: dict[str, list[str]] = {}
-        self.calls: dict[str, int] = {}
-
-    def load(self, specs: Sequence[JsonObject]) -> list[Tool]:
-        """Replace the scripted results; return the `Tool` objects for the loop."""
-        self.results = {spec["name"]: list(spec["results"]) for spec in specs}
-        return [
-            Tool(
-                name=spec["name"],
-                description=spec["description"],
-                parameters=spec["parameters"],
-                execute=self._execute,
-            )
-            for spec in specs
-        ]
-
-    async def _execute(self, arguments: Any, context: ToolContext) -> str:
-        return self.call(context.name)
-
-    def call(self, name: str) -> str:
-        """The text call n of `name` returns (counting this call)."""
-        count = self.calls[name] = self.calls.get(name, 0) + 1
-        results = self.results.get(name) or [""]
-        return results[min(count, len(results)) - 1]
-
-
-@dataclass(eq=False)
-class Session:
-    """An opened session: its log file, revision and shared clock."""
-
-    name: str
-    log: str
-    revision: Revision
-    clock: Clock
-    """One deterministic clock for every instance: times keep increasing."""
-    instance: Instance | None = None
-    """The latest instance started over the session."""
-
-
-@dataclass(eq=False)
-class Instance:
-    """A loop instance and what the adapter keeps beside it."""
-
-    name: str
-    session: Session
-    loop: AgentLoop
-    client: ChatCompletionsClient
-    tools: ToolScript
-    contributors: dict[str, Contributor] = field(default_factory=dict)
-    config: JsonObject | None = None
-    """The config set by ``instance/update``; None keeps the loop's own."""
-    compact: bool = False
-    """Armed by ``instance/compact``: compact once, at the next pre-step."""
-    turn: asyncio.Task[None] | None = None
-    """The running turn (from ``instance/send`` until ``turn/ended``)."""
-
-
-# ------------------------------------------------------------------ params
-
-
-def _get(
-    params: JsonObject, name: str, kind: type | tuple[type, ...], what: str
-) -> Any:
-    if name not in params:
-        raise RpcError(INVALID_PARAMS, f"missing param {name!r}")
-    value = params[name]
-    if not isinstance(value, kind):
-        raise RpcError(INVALID_PARAMS, f"param {name!r} must be {what}")
-    return value
-
-
-def _string(params: JsonObject, name: str) -> str:
-    value: str = _get(params, name, str, "a string")
-    return value
-
-
-def _object(params: JsonObject, name: str) -> JsonObject:
-    value: JsonObject = _get(params, name, dict, "an object")
-    return value
-
-
-def _array(params: JsonObject, name: str) -> list[Any]:
-    value: list[Any] = _get(params, name, list, "an array")
-    return value
-
-
-def _strings(params: JsonObject, name: str) -> list[str]:
-    value = _array(params, name)
-    if not all(isinstance(item, str) for item in value):
-        raise RpcError(INVALID_PARAMS, f"param {name!r} must be an array of strings")
-    return value
-
-
-def _messages(params: JsonObject, name: str) -> list[JsonObject]:
-    value = _array(params, name)
-    if not all(isinstance(item, dict) for item in value):
-        raise RpcError(INVALID_PARAMS, f"param {name!r} must be an array of messages")
-    return value
-
-
-def _revision(params: JsonObject) -> Revision:
-    name = _string(params, "revision")
-    try:
-        return Revision(name)
-    except ValueError:
-        raise RpcError(INVALID_PARAMS, f"unknown revision {name!r}") from None
-
-
-def _tool_specs(params: JsonObject) -> list[JsonObject]:
-    """The ``tools`` param: ``[{name, description, parameters, results?}]``."""
-    specs = []
-    names: set[str] = set()
-    for spec in _array(params, "tools"):
-        if not isinstance(spec, dict):
-            raise RpcError(INVALID_PARAMS, "each tool must be an object")
-        name = _string(spec, "name")
-        if name in names:
-            raise RpcError(INVALID_PARAMS, f"tool {name!r} is listed twice")
-        names.add(name)
-        specs.append(
-            {
-                "name": name,
-                "description": _string(spec, "description"),
-                "parameters": _object(spec, "parameters"),
-                "results": _strings(spec, "results") if "results" in spec else [],
-            }
-        )
-    return specs
-
-
-def _tool_order(params: JsonObject) -> list[str] | None:
-    """The ``toolOrder`` param: absent or null means sorted by name."""
-    if params.get("toolOrder") is None:
-        return None
-    return _strings(params, "toolOrder")
-
-
-def _behaviour(seam: str, owner: str, call: Any) -> JsonObject:
-    """One entry of a contributor's ``calls``, checked for its seam."""
-    if not isinstance(call, dict):
-        raise RpcError(INVALID_PARAMS, f"contributor {owner!r}: a call is an object")
-    do = _string(call, "do")
-    if do not in SEAM_BEHAVIOURS[seam]:
-        raise RpcError(
-            INVALID_PARAMS, f"contributor {owner!r}: unknown {seam} call {do!r}"
-        )
-    if seam == "session-prefix" and do in ("return", "block", "append"):
-        _messages(call, "messages")
-    if do == "append":
-        _string(call, "text")
-    if do == "throw":
-        _string(call, "message")
-    if do == "block":
-        on_abort = call.get("onAbort", "throw")
-        if on_abort not in ("throw", "sentinel"):
-            raise RpcError(INVALID_PARAMS, f"unknown onAbort {on_abort!r}")
-        if on_abort == "sentinel":
-            _messages(call, "sentinel")
-    if seam == "request-messages":
-        for side in ("before", "after"):
-            if side in call:
-                _messages(call, side)
-    return call
-
-
-def _contributors(params: JsonObject) -> list[Contributor]:
-    """The ``contributors`` param, in registration order."""
-    contributors: list[Contributor] = []
-    for spec in _array(params, "contributors"):
-        if not isinstance(spec, dict):
-            raise RpcError(INVALID_PARAMS, "each contributor must be an object")
-        ident, seam = _string(spec, "id"), _string(spec, "seam")
-        if seam not in SEAM_BEHAVIOURS:
-            raise RpcError(INVALID_PARAMS, f"unknown contributor seam {seam!r}")
-        if any(other.id == ident for other in contributors):
-            raise RpcError(INVALID_PARAMS, f"contributor {ident!r} is listed twice")
-        calls = [_behaviour(seam, ident, call) for call in _array(spec, "calls")]
-        if not calls:
-            raise RpcError(INVALID_PARAMS, f"contributor {ident!r} has no calls")
-        contributors.append(Contributor(id=ident, seam=seam, calls=calls))
-    return contributors
 
 
 # ------------------------------------------------------------------ server
@@ -395,14 +154,14 @@ class HarnessServer:
     # ------------------------------------------------------------ lookups
 
     def _session(self, params: JsonObject) -> Session:
-        name = _string(params, "session")
+        name = string_param(params, "session")
         session = self.sessions.get(name)
         if session is None:
             raise RpcError(INVALID_PARAMS, f"unknown session {name!r}")
         return session
 
     def _instance(self, params: JsonObject) -> Instance:
-        name = _string(params, "instance")
+        name = string_param(params, "instance")
         instance = self.instances.get(name)
         if instance is None and name in self.started:
             raise RpcError(
@@ -416,8 +175,8 @@ class HarnessServer:
 
     async def open_session(self, params: JsonObject) -> JsonObject:
         """``session/open``: create the empty session file."""
-        name, log = _string(params, "session"), _string(params, "log")
-        revision = _revision(params)
+        name, log = string_param(params, "session"), string_param(params, "log")
+        revision = revision_param(params)
         if name in self.sessions:
             raise RpcError(STATE_ERROR, f"session {name!r} is already open")
         try:
@@ -436,14 +195,17 @@ class HarnessServer:
     async def start_instance(self, params: JsonObject) -> JsonObject:
         """``instance/start``: a new loop instance over the session's file."""
         session = self._session(params)
-        name = _string(params, "instance")
-        revision = _revision(params)
-        provider = _object(params, "provider")
-        base_url, api_key = _string(provider, "baseUrl"), _string(provider, "apiKey")
-        dialect = _string(provider, "dialect")
-        config, system = _object(params, "config"), _string(params, "system")
-        specs, tool_order = _tool_specs(params), _tool_order(params)
-        contributors = _contributors(params)
+        name = string_param(params, "instance")
+        revision = revision_param(params)
+        provider = object_param(params, "provider")
+        base_url, api_key = (
+            string_param(provider, "baseUrl"),
+            string_param(provider, "apiKey"),
+        )
+        dialect = string_param(provider, "dialect")
+        config, system = object_param(params, "config"), string_param(params, "system")
+        specs, tool_order = tool_specs_param(params), tool_order_param(params)
+        contributors = contributors_param(params)
         if name in self.started:
             raise RpcError(STATE_ERROR, f"instance {name!r} was already started")
         if revision is not session.revision:
@@ -510,7 +272,7 @@ class HarnessServer:
         inside it.
         """
         instance = self._instance(params)
-        prompt = _string(params, "prompt")
+        prompt = string_param(params, "prompt")
         if instance.turn is not None:
             raise RpcError(STATE_ERROR, f"instance {instance.name!r} is running a turn")
         if instance.loop.disposed:
@@ -539,7 +301,7 @@ class HarnessServer:
     async def inject(self, params: JsonObject) -> JsonObject:
         """``instance/inject``: log a ``context/message`` (a one-shot turn if idle)."""
         instance = self._instance(params)
-        text = _string(params, "text")
+        text = string_param(params, "text")
         try:
             instance.loop.inject(text)
         except AgentError as error:  # disposed, not persisted: the loop said no
@@ -553,10 +315,10 @@ class HarnessServer:
         means sorted by name; an absent member is left as it is.
         """
         instance = self._instance(params)
-        system = _string(params, "system") if "system" in params else None
-        specs = _tool_specs(params) if "tools" in params else None
-        order = _tool_order(params)
-        config = _object(params, "config") if "config" in params else None
+        system = string_param(params, "system") if "system" in params else None
+        specs = tool_specs_param(params) if "tools" in params else None
+        order = tool_order_param(params)
+        config = object_param(params, "config") if "config" in params else None
         loop = instance.loop
         if system is not None:
             loop.system = system
@@ -576,7 +338,7 @@ class HarnessServer:
     async def release(self, params: JsonObject) -> JsonObject:
         """``contributor/release``: the blocked call returns its ``messages``."""
         instance = self._instance(params)
-        ident = _string(params, "contributor")
+        ident = string_param(params, "contributor")
         contributor = instance.contributors.get(ident)
         if contributor is None:
             raise RpcError(INVALID_PARAMS, f"unknown contributor {ident!r}")
@@ -779,67 +541,7 @@ class HarnessServer:
         instance.loop.on_event(listener)
 
 
-# ------------------------------------------------------------------ stdio
-
-
-class _Output:
-    """stdout: whole lines, flushed, one writer; remembers when it is gone."""
-
-    def __init__(self, stdout: IO[bytes], on_lost: Callable[[], None]) -> None:
-        self._stdout = stdout
-        self._on_lost = on_lost
-        self.gone: str | None = None
-
-    def write(self, data: bytes) -> None:
-        if self.gone is not None:
-            return
-        try:
-            self._stdout.write(data)
-            self._stdout.flush()
-        except (OSError, ValueError) as error:
-            self.gone = str(error) or type(error).__name__
-            self._on_lost()
-
-    def notify(self, method: str, params: JsonObject) -> None:
-        message = {"jsonrpc": "2.0", "method": method, "params": params}
-        try:
-            line = (canonical_json(message) + "\n").encode("utf-8")
-        except Exception as error:  # a bug: the notification is not JSON
-            _stderr(f"reference.harness_adapter: cannot send {method}: {error}\n")
-            return
-        self.write(line)
-
-
-def _stderr(text: str) -> None:
-    try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
-_LOST = object()
-"""Queued when stdout is gone: nobody can be answered any more."""
-
-
-def _read_lines(
-    stdin: IO[bytes], loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[object]
-) -> None:
-    """The reader thread: queue each stdin line, then None at end of input."""
-    while True:
-        item: object
-        try:
-            item = read_line(stdin)
-        except LineTooLong as too_long:
-            item = too_long
-        except (OSError, ValueError):
-            item = None  # stdin cannot be read: as good as its end
-        try:
-            loop.call_soon_threadsafe(inbox.put_nowait, item)
-        except RuntimeError:  # the event loop is closed: nobody is listening
-            return
-        if item is None:
-            return
+# ------------------------------------------------------------------ entry
 
 
 async def serve(
@@ -849,53 +551,15 @@ async def serve(
     loop_class: type[AgentLoop] = AgentLoop,
     server_class: type[HarnessServer] = HarnessServer,
 ) -> int:
-    """Serve requests from `stdin` until ``shutdown`` or end of input.
+    """Serve `server_class` over `stdin`/`stdout` (`reference.harness_stdio.serve`).
 
     Returns the exit status: 0, or 1 when stdout can no longer be written.
     """
-    inbox: asyncio.Queue[object] = asyncio.Queue()
-    output = _Output(stdout, lambda: inbox.put_nowait(_LOST))
-    server = server_class(output.notify, loop_class=loop_class, log=_stderr)
-    reader = threading.Thread(
-        target=_read_lines,
-        args=(stdin, asyncio.get_running_loop(), inbox),
-        name="harness-adapter-stdin",
-        daemon=True,
-    )
-    reader.start()
-    try:
-        while (item := await inbox.get()) is not None and item is not _LOST:
-            if isinstance(item, LineTooLong):
-                output.write(item.response())
-            elif (
-                isinstance(item, bytes)
-                and item.strip()
-                and await _serve_line(server, output, item)
-            ):
-                break
-    finally:
-        await server.close()
-    if output.gone is not None:
-        _stderr(f"reference.harness_adapter: stdout is gone ({output.gone}); exiting\n")
-        return 1
-    return 0
 
+    def make_server(notify: Notify, log: Log) -> HarnessServer:
+        return server_class(notify, loop_class=loop_class, log=log)
 
-async def _serve_line(server: HarnessServer, output: _Output, line: bytes) -> bool:
-    """Answer one request line; returns whether it was ``shutdown``."""
-    request = parse_request(line)
-    if isinstance(request, bytes):
-        output.write(request)
-        return False
-    try:
-        result = await server.handle(request.method, request.params)
-    except Exception as error:  # RpcError, or a bug: say so and keep serving
-        reply = answer(request, error=as_rpc_error(error))
-    else:
-        reply = answer(request, result=result)
-    if reply is not None:
-        output.write(reply)
-    return request.method == "shutdown"
+    return await harness_stdio.serve(stdin, stdout, make_server=make_server)
 
 
 def main(

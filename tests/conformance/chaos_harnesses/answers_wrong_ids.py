@@ -9,7 +9,7 @@ from typing import Any
 
 from _chaos import say, serve
 
-from reference import adapter, harness_adapter
+from reference import adapter, harness_stdio
 from reference.adapter import Request, RpcError
 
 
@@ -22,5 +22,5 @@ def answer(
     return adapter.answer(request, result=result, error=error)
 
 
-harness_adapter.answer = answer
+harness_stdio.answer = answer
 serve()
