@@ -59,7 +59,8 @@ from conformance.codec.corpus import (
     encode_json,
     values_equal,
 )
-from conformance.codec.runner import INTERNAL_ERROR, MAX_RESTARTS
+from conformance.codec.runner import INTERNAL_ERROR, MAX_RESTARTS, MAX_TIMEOUTS_IN_A_ROW
+from conformance.errors import AdapterTimeout
 from conformance.outcomes import Outcome
 from conformance.rules import load_rules
 from conformance.strategies import (
@@ -317,6 +318,7 @@ def run_properties(
             on_result(result)
 
     live: Connection | None = None
+    timeouts = 0
     try:
         try:
             live = connect()
@@ -353,8 +355,20 @@ def run_properties(
                     )
                 )
                 continue
+            if timeouts >= MAX_TIMEOUTS_IN_A_ROW:
+                emit(
+                    _result(
+                        prop,
+                        revision,
+                        Outcome.ERROR,
+                        f"not run: the adapter timed out on {timeouts} properties"
+                        " in a row",
+                    )
+                )
+                continue
             trial = _Trial(prop, revision, live)
             emit(trial.run(examples=examples, seed=seed))
+            timeouts = timeouts + 1 if trial.timed_out else 0
             if trial.broken:
                 _close(live)
                 live = _restart(connect)
@@ -436,6 +450,8 @@ class _Trial:
     oracle: DirectConnection = field(default_factory=DirectConnection)
     examples: int = 0
     broken: bool = False
+    timed_out: bool = False
+    """The adapter broke by not answering in time."""
     stop_reason: str = ""
     first_order: _Mismatch | None = None
     latest: _Mismatch | None = None
@@ -512,6 +528,7 @@ class _Trial:
             got = self._ask(self.connection, params)
         except Exception as failure:  # a broken adapter, or a bug of ours
             self.broken = True
+            self.timed_out = isinstance(failure, AdapterTimeout)
             self.stop_reason = f"{describe(failure)}; input: {_short(params)}"
             raise _Stop from None
         error = got.get("error")

@@ -27,13 +27,18 @@ from dataclasses import dataclass, field
 from conformance.adapters.connection import Connection
 from conformance.adapters.lifecycle import declared_revisions, describe
 from conformance.codec.corpus import VectorCase, Verdict, iter_cases, judge_response
-from conformance.errors import AdapterError
+from conformance.errors import AdapterError, AdapterTimeout
 from conformance.outcomes import Outcome
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
 MAX_RESTARTS = 3
 """Consecutive failed restarts after which the remaining cases are errors."""
+
+MAX_TIMEOUTS_IN_A_ROW = 3
+"""Cases in a row an adapter may time out on before the rest are not run:
+an adapter that answers ``initialize`` and then nothing would otherwise
+cost a timeout per case (an hour for the corpus at the default)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +150,7 @@ def run_vectors(
         declared = {revision.value for revision in declared_revisions(identity)}
         report = VectorReport(implementation=identity)
         failed_restarts = 0
+        timeouts = 0
         for revision, case in selected:
             if wanted is not None and revision not in wanted:
                 continue
@@ -159,14 +165,23 @@ def run_vectors(
                 result = _result(
                     case, revision, Outcome.ERROR, "the adapter could not be restarted"
                 )
+            elif timeouts >= MAX_TIMEOUTS_IN_A_ROW:
+                result = _result(
+                    case,
+                    revision,
+                    Outcome.ERROR,
+                    f"not run: the adapter timed out on {timeouts} cases in a row",
+                )
             else:
                 try:
                     response = live.request(case.method, case.request_params(revision))
                 except Exception as error:  # a broken adapter, or a bug of ours
+                    timeouts = timeouts + 1 if isinstance(error, AdapterTimeout) else 0
                     result = _result(case, revision, Outcome.ERROR, describe(error))
                     _close(live)
                     live, failed_restarts = _restart(connect, failed_restarts)
                 else:
+                    timeouts = 0
                     result = _judge(case, revision, response)
             report.results.append(result)
             if on_result is not None:

@@ -22,6 +22,7 @@ each send did, and how often each contributor was called per instance.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import time
 from pathlib import Path
@@ -31,7 +32,13 @@ from conformance.adapters.messages import check_notification, check_result
 from conformance.errors import AdapterProtocolError, AdapterTimeout
 from conformance.harness.evidence import Evidence, SendRecord
 from conformance.harness.scenarios import Scenario, Step
-from fakes import CapturedRequest, FakeProvider, key_digest, parse_script_item
+from fakes import (
+    CapturedRequest,
+    FakeProvider,
+    dump_capture_jsonl,
+    key_digest,
+    parse_script_item,
+)
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
@@ -355,11 +362,20 @@ class _Run:
                 self.count_call(message["params"])
 
     def collect(self) -> None:
-        """Read the log and the session's captures into the evidence."""
+        """Read the log and the session's captures into the evidence.
+
+        The captures are also written beside the log (``<session>.requests.jsonl``),
+        so a kept run can be checked again with ``reqfold check --requests``.
+        """
         self.sync_captures()
         self.evidence.captures = self.captures()
         self.evidence.capture_instances = list(self.capture_instances)
         self.evidence.log = _read_log(self.evidence.log_path)
+        requests = self.driver.workdir / f"{self.session}.requests.jsonl"
+        with contextlib.suppress(OSError):
+            requests.write_text(
+                dump_capture_jsonl(self.evidence.captures), encoding="utf-8"
+            )
 
 
 def _count_events(path: Path) -> int:

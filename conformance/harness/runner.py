@@ -29,7 +29,7 @@ from conformance.adapters.lifecycle import (
     stderr_block,
 )
 from conformance.adapters.messages import check_result
-from conformance.errors import AdapterError, AdapterProtocolError
+from conformance.errors import AdapterError, AdapterProtocolError, AdapterTimeout
 from conformance.harness.checks import judge, judge_leaks
 from conformance.harness.driver import (
     HarnessConnection,
@@ -46,6 +46,10 @@ from reference.json_values import JsonObject
 from reference.revisions import Revision
 
 MAX_RESTARTS = 3
+
+MAX_TIMEOUTS_IN_A_ROW = 3
+"""Scenarios in a row an adapter may time out on before the rest are not
+played: a hung adapter would otherwise cost every scenario a timeout."""
 
 
 class ClosableHarness(HarnessConnection, Protocol):
@@ -114,10 +118,21 @@ def run_scenarios(
             left_out = [r.value for r in scenario.revisions if r not in wanted]
             if left_out and not any(r in wanted for r in scenario.revisions):
                 report.skipped.append(
-                    f"{scenario.id}: for {', '.join(left_out)}, not run"
+                    f"{scenario.id} not played: it is for {', '.join(left_out)},"
+                    " which this run does not cover"
                 )
         for scenario, revision in iter_runs(chosen, wanted):
-            results = _play(session, fake, base_url, base, scenario, revision)
+            if session.timeouts >= MAX_TIMEOUTS_IN_A_ROW:
+                results = [
+                    _error_result(
+                        scenario,
+                        revision,
+                        f"not played: the adapter timed out on {session.timeouts}"
+                        " scenarios in a row",
+                    )
+                ]
+            else:
+                results = _play(session, fake, base_url, base, scenario, revision)
             for result in results:
                 report.results.append(result)
                 if on_result is not None:
@@ -137,6 +152,9 @@ class _Session:
         """Restarts that failed in a row; at `MAX_RESTARTS` no more are tried."""
         self.restart_error = ""
         """Why the last restart failed, for the report."""
+        self.timeouts = 0
+        """Scenarios in a row the adapter timed out on; at
+        `MAX_TIMEOUTS_IN_A_ROW` the rest are not played."""
 
     def start(self) -> JsonObject:
         connection = self.connect()
@@ -187,6 +205,19 @@ class _Session:
         self.end(graceful=True)
 
 
+def _error_result(scenario: Scenario, revision: Revision, message: str) -> CheckResult:
+    """A scenario run with no verdict: one ``run`` error under its rules."""
+    return CheckResult(
+        check_id=f"{scenario.id}@{revision.value}/run",
+        scenario=scenario.id,
+        revision=revision.value,
+        rules=scenario.rules,
+        level=level_of(scenario.rules),
+        outcome=Outcome.ERROR,
+        message=message,
+    )
+
+
 def _play(
     session: _Session,
     fake: FakeProvider,
@@ -196,17 +227,7 @@ def _play(
     revision: Revision,
 ) -> list[CheckResult]:
     def error(message: str) -> list[CheckResult]:
-        return [
-            CheckResult(
-                check_id=f"{scenario.id}@{revision.value}/run",
-                scenario=scenario.id,
-                revision=revision.value,
-                rules=scenario.rules,
-                level=level_of(scenario.rules),
-                outcome=Outcome.ERROR,
-                message=message,
-            )
-        ]
+        return [_error_result(scenario, revision, message)]
 
     if session.live is None:
         return error(
@@ -217,6 +238,7 @@ def _play(
     try:
         evidence = driver.run(scenario, revision)
     except ScenarioBroken as broken:  # the adapter is healthy: it said no
+        session.timeouts = 0
         tail = session.restart(graceful=True)
         leaks = _leaks(driver.evidence)
         return (
@@ -227,6 +249,9 @@ def _play(
             + leaks
         )
     except AdapterError as broken:
+        session.timeouts = (
+            session.timeouts + 1 if isinstance(broken, AdapterTimeout) else 0
+        )
         tail = session.restart(graceful=False)
         leaks = _leaks(driver.evidence)
         return error(describe(broken, tail, whole_tail=True) + _notes(broken)) + leaks
@@ -236,6 +261,7 @@ def _play(
             f"the suite failed while playing the scenario: {describe(bug)}"
             f"{stderr_block(tail)}" + _notes(bug)
         )
+    session.timeouts = 0
     try:
         results = judge(evidence)
     except Exception as bug:  # a bug of ours: no verdict on this scenario

@@ -12,16 +12,21 @@ instead). What runs follows what ``initialize`` declares:
 
 The output is a list of problems, a per-rule table and ONE verdict. Exit
 status: 0 conformant (SHOULD warnings allowed unless ``--strict``), 1 a
-MUST rule is broken, 2 bad arguments, 3 no verdict (the implementation
-could not be run, or some check errored and none failed).
+MUST rule is broken, 2 bad arguments (also options that select nothing
+the implementation has: zero checks is never a pass), 3 no verdict (the
+implementation could not be run, or some check errored and none failed),
+130 or 143 when interrupted (SIGINT, SIGTERM), adapters closed first.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import shlex
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,6 +58,10 @@ from reference.revisions import Revision, parse_revision
 
 REFERENCE = "reference"
 """The ``--impl`` value that runs the reference in process."""
+
+NOTHING_TO_RUN = 2
+"""The exit status when the options select nothing the implementation has
+(a usage error: zero checks is never a pass)."""
 
 PARTS = ("vectors", "properties", "scenarios")
 
@@ -105,7 +114,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="examples per differential property (default: the properties' own)",
+        help="examples per differential property and revision (default 40)",
     )
     parser.add_argument("--strict", action="store_true", help="SHOULD warnings fail")
     parser.add_argument(
@@ -116,9 +125,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--keep",
-        type=Path,
         metavar="DIR",
-        help="keep the logs the harness wrote in DIR (default: a temporary folder)",
+        help="keep the logs the harness wrote, and the requests the fake received"
+        " for each, in DIR (made if missing; default: a temporary folder)",
     )
 
 
@@ -154,6 +163,46 @@ class _Run:
         show(check)
 
 
+MAX_TIMEOUT = 86_400.0
+"""The longest --timeout taken (a day): more is a typo, and overflows clocks."""
+
+
+class _Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised as an interrupt: hypothesis and asyncio let it through
+    (a SystemExit would be taken for a failing example), and every adapter
+    and server is closed on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments, in one line, or None."""
+    if args.impl is not None and args.impl != REFERENCE:
+        try:
+            argv = shlex.split(args.impl)
+        except ValueError as error:
+            return f"--impl {args.impl!r} cannot be split like a shell would: {error}"
+        if not argv:
+            return "--impl is empty: give the adapter command (or leave --impl out)"
+    if not (0 < args.timeout <= MAX_TIMEOUT):  # also refuses nan
+        return f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]"
+    if args.examples is not None and not (0 < args.examples <= 100_000):
+        return "--examples must be between 1 and 100000"
+    if args.keep is not None:
+        if not args.keep.strip():
+            return "--keep is empty: give a folder for the logs"
+        keep = args.keep = Path(args.keep)
+        if keep.exists() and not keep.is_dir():
+            return f"--keep {str(keep)!r} is not a folder"
+        try:
+            keep.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            return f"--keep {str(keep)!r} cannot be made: {error.strerror or error}"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the suite, print the report; returns the exit status."""
     try:
@@ -164,8 +213,9 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ScenarioError) as error:
         print(f"reqfold run: {error}", file=sys.stderr)
         return 2
-    if args.timeout <= 0 or (args.examples is not None and args.examples < 1):
-        print("reqfold run: --timeout and --examples must be positive", file=sys.stderr)
+    problem = _usage_problem(args)
+    if problem is not None:
+        print(f"reqfold run: {problem}", file=sys.stderr)
         return 2
     if args.scenario:
         known = {scenario.id for scenario in scenarios}
@@ -180,19 +230,34 @@ def run(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         return _run(args, revisions, scenarios)
+    except KeyboardInterrupt as stop:
+        signum = stop.signum if isinstance(stop, _Interrupted) else signal.SIGINT
+        _say_stderr("reqfold run: interrupted; no verdict")
+        return 128 + signum
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly; stdout goes to
+        # devnull so the exit flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return NO_VERDICT
     except Exception as error:  # a bug of ours: say so, and it is no verdict
-        print(
-            f"reqfold run: internal error, no verdict: {type(error).__name__}: {error}",
-            file=sys.stderr,
+        _say_stderr(
+            f"reqfold run: internal error, no verdict: {type(error).__name__}: {error}"
         )
         return NO_VERDICT
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _say_stderr(text: str) -> None:
+    with contextlib.suppress(OSError):
+        print(text, file=sys.stderr, flush=True)
+
+
 def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM unwinds like an exit, so every adapter and server is closed."""
-    raise SystemExit(128 + signum)
+    """SIGTERM unwinds like Ctrl-C, so every adapter and server is closed."""
+    raise _Interrupted(signum)
 
 
 def _connectors(
@@ -229,7 +294,7 @@ def _run(
             f"reqfold run: the implementation did not start: {describe(error)}",
             file=sys.stderr,
         )
-        print("Verdict: NO VERDICT (the implementation could not be run)")
+        print("Verdict: NO VERDICT: the implementation could not be run")
         return NO_VERDICT
     identity = outcome.identity
     declared = [revision.value for revision in declared_revisions(identity)]
@@ -246,17 +311,20 @@ def _run(
     _print_identity(identity)
     wanted = set(args.only or PARTS)
     show = _shower(args.show)
-    if "codec" in capabilities and "vectors" in wanted:
-        _vectors(outcome, codec, revisions, show)
-    if "codec" in capabilities and "properties" in wanted:
-        _properties(outcome, codec, revisions, args.examples, show)
-    if "harness" in capabilities and "scenarios" in wanted:
-        _scenarios(outcome, harness, revisions, scenarios, args.keep, show)
-    if not outcome.parts:
-        outcome.notes.append(
-            "nothing to run: the implementation declares neither 'codec' nor"
-            " 'harness' for the parts asked for"
-        )
+    for part in PARTS:
+        needs = "harness" if part == "scenarios" else "codec"
+        if part not in wanted:
+            continue
+        if needs not in capabilities:
+            outcome.notes.append(
+                f"{part} not run: the implementation does not declare {needs!r}"
+            )
+        elif part == "vectors":
+            _vectors(outcome, codec, revisions, show)
+        elif part == "properties":
+            _properties(outcome, codec, revisions, args.examples, show)
+        else:
+            _scenarios(outcome, harness, revisions, scenarios, args.keep, show)
     return _finish(outcome, args.strict, time.monotonic() - started)
 
 
@@ -310,13 +378,22 @@ def _properties(
     examples: int | None,
     show: Callable[[Check], None],
 ) -> None:
+    from hypothesis.configuration import set_hypothesis_home_dir
+
     from conformance.codec import properties
 
     outcome.parts.append("properties")
     declared = declared_revisions(outcome.identity)
     chosen = declared if revisions is None else [r for r in declared if r in revisions]
     options: dict[str, Any] = {} if examples is None else {"examples": examples}
-    results = properties.run_properties(connect, chosen, **options)
+    # Hypothesis keeps files under its home folder (./.hypothesis by
+    # default): a run must not leave one in the user's repository.
+    with tempfile.TemporaryDirectory(prefix="reqfold-hypothesis-") as home:
+        set_hypothesis_home_dir(home)
+        try:
+            results = properties.run_properties(connect, chosen, **options)
+        finally:
+            set_hypothesis_home_dir(None)
     for result in results:
         message = result.message
         if result.vector is not None:
@@ -367,11 +444,19 @@ def _finish(outcome: _Run, strict: bool, seconds: float) -> int:
     status = exit_status(
         checks, strict=strict, startup_error=outcome.startup_error is not None
     )
+    ran = [check for check in checks if check.outcome is not Outcome.SKIP]
     warned = any(check.outcome is Outcome.WARN for check in checks)
+    failed = any(check.outcome is Outcome.FAIL for check in checks)
+    if status == NO_VERDICT and not ran and outcome.startup_error is None:
+        status = NOTHING_TO_RUN
     verdict = {
         CONFORMANT: "CONFORMANT" + (" (with SHOULD warnings)" if warned else ""),
-        BROKEN: "NOT CONFORMANT: a rule is broken",
+        BROKEN: "NOT CONFORMANT: a MUST rule is broken"
+        if failed
+        else "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it",
         NO_VERDICT: "NO VERDICT: some checks could not be run (see the errors above)",
+        NOTHING_TO_RUN: "NO VERDICT: nothing was checked: the options select nothing"
+        " this implementation has (see the notes above)",
     }[status]
     print()
     print(f"{len(checks)} checks in {seconds:.1f} s")

@@ -141,8 +141,16 @@ def test_a_command_that_cannot_start_is_no_verdict_without_a_traceback(
     [
         (("--revision", "final"), "final"),
         (("--scenario", "no-such-scenario"), "unknown scenario"),
-        (("--timeout", "0"), "must be positive"),
+        (("--timeout", "0"), "--timeout must be"),
         (("--only", "everything"), "invalid choice"),
+        (("--impl", ""), "--impl is empty"),
+        (("--impl", "   "), "--impl is empty"),
+        (("--impl", "python 'x"), "cannot be split"),
+        (("--timeout", "nan"), "--timeout must be"),
+        (("--timeout", "inf"), "--timeout must be"),
+        (("--examples", "0"), "--examples must be"),
+        (("--keep", ""), "--keep is empty"),
+        (("--keep", __file__), "is not a folder"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_one_line_reason(
@@ -154,7 +162,7 @@ def test_bad_arguments_exit_2_with_a_one_line_reason(
     assert "Traceback" not in out + err
     reason = [line for line in err.splitlines() if complaint in line]
     assert len(reason) == 1
-    assert reason[0].startswith("reqfold run: ")
+    assert reason[0].startswith(("reqfold run: ", "reqfold run: error: "))
 
 
 @pytest.mark.slow
@@ -173,3 +181,57 @@ def test_an_adapter_that_refuses_the_protocol_version_is_no_verdict() -> None:
     assert status == 3
     assert "did not start" in err
     assert "Traceback" not in out + err
+
+
+@pytest.mark.slow
+def test_options_that_select_nothing_exit_2_and_say_why() -> None:
+    status, out, _ = reqfold(
+        "--impl",
+        f"{sys.executable} -m reference.adapter",
+        "--only",
+        "scenarios",
+        timeout=60,
+    )
+    assert status == 2
+    assert (
+        "note: scenarios not run: the implementation does not declare 'harness'" in out
+    )
+    assert "nothing was checked" in out
+    status, out, _ = reqfold(
+        "--only",
+        "scenarios",
+        "--scenario",
+        "request-messages-framing",
+        "--revision",
+        "session-prefix",
+        timeout=60,
+    )
+    assert status == 2
+    assert "request-messages-framing not played: it is for request-messages" in out
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_run_at_once_and_leaves_no_adapter(tmp_path: Path) -> None:
+    """Even inside the properties, where hypothesis would take an exit for a failure."""
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "conformance.cli", "run", "--only", "properties"),
+            *("--examples", "100000"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert process.stdout is not None
+    process.stdout.readline()  # the identity line: the properties are under way
+    process.terminate()
+    try:
+        _, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail("reqfold run did not stop on SIGTERM")
+    assert process.returncode == 143
+    assert "interrupted" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / ".hypothesis").exists()
