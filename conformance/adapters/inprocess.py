@@ -123,6 +123,15 @@ class InProcessHarness:
             except queue.Empty:
                 return drained
 
+    @property
+    def stderr_tail(self) -> str:
+        """Nothing: the in-process reference writes no stderr of its own."""
+        return ""
+
+    def kill(self) -> None:
+        """In process there is nothing to kill: close, with the same timeout."""
+        self.close()
+
     def close(self) -> None:
         """Dispose of every instance, stop the loop, join its thread."""
         if self._closed:

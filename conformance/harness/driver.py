@@ -45,12 +45,13 @@ from reference.revisions import Revision
 DIALECT = "deepseek"
 TURN_TIMEOUTS = 3
 """A turn must end within this many connection timeouts in all."""
-DEFAULT_TIMEOUT = 10.0
-"""The timeout assumed for a connection that does not say its own."""
 
 
 class HarnessConnection(Protocol):
     """An adapter that serves the harness methods (stdio or in process)."""
+
+    timeout: float
+    """Seconds one answer or notification may take."""
 
     def request(self, method: str, params: JsonObject) -> JsonObject:
         """Send one request; returns the whole response (``result`` or ``error``)."""
@@ -83,8 +84,7 @@ class ScenarioDriver:
         self.fake = fake
         self.base_url = base_url
         self.workdir = workdir
-        timeout = getattr(connection, "timeout", DEFAULT_TIMEOUT)
-        self.timeout = float(timeout)
+        self.timeout = float(connection.timeout)
         """How long one notification may take (the connection's timeout)."""
         self.turn_limit = TURN_TIMEOUTS * self.timeout
         """How long a whole turn may take, from its send to its end."""

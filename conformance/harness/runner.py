@@ -63,6 +63,15 @@ class ClosableHarness(HarnessConnection, Protocol):
         """Shut the adapter down and release it."""
         ...
 
+    def kill(self) -> None:
+        """End the adapter at once (it broke: asking it to shut down may hang)."""
+        ...
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the adapter wrote to stderr ("" when there is none)."""
+        ...
+
 
 @dataclass(slots=True, kw_only=True)
 class ScenarioReport:
@@ -195,10 +204,10 @@ class _Session:
         live, self.live = self.live, None
         if live is None:
             return ""
-        stop = live.close if graceful else getattr(live, "kill", live.close)
+        stop = live.close if graceful else live.kill
         with contextlib.suppress(Exception):  # best effort: never costs the report
             stop()
-        tail = getattr(live, "stderr_tail", "")
+        tail = live.stderr_tail
         return tail if isinstance(tail, str) else ""
 
     def close(self) -> None:
