@@ -151,6 +151,8 @@ class _Run:
         message: str | None = None,
     ) -> None:
         """Keep one result of any part as a `Check`, and show it."""
+        if _stopped:
+            raise _Interrupted(_stopped[0])
         check = Check(
             part=part,
             id=check_id,
@@ -227,7 +229,11 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         scenarios = [s for s in scenarios if s.id in args.scenario]
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    _stopped.clear()
+    previous = {
+        signum: signal.signal(signum, _terminated)
+        for signum in (signal.SIGTERM, signal.SIGINT)
+    }
     try:
         return _run(args, revisions, scenarios)
     except KeyboardInterrupt as stop:
@@ -247,7 +253,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return NO_VERDICT
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _say_stderr(text: str) -> None:
@@ -255,8 +262,18 @@ def _say_stderr(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
+_stopped: list[int] = []
+"""The signal that asked the run to stop, once one did."""
+
+
 def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM unwinds like Ctrl-C, so every adapter and server is closed."""
+    """SIGTERM and SIGINT unwind the run, so every adapter and server is closed.
+
+    The exception can be lost when the signal lands in code that swallows
+    what it raises (a garbage-collection callback): the signal is also
+    remembered, and every result recorded checks for it (`_Run.record`).
+    """
+    _stopped.append(signum)
     raise _Interrupted(signum)
 
 
