@@ -52,6 +52,7 @@ from reference.harness_params import (
 )
 from reference.harness_stdio import Log, Notify
 from reference.json_values import JsonObject, check_json_value
+from reference.jsonl import JsonlWriter, load_session_file, make_storage_line
 from reference.loop.agent import (
     AgentLoop,
     ConfigValue,
@@ -66,9 +67,11 @@ from reference.loop.clock import DEMO_EPOCH_MS, counter_clock
 from reference.loop.compaction import Compactor
 from reference.loop.errors import AgentError
 from reference.loop.freeze import FrozenObject, thaw
-from reference.loop.persistence import create_session_file, open_session_file
+from reference.loop.persistence import open_session_file
 from reference.loop.provider import ChatCompletionsClient
 from reference.loop.waterfall import Next
+from reference.revisions import Revision
+from reference.session_log import SessionLog
 
 __all__ = ["STATE_ERROR", "HarnessServer", "Instance", "RpcError", "main", "serve"]
 
@@ -174,23 +177,53 @@ class HarnessServer:
     # ------------------------------------------------------------ methods
 
     async def open_session(self, params: JsonObject) -> JsonObject:
-        """``session/open``: create the empty session file."""
+        """``session/open``: create the session file, empty or seeded.
+
+        A ``seed`` names a session file whose events the new one starts
+        with, validated as if appended (LOG-6); the storage line records
+        how many (``seedLength``) and where they came from.
+        """
         name, log = string_param(params, "session"), string_param(params, "log")
         revision = revision_param(params)
         if name in self.sessions:
             raise RpcError(STATE_ERROR, f"session {name!r} is already open")
+        seeded: list[JsonObject] = []
+        parent: str | None = None
+        if "seed" in params:
+            seeded, parent = self.read_seed(string_param(params, "seed"), revision)
+        storage = make_storage_line(
+            name,
+            DEMO_EPOCH_MS,
+            parent_session=parent,
+            seed_length=len(seeded) if "seed" in params else None,
+            revision=revision.value,
+        )
         try:
-            create_session_file(
-                log, session_id=name, created_at=DEMO_EPOCH_MS, revision=revision
-            )
+            JsonlWriter.create(log, storage, seeded)
         except (OSError, ValueError) as error:
             raise RpcError(
                 INVALID_PARAMS, f"cannot create the session file {log!r}: {error}"
             ) from None
+        last = max((int(event["time"]) for event in seeded), default=DEMO_EPOCH_MS)
         self.sessions[name] = Session(
-            name=name, log=log, revision=revision, clock=counter_clock()
+            name=name, log=log, revision=revision, clock=counter_clock(last + 1)
         )
         return {"log": log}
+
+    @staticmethod
+    def read_seed(path: str, revision: Revision) -> tuple[list[JsonObject], str | None]:
+        """The events of the seed file and its session id; refuses a bad seed."""
+        try:
+            loaded = load_session_file(path)
+            if loaded.torn_tail is not None:
+                raise ValueError("it ends in a partial line")
+            SessionLog(loaded.events, revision=revision)  # LOG-6: as if appended
+        except (OSError, ValueError, CodecError, PersistenceError) as error:
+            raise RpcError(
+                INVALID_PARAMS, f"cannot seed from {path!r}: {error}"
+            ) from None
+        parent = loaded.storage.get("id")
+        return loaded.events, parent if isinstance(parent, str) else None
 
     async def start_instance(self, params: JsonObject) -> JsonObject:
         """``instance/start``: a new loop instance over the session's file."""

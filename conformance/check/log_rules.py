@@ -196,6 +196,8 @@ class LogChecker:
         self.fold = HeaderFold(revision or LATEST)
         self.surface = Surface(derive=reconstruction is not None)
         self.next_seq = 0
+        self.seed_length = 0
+        """Events the storage line says were seeded from another session."""
         self.slack = 0
         self.turn: int | None = None
         self.last_turn = 0
@@ -340,6 +342,9 @@ class LogChecker:
         value = parsed.value
         if isinstance(value, dict) and value.get("type") == "session":
             self.out.extend(check_storage_value(value, number))
+            seeded = value.get("seedLength", 0)
+            if _is_int(seeded) and seeded >= 0:
+                self.seed_length = int(seeded)
             name = value.get("revision")
             if isinstance(name, str) and self._forced_revision is None:
                 try:
@@ -728,6 +733,10 @@ class LogChecker:
         self, step: _Step, number: int, *, certain: bool, seq: int | None = None
     ) -> None:
         step.resolved = True
+        if step.seq < self.seed_length:
+            # A seeded step: its request was sent for the session the log
+            # was seeded from, not captured for this one (CHECK-1).
+            return
         point = StepPoint(turn=step.turn, step=step.step, line=step.line, seq=step.seq)
         header = None if self.fold.unknown else self.fold.state
         if header is None or step.history_unknown:

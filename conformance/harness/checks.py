@@ -79,7 +79,7 @@ def judge(evidence: Evidence) -> list[CheckResult]:
             _cannot_judge_cache(judge, "the log's lines are not all JSON events")
     else:
         try:
-            stability_checks(judge, events)
+            stability_checks(judge, events, _seed_length(evidence.log))
         except (CodecError, KeyError, TypeError, ValueError, IndexError) as error:
             if not log_failed:  # the log checks say why; otherwise it is ours
                 _cannot_judge_cache(judge, f"{type(error).__name__}: {error}")
@@ -155,6 +155,17 @@ def _log_checks(judge: Judge) -> None:
             continue
         level = MUST if rule in failing else SHOULD
         judge.add(f"log/{rule}", (rule,), False, first[rule], level=level)
+
+
+def _seed_length(log: bytes) -> int:
+    """How many events the storage line says were seeded (0 when unreadable)."""
+    first = log.split(b"\n", 1)[0]
+    try:
+        storage = json.loads(first)
+    except ValueError:
+        return 0
+    seeded = storage.get("seedLength") if isinstance(storage, dict) else None
+    return seeded if isinstance(seeded, int) and seeded >= 0 else 0
 
 
 def _events(log: bytes) -> list[JsonObject] | None:

@@ -162,14 +162,14 @@ class _Run:
         stale = self.evidence.log_path
         if stale.is_file():  # kept from an earlier run in the same --keep folder
             stale.unlink()
-        opened = self.call(
-            "session/open",
-            {
-                "session": self.session,
-                "log": str(self.evidence.log_path),
-                "revision": self.revision.value,
-            },
-        )
+        params: JsonObject = {
+            "session": self.session,
+            "log": str(self.evidence.log_path),
+            "revision": self.revision.value,
+        }
+        if self.scenario.seed is not None:
+            params["seed"] = str(self.scenario.seed)
+        opened = self.call("session/open", params)
         log = Path(opened["log"])
         try:
             usable = log.is_file() or not log.exists()

@@ -89,6 +89,8 @@ class Scenario:
     steps: tuple[Step, ...]
     expect: tuple[JsonObject, ...]
     path: Path
+    seed: Path | None = None
+    """A session file the scenario's session starts from (``seeds/``)."""
 
     def rules_checked(self) -> set[str]:
         """The rule IDs the scenario's own expectations cite."""
@@ -197,7 +199,18 @@ def _scenario(raw: Any, path: Path) -> Scenario:
         steps=steps,
         expect=expect,
         path=path,
+        seed=_seed(raw.get("seed"), path),
     )
+
+
+def _seed(name: Any, path: Path) -> Path | None:
+    """The seed file a scenario names, which must exist beside it in seeds/."""
+    if name is None:
+        return None
+    seed: Path = (path.parent / str(name)).resolve()
+    if seed.parent != (path.parent / "seeds").resolve() or not seed.is_file():
+        raise ScenarioError(f"{path.name}: no seed file {name!r} in seeds/")
+    return seed
 
 
 def _step(raw: Mapping[str, Any], path: Path) -> Step:

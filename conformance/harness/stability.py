@@ -36,8 +36,19 @@ EXTENDS = ("append", "repeat")
 """Diagnostic relations under which a request extends its closest one."""
 
 
+def _session_steps(
+    events: list[JsonObject], revision: Revision, seed_length: int
+) -> list[RebuiltRequest]:
+    """The log's rebuilt steps, leaving out the seeded ones (another session's)."""
+    return [
+        step
+        for step in rebuild_requests(events, revision)
+        if step.boundary >= seed_length
+    ]
+
+
 def _matched_steps(
-    events: list[JsonObject], captures: Sequence[CapturedRequest], revision: Revision
+    rebuilt: list[RebuiltRequest], captures: Sequence[CapturedRequest]
 ) -> list[int | None]:
     """For each capture, the position of its step among the log's rebuilds.
 
@@ -49,7 +60,6 @@ def _matched_steps(
     Otherwise a capture that matches nothing is None, and nothing is
     inferred from it.
     """
-    rebuilt = rebuild_requests(events, revision)
     matched: list[int | None] = [None] * len(captures)
     position = 0
     for number, step in enumerate(rebuilt):
@@ -119,14 +129,20 @@ def _anchor_checks(
         )
 
 
-def stability_checks(judge: Judge, events: list[JsonObject]) -> None:
-    """The anchor and cache checks of one run (module docstring)."""
+def stability_checks(
+    judge: Judge, events: list[JsonObject], seed_length: int = 0
+) -> None:
+    """The anchor and cache checks of one run (module docstring).
+
+    Steps among the first `seed_length` events (seeded from another
+    session, whose requests this one did not send) are left out.
+    """
     evidence = judge.evidence
     captures = evidence.captures
     owners = evidence.capture_instances
     revision = evidence.revision
-    rebuilt = rebuild_requests(events, revision)
-    matched = _matched_steps(events, captures, revision)
+    rebuilt = _session_steps(events, revision, seed_length)
+    matched = _matched_steps(rebuilt, captures)
     _anchor_checks(judge, events, rebuilt)
     for later in range(1, len(captures)):
         earlier = later - 1

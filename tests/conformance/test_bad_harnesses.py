@@ -165,6 +165,15 @@ GALLERY = [
     ),
     pytest.param(
         bad(
+            "ignores_the_seed",
+            "seeded-session-continues",
+            ("request-0", "LOG-6"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("LOG-6"),
+    ),
+    pytest.param(
+        bad(
             "writer_state_survives_resume",
             "resume-with-drift",
             ("log/PREFIX-2", "PREFIX-2"),

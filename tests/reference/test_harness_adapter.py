@@ -126,10 +126,10 @@ class Driver:
                 self._arrived.clear()
                 await self._arrived.wait()
 
-    async def open(self, session="s1", revision="session-prefix"):
+    async def open(self, session="s1", revision="session-prefix", **extra):
         log = str(self.folder / f"{session}.jsonl")
         assert await self.call(
-            "session/open", session=session, log=log, revision=revision
+            "session/open", session=session, log=log, revision=revision, **extra
         ) == {"log": log}
         return log
 
@@ -956,3 +956,46 @@ def test_a_release_that_arrives_before_the_call_blocks_is_kept(fake, url, tmp_pa
     assert ended["reason"] == {"kind": "completed"}
     (header,) = of_type(log, "request/header")
     assert header["data"]["header"]["messagePrefix"] == [user("SLOW")]
+
+
+@pytest.mark.spec("LOG-6", "WRITER-1")
+def test_a_seeded_session_starts_with_the_seed_and_its_first_request_logs_resume(
+    fake, url, tmp_path
+):
+    fake.push(Reply(text="one"), Reply(text="two"))
+
+    async def first(driver):
+        log = await driver.open()
+        await driver.start()
+        await driver.turn("i1", "SEEDED-HELLO")
+        return log
+
+    (tmp_path / "a").mkdir()
+    seed = drive(url, tmp_path / "a", first)
+
+    async def second(driver):
+        log = await driver.open(seed=seed)
+        await driver.start()
+        ended = await driver.turn("i1", "after the seed")
+        bad = await driver.error(
+            "session/open",
+            session="s2",
+            log=str(tmp_path / "b" / "s2.jsonl"),
+            revision="session-prefix",
+            seed=str(tmp_path / "missing.jsonl"),
+        )
+        return log, ended, bad
+
+    (tmp_path / "b").mkdir()
+    log, ended, bad = drive(url, tmp_path / "b", second)
+    assert ended["reason"] == {"kind": "completed"}
+    loaded = load_session_file(log)
+    seeded = load_session_file(seed).events
+    assert loaded.storage["seedLength"] == len(seeded)
+    assert loaded.events[: len(seeded)] == seeded
+    snapshots = [
+        e for e in loaded.events[len(seeded) :] if e["type"] == "request/header"
+    ]
+    assert [s["data"]["reason"] for s in snapshots] == ["resume"]
+    assert mentions(fake.last_request, "SEEDED-HELLO")
+    assert bad.code == -32602

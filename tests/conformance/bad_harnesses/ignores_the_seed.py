@@ -1,0 +1,16 @@
+"""Opens a seeded session as an empty one: the seed's events never reach the
+log, so the history the harness sends lacks them. Caught by
+``seeded-session-continues``: ``request-0`` [LOG-6, REQ-1]."""
+
+from reference.harness_adapter import HarnessServer, main
+from reference.json_values import JsonObject
+
+
+class IgnoresTheSeed(HarnessServer):
+    async def open_session(self, params: JsonObject) -> JsonObject:
+        return await super().open_session(
+            {name: value for name, value in params.items() if name != "seed"}
+        )
+
+
+raise SystemExit(main(server_class=IgnoresTheSeed))
