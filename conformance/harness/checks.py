@@ -253,7 +253,6 @@ def _call_checks(judge: Judge) -> None:
 def _text_checks(judge: Judge, only: str | None = None) -> None:
     evidence = judge.evidence
     log_lines = evidence.log.splitlines()
-    bodies = [c.raw_body.decode("utf-8", "replace") for c in evidence.captures]
     for item in evidence.scenario.expect:
         if only is not None and item["check"] != only:
             continue
@@ -276,10 +275,10 @@ def _text_checks(judge: Judge, only: str | None = None) -> None:
                 f"{text!r} was found in {', '.join(places)}" if places else "",
             )
         elif item["check"] == "request":
-            _request_check(judge, item, bodies)
+            _request_check(judge, item)
 
 
-def _request_check(judge: Judge, item: JsonObject, bodies: list[str]) -> None:
+def _request_check(judge: Judge, item: JsonObject) -> None:
     """One ``request`` expectation: texts in (or not in) one captured request.
 
     The request is the `index`-th of the session's, or, with `send`, the
@@ -287,7 +286,8 @@ def _request_check(judge: Judge, item: JsonObject, bodies: list[str]) -> None:
     elsewhere do not shift it.
     """
     index = item["index"]
-    position, limit = index, len(bodies)
+    captured = len(judge.evidence.captures)
+    position, limit = index, captured
     name = f"request-{index}"
     where = f"request {index}"
     if "send" in item:
@@ -304,7 +304,7 @@ def _request_check(judge: Judge, item: JsonObject, bodies: list[str]) -> None:
             name,
             item["rules"],
             False,
-            f"{where} was never sent: {len(bodies)} request(s) captured",
+            f"{where} was never sent: {captured} request(s) captured",
         )
         return
     capture = judge.evidence.captures[position]
