@@ -1,4 +1,7 @@
-"""What every part of the suite needs around an adapter: its identity, its failures.
+"""What every part of the suite needs around an adapter: its start, identity, failures.
+
+`codec_connector` turns an ``--impl`` value into what starts the codec
+implementation (the in-process reference, or an adapter command).
 
 `declared_revisions` reads the revisions an ``initialize`` answer declares
 (the ones the suite knows, in the order given); `describe` says in words
@@ -10,11 +13,34 @@ is worth reading.
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Callable
+
+from conformance.adapters.connection import (
+    Connection,
+    DirectConnection,
+    StdioConnection,
+)
 from conformance.errors import AdapterError
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
 _KNOWN = {revision.value: revision for revision in Revision}
+
+REFERENCE = "reference"
+"""The ``--impl`` value that runs the reference in process."""
+
+
+def codec_connector(impl: str, timeout: float) -> Callable[[], Connection]:
+    """What starts (and restarts) the codec implementation `impl` names.
+
+    ``reference`` is the reference in process; anything else is an adapter
+    command, split like a shell would (the caller has checked it splits).
+    """
+    if impl == REFERENCE:
+        return DirectConnection
+    argv = shlex.split(impl)
+    return lambda: StdioConnection(argv, timeout=timeout)
 
 
 def declared_revisions(identity: JsonObject) -> list[Revision]:

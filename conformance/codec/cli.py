@@ -14,19 +14,11 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Callable
 
-from conformance.adapters.connection import (
-    Connection,
-    DirectConnection,
-    StdioConnection,
-)
+from conformance.adapters.lifecycle import codec_connector
 from conformance.codec.runner import CaseResult, VectorReport, run_vectors
 from conformance.outcomes import MARKS, Outcome
 from reference.revisions import Revision, parse_revision
-
-REFERENCE = "reference"
-"""The ``--impl`` value that names the in-process reference."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,13 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="problems",
         help="text format: list only fail/warn/error cases, or every case",
     )
-
-
-def _connector(impl: str, timeout: float) -> Callable[[], Connection]:
-    if impl == REFERENCE:
-        return DirectConnection
-    argv = shlex.split(impl)
-    return lambda: StdioConnection(argv, timeout=timeout)
 
 
 def _print_result(result: CaseResult) -> None:
@@ -135,7 +120,7 @@ def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
             _print_result(result)
 
     report = run_vectors(
-        _connector(args.impl, args.timeout),
+        codec_connector(args.impl, args.timeout),
         revisions=revisions,
         on_result=show,
     )

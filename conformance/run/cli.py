@@ -35,10 +35,14 @@ from typing import Any
 
 from conformance.adapters.connection import (
     Connection,
-    DirectConnection,
     StdioConnection,
 )
-from conformance.adapters.lifecycle import declared_revisions, describe
+from conformance.adapters.lifecycle import (
+    REFERENCE,
+    codec_connector,
+    declared_revisions,
+    describe,
+)
 from conformance.adapters.messages import check_result
 from conformance.codec.runner import run_vectors
 from conformance.errors import AdapterError, AdapterProtocolError
@@ -55,9 +59,6 @@ from conformance.run.verdict import (
     rule_table,
 )
 from reference.revisions import Revision, parse_revision
-
-REFERENCE = "reference"
-"""The ``--impl`` value that runs the reference in process."""
 
 NOTHING_TO_RUN = 2
 """The exit status when the options select nothing the implementation has
@@ -280,15 +281,14 @@ def _terminated(signum: int, frame: object) -> None:
 def _connectors(
     impl: str | None, timeout: float
 ) -> tuple[Callable[[], Connection], Callable[[], ClosableHarness]]:
-    if impl == REFERENCE:
+    command = impl or default_impl()
+    codec = codec_connector(command, timeout)
+    if command == REFERENCE:
         from conformance.adapters.inprocess import InProcessHarness
 
-        return DirectConnection, lambda: InProcessHarness(timeout=timeout)
-    argv = shlex.split(impl or default_impl())
-    return (
-        lambda: StdioConnection(argv, timeout=timeout),
-        lambda: StdioConnection(argv, timeout=timeout),
-    )
+        return codec, lambda: InProcessHarness(timeout=timeout)
+    argv = shlex.split(command)
+    return codec, lambda: StdioConnection(argv, timeout=timeout)
 
 
 def _run(
