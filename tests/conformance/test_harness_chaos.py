@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import process_gone, wait_until
 
 from conformance.adapters import connection as connection_module
 from conformance.adapters.connection import StdioConnection
@@ -74,28 +75,6 @@ class Run:
                     message.append(more.strip())
                 return "\n".join(message)
         raise AssertionError(f"no ERROR for {check_id} in:\n{self.out}\n{self.err}")
-
-
-def wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def process_gone(pid: int) -> bool:
-    """True once `pid` has exited (a zombie left to a non-reaping init counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 def recorded(pid_file: Path) -> list[tuple[int, str]]:

@@ -15,11 +15,11 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import process_gone, wait_until
 
 from conformance.adapters.connection import DirectConnection, StdioConnection
 from conformance.codec import cli as vectors_cli
@@ -219,28 +219,6 @@ def connect_bad(name: str, *args: str, timeout: float) -> StdioConnection:
     return StdioConnection(
         [sys.executable, str(BAD / (name + ".py")), *args], timeout=timeout
     )
-
-
-def wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def process_gone(pid: int) -> bool:
-    """True once `pid` has exited (a zombie left to a non-reaping init counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 EQUAL_PARAMS = {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}}
