@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from conformance.adapters.connection import Connection
 from conformance.adapters.lifecycle import (
     declared_revisions,
     describe,
@@ -52,16 +53,8 @@ MAX_TIMEOUTS_IN_A_ROW = 3
 played: a hung adapter would otherwise cost every scenario a timeout."""
 
 
-class ClosableHarness(HarnessConnection, Protocol):
-    """A harness connection the runner can initialize and close."""
-
-    def initialize(self) -> JsonObject:
-        """Send ``initialize``; returns its result."""
-        ...
-
-    def close(self) -> None:
-        """Shut the adapter down and release it."""
-        ...
+class ClosableHarness(HarnessConnection, Connection, Protocol):
+    """A harness connection the runner can initialize, close, or kill."""
 
     def kill(self) -> None:
         """End the adapter at once (it broke: asking it to shut down may hang)."""
