@@ -84,8 +84,13 @@ def run_scenarios(
     scenarios: list[Scenario] | None = None,
     on_result: Callable[[CheckResult], None] | None = None,
     workdir: Path | None = None,
+    on_evidence: Callable[[Evidence], None] | None = None,
 ) -> ScenarioReport:
-    """Play `scenarios` (default: all) against the adapter `connect` starts."""
+    """Play `scenarios` (default: all) against the adapter `connect` starts.
+
+    `on_evidence` sees the evidence of every run that played to the end,
+    before its results (``--snapshot-dir`` keeps it).
+    """
     chosen = load_scenarios() if scenarios is None else scenarios
     fake = FakeProvider("deepseek")
     with contextlib.ExitStack() as stack:
@@ -134,7 +139,9 @@ def run_scenarios(
                     )
                 ]
             else:
-                results = _play(session, fake, base_url, base, scenario, revision)
+                results = _play(
+                    session, fake, base_url, base, scenario, revision, on_evidence
+                )
             for result in results:
                 report.results.append(result)
                 if on_result is not None:
@@ -227,6 +234,7 @@ def _play(
     workdir: Path,
     scenario: Scenario,
     revision: Revision,
+    on_evidence: Callable[[Evidence], None] | None = None,
 ) -> list[CheckResult]:
     def error(message: str) -> list[CheckResult]:
         return [_error_result(scenario, revision, message)]
@@ -264,6 +272,8 @@ def _play(
             f"{stderr_block(tail)}" + _notes(bug)
         )
     session.timeouts = 0
+    if on_evidence is not None:
+        on_evidence(evidence)
     try:
         results = judge(evidence)
     except Exception as bug:  # a bug of ours: no verdict on this scenario

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.adapters.connection import (
     Connection,
@@ -58,7 +58,11 @@ from conformance.run.verdict import (
     render_table,
     rule_table,
 )
+from conformance.snapshots import options as snapshots
 from reference.revisions import Revision, parse_revision
+
+if TYPE_CHECKING:
+    from conformance.snapshots.recorder import SnapshotRecorder
 
 NOTHING_TO_RUN = 2
 """The exit status when the options select nothing the implementation has
@@ -129,6 +133,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="keep the logs the harness wrote, and the requests the fake received"
         " for each, in DIR (made if missing; default: a temporary folder)",
+    )
+    parser.add_argument(
+        "--snapshot-dir",
+        metavar="DIR",
+        help="compare each scenario run's log and requests (times and generated ids"
+        " masked) with its snapshot in DIR and report drift; a missing snapshot is"
+        " written (DIR is made if missing; docs/snapshots.md)",
+    )
+    parser.add_argument(
+        "--snapshot-update",
+        action="store_true",
+        help="rewrite the snapshots that drifted (accept the change)",
+    )
+    parser.add_argument(
+        "--snapshot-strict",
+        action="store_true",
+        help="drift, or a snapshot that cannot be read or written, makes a"
+        " conformant run exit 1",
     )
 
 
@@ -203,7 +225,7 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
             keep.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             return f"--keep {str(keep)!r} cannot be made: {error.strerror or error}"
-    return None
+    return snapshots.usage_problem(args)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -328,6 +350,7 @@ def _run(
     _print_identity(identity)
     wanted = set(args.only or PARTS)
     show = _shower(args.show)
+    recorder: SnapshotRecorder | None = None
     for part in PARTS:
         needs = "harness" if part == "scenarios" else "codec"
         if part not in wanted:
@@ -341,8 +364,12 @@ def _run(
         elif part == "properties":
             _properties(outcome, codec, revisions, args.examples, show)
         else:
-            _scenarios(outcome, harness, revisions, scenarios, args.keep, show)
-    return _finish(outcome, args.strict, time.monotonic() - started)
+            recorder = snapshots.open_recorder(args)
+            _scenarios(
+                outcome, harness, revisions, scenarios, args.keep, show, recorder
+            )
+    status = _finish(outcome, args.strict, time.monotonic() - started)
+    return recorder.exit_status(status) if recorder is not None else status
 
 
 def _shower(mode: str) -> Callable[[Check], None]:
@@ -426,6 +453,7 @@ def _scenarios(
     scenarios: Any,
     keep: Path | None,
     show: Callable[[Check], None],
+    recorder: SnapshotRecorder | None = None,
 ) -> None:
     outcome.parts.append("scenarios")
 
@@ -435,11 +463,20 @@ def _scenarios(
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
     report = run_scenarios(
-        connect, revisions=revisions, scenarios=scenarios, on_result=add, workdir=keep
+        connect,
+        revisions=revisions,
+        scenarios=scenarios,
+        on_result=add,
+        workdir=keep,
+        on_evidence=recorder.record if recorder is not None else None,
     )
     if report.startup_error is not None:
         outcome.startup_error = report.startup_error
     outcome.notes.extend(report.skipped)
+    if recorder is not None:
+        print()
+        for line in recorder.report():
+            print(line)
 
 
 def _finish(outcome: _Run, strict: bool, seconds: float) -> int:

@@ -1,0 +1,27 @@
+"""A scenario run's evidence as snapshot data (`conformance.harness.evidence`)."""
+
+from __future__ import annotations
+
+from conformance.harness.evidence import Evidence
+from conformance.snapshots.normalize import session_snapshot
+from fakes import dump_captured_request
+from reference.json_values import JsonObject
+
+
+def snapshot_name(evidence: Evidence) -> str:
+    """``scenario@revision``, as in the check ids of ``reqfold run``."""
+    return f"{evidence.scenario.id}@{evidence.revision.value}"
+
+
+def evidence_snapshot(evidence: Evidence) -> JsonObject:
+    """The run's log and requests, normalized, each request with its instance.
+
+    The folder the log was written in is masked as ``<workdir>``: it is a
+    temporary folder unless ``--keep`` named one.
+    """
+    return session_snapshot(
+        log=evidence.log,
+        requests=[dump_captured_request(capture) for capture in evidence.captures],
+        instances=evidence.capture_instances,
+        replace={str(evidence.log_path.parent): "<workdir>"},
+    )
