@@ -21,6 +21,7 @@ from conformance.check import (
     render_json,
     render_text,
 )
+from conformance.check.revision_inference import infer_revision
 from reference.revisions import Revision
 
 READ_BUFFER = 1 << 20
@@ -39,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--revision",
         choices=[r.value for r in Revision],
         help="read the logs under this revision (default: the storage line's"
-        " revision, else session-prefix)",
+        " revision, else the one the header events fit, else session-prefix)",
     )
     parser.add_argument(
         "--strict", action="store_true", help="SHOULD findings fail the check too"
@@ -57,13 +58,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check_one(path: str, args: argparse.Namespace) -> FileReport:
     revision = Revision(args.revision) if args.revision else None
+    inference = None
+    if revision is None:
+        with open(path, "rb", buffering=READ_BUFFER) as scan:
+            inference = infer_revision(scan)
+        if inference is not None:
+            revision = inference.revision
     with ExitStack() as stack:
         log = stack.enter_context(open(path, "rb", buffering=READ_BUFFER))
         captures = None
         if args.requests:
             capture = stack.enter_context(open(args.requests, "rb"))
             captures = read_captures(capture)
-        return check_lines(
+        report = check_lines(
             log,
             path=path,
             revision=revision,
@@ -71,6 +78,9 @@ def _check_one(path: str, args: argparse.Namespace) -> FileReport:
             strict=args.strict,
             captures=captures,
         )
+    if inference is not None:
+        report.summary.revision_source = inference.describe()
+    return report
 
 
 def run(args: argparse.Namespace) -> int:
