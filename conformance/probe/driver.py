@@ -2,14 +2,15 @@
 
 The condition a turn is waited on (docs/probe.md, "Pacing"): after its line
 is written, the turn is *handled* once the session log holds one more
-``turn/end`` than before the line, no request is in flight at the fake,
+``turn/end`` than before the line (with ``--ready TEXT``: once the harness
+printed TEXT, its prompt, once more), no request is in flight at the fake,
 and the harness has read everything written on its stdin. Only then is
 the next line written, so a harness that reads ahead (buffers stdin)
 still sees one turn at a time, and a cold start cannot batch two turns.
-With ``--ready TEXT`` the probe also waits, before each line, for the
-harness to print TEXT once more (its prompt). Every wait ends early when
-the harness exits, and gives up after the timeout: then the harness and
-everything it started are killed.
+With ``--ready`` the first line also waits for the first prompt. Every
+wait ends early when the harness exits, and gives up after the timeout:
+then the harness and everything it started are killed. Whatever paced
+the turns, the judge counts the turns the log shows at the end.
 
 Waiting is on a condition the fake, the output readers and the exit
 waiter notify; the log file, which nothing notifies, is read again at
@@ -31,6 +32,9 @@ from fakes import CapturedRequest
 
 POLL = 0.05
 """The longest wait between two looks at the log file (seconds)."""
+STUCK_GRACE = 2.0
+"""How long a harness that did not finish a turn may take to exit once its
+input is closed (seconds; at most --timeout)."""
 SCAN_EVERY = 0.25
 """How often the harness's process tree is scanned while it runs (seconds)."""
 
@@ -60,6 +64,10 @@ class RunRecord:
     """Why the run stopped before all its turns were handled, if it did."""
     exit_status: int | None = None
     killed_at_end: bool = False
+    turn_ends_before: int = 0
+    turn_ends_after: int = 0
+    """``turn/end`` events in the log before the process started and after
+    it ended: the turns its log shows it handled."""
     output: str = ""
 
     @property
@@ -170,11 +178,10 @@ class ProbeDriver:
         record = RunRecord(name=name, argv=argv, key_digest=digest, planned=len(turns))
         self.evidence.runs.append(record)
         mark = self.settings.finder.mark()
-        base_ends = 0
         if self.watch is not None:
             self.watch.refresh()
             record.events_before = self.watch.events
-            base_ends = self.watch.turn_ends
+            record.turn_ends_before = self.watch.turn_ends
         process = HarnessProcess(
             argv, self._env(key), self.changed, ready=self.settings.ready
         )
@@ -186,9 +193,15 @@ class ProbeDriver:
         self.current = process
         self.say(f"{name}: started {' '.join(argv)} (pid {process.pid})")
         try:
-            self._feed(process, record, turns, mark, base_ends)
+            self._feed(process, record, turns, mark)
             process.close_stdin()
-            exited = self._wait(lambda: process.returncode is not None, process, mark)
+            # A harness stuck in a turn already had its timeout: it gets a
+            # short grace to exit at end of input, not a second timeout.
+            stuck = record.problem is not None and process.returncode is None
+            limit = min(STUCK_GRACE, self.settings.timeout) if stuck else None
+            exited = self._wait(
+                lambda: process.returncode is not None, process, mark, limit
+            )
             if not exited:
                 record.killed_at_end = True
         finally:
@@ -196,6 +209,7 @@ class ProbeDriver:
             self.current = None
         if self.watch is not None:
             self.watch.refresh()
+            record.turn_ends_after = self.watch.turn_ends
         record.exit_status = process.returncode
         record.output = process.output()
         return record
@@ -206,7 +220,6 @@ class ProbeDriver:
         record: RunRecord,
         turns: tuple[str, ...],
         mark: Mark,
-        base_ends: int,
     ) -> None:
         for number, text in enumerate(turns, start=1):
             if self.settings.ready is not None:
@@ -225,12 +238,15 @@ class ProbeDriver:
             self.say(f"{record.name}: turn {number}: {text}")
 
             def handled(n: int = number) -> bool:
-                return (
-                    self.watch is not None
-                    and self.watch.turn_ends - base_ends >= n
-                    and self.fake.in_flight == 0
-                    and process.unread_input() == 0
-                )
+                if self.settings.ready is not None:
+                    # the harness says it is done: its prompt is back
+                    done = process.ready_count > n
+                else:
+                    done = (
+                        self.watch is not None
+                        and self.watch.turn_ends - record.turn_ends_before >= n
+                    )
+                return done and self.fake.in_flight == 0 and process.unread_input() == 0
 
             done = self._wait(handled, process, mark)
             turn.captures_after = self._captured(record)
@@ -249,7 +265,9 @@ class ProbeDriver:
                 f" handling {where}"
             )
         unread = process.unread_input()
-        if self.watch is None:
+        if self.settings.ready is not None:
+            state = f"it did not print {self.settings.ready!r} again"
+        elif self.watch is None:
             state = f"no log appeared ({self.settings.finder.describe()})"
         else:
             state = "the log holds no turn/end for it"
@@ -265,10 +283,16 @@ class ProbeDriver:
         return len(self.fake.captures({record.key_digest}))
 
     def _wait(
-        self, condition: Callable[[], bool], process: HarnessProcess, mark: Mark
+        self,
+        condition: Callable[[], bool],
+        process: HarnessProcess,
+        mark: Mark,
+        limit: float | None = None,
     ) -> bool:
         """Wait until `condition` holds (True), or the harness exits or time is up."""
-        deadline = time.monotonic() + self.settings.timeout
+        deadline = time.monotonic() + (
+            self.settings.timeout if limit is None else limit
+        )
         scanned = 0.0
         while True:
             self._look_for_log(mark)

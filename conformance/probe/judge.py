@@ -114,6 +114,12 @@ def _turn_check(run: RunRecord) -> Check:
         if turn.handled and turn.captures_after == turn.captures_before
     ]
     problems = []
+    logged = run.turn_ends_after - run.turn_ends_before
+    if run.handled and logged < run.handled:
+        problems.append(
+            f"the log shows {logged} turn(s) ended for the {run.handled} this"
+            " process handled"
+        )
     if run.handled < run.planned:
         problems.append(
             f"{run.handled} of {run.planned} turn(s) handled: {run.problem}"

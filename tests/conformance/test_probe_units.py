@@ -84,6 +84,7 @@ def _run(
         for b, a, h in turns
     ]
     record.exit_status = status
+    record.turn_ends_after = sum(1 for _, _, handled in turns if handled)
     record.problem = None if len(turns) == planned else "it stopped"
     return record
 
@@ -107,6 +108,19 @@ def test_fewer_turns_handled_than_fed_fails_and_all_handled_passes() -> None:
     assert check.message.startswith("1 of 3 turn(s) handled: it stopped")
     evidence.runs = [_run([(0, 1, True), (1, 3, True)], planned=2)]
     assert [c.outcome for c in count_checks(evidence)] == [Outcome.PASS]
+
+
+@pytest.mark.spec("CHECK-3")
+def test_turns_paced_by_the_prompt_must_still_show_in_the_log() -> None:
+    evidence = ProbeEvidence(log_path="s.jsonl", log=b"x\n")
+    record = _run([(0, 1, True), (1, 2, True)], planned=2)
+    record.turn_ends_after = 1
+    evidence.runs = [record]
+    [check] = count_checks(evidence)
+    assert check.outcome is Outcome.FAIL
+    assert "the log shows 1 turn(s) ended for the 2 this process handled" in (
+        check.message
+    )
 
 
 def test_the_revision_is_forced_then_declared_then_inferred() -> None:
