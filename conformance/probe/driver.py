@@ -56,6 +56,10 @@ class RunRecord:
     name: str
     argv: list[str]
     key_digest: str
+    first_request: int = 0
+    """The fake's request index when the process started: without an API
+    key to tell processes apart, its requests are those from here on (the
+    processes run one after another)."""
     turns: list[TurnRecord] = field(default_factory=list)
     planned: int = 0
     events_before: int = 0
@@ -123,7 +127,6 @@ class ProbeDriver:
         self.watch: LogWatch | None = None
         self.current: HarnessProcess | None = None
         self.say = on_progress
-        self._digests: dict[str, str] = {}
 
     # ------------------------------------------------------------ the session
 
@@ -158,9 +161,12 @@ class ProbeDriver:
         if self.watch is not None:
             evidence.log_path = self.watch.path
             evidence.log = self.watch.contents()
-        captures = self.fake.captures(set(self._digests))
+        captures: list[CapturedRequest] = []
+        for record in self.evidence.runs:
+            mine = self._mine(record)
+            captures.extend(mine)
+            evidence.capture_runs.extend(record.name for _ in mine)
         evidence.captures = captures
-        evidence.capture_runs = [self._digests[c.key] for c in captures]
 
     # ------------------------------------------------------------ one process
 
@@ -174,8 +180,13 @@ class ProbeDriver:
 
     def _run(self, name: str, argv: list[str], turns: tuple[str, ...]) -> RunRecord:
         key, digest = self.fake.new_key()
-        self._digests[digest] = name
-        record = RunRecord(name=name, argv=argv, key_digest=digest, planned=len(turns))
+        record = RunRecord(
+            name=name,
+            argv=argv,
+            key_digest=digest,
+            planned=len(turns),
+            first_request=self.fake.next_index(),
+        )
         self.evidence.runs.append(record)
         mark = self.settings.finder.mark()
         if self.watch is not None:
@@ -279,8 +290,22 @@ class ProbeDriver:
             f" {state}; {self.fake.in_flight} request(s) in flight"
         )
 
+    def _mine(self, record: RunRecord) -> list[CapturedRequest]:
+        """The requests this process sent: by its key, else by arrival."""
+        if self.settings.api_key_env:
+            return self.fake.captures({record.key_digest})
+        runs = self.evidence.runs
+        position = runs.index(record)
+        end = runs[position + 1].first_request if position + 1 < len(runs) else None
+        return [
+            capture
+            for capture in self.fake.provider.requests
+            if capture.index >= record.first_request
+            and (end is None or capture.index < end)
+        ]
+
     def _captured(self, record: RunRecord) -> int:
-        return len(self.fake.captures({record.key_digest}))
+        return len(self._mine(record))
 
     def _wait(
         self,

@@ -65,6 +65,11 @@ class ProbeFake:
         key = "reqfold-probe-" + secrets.token_hex(16)
         return key, key_digest(key)
 
+    def next_index(self) -> int:
+        """The index the fake will give its next provider request."""
+        requests = self.provider.requests
+        return requests[-1].index + 1 if requests else 0
+
     def captures(self, digests: set[str]) -> list[CapturedRequest]:
         """Requests sent with one of these keys, in arrival order."""
         return [r for r in self.provider.requests if r.key in digests]

@@ -33,7 +33,10 @@ def env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
-def probe(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+def probe(
+    *args: str, key: bool = True, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    keys = ["--api-key-env", "OPENAI_API_KEY"] if key else []
     return subprocess.run(
         [
             sys.executable,
@@ -42,8 +45,7 @@ def probe(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
             "probe",
             "--base-url-env",
             "OPENAI_BASE_URL",
-            "--api-key-env",
-            "OPENAI_API_KEY",
+            *keys,
             *args,
         ],
         capture_output=True,
@@ -59,7 +61,10 @@ def bad(name: str) -> str:
 
 
 @pytest.mark.spec("WRITER-1", "CACHE-3", "CHECK-3", "REQ-5")
-def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting() -> None:
+def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "kept"
     result = probe(
         "--cmd",
         f"{CHAT} --log-dir {{log_dir}}",
@@ -67,6 +72,8 @@ def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting() -
         f"{CHAT} --resume {{log_path}}",
         "--show",
         "all",
+        "--keep",
+        str(kept),
     )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
@@ -81,6 +88,21 @@ def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting() -
     assert "extends #1" in out
     assert "cache broke" not in out
     assert "Verdict: CONFORMANT" in out
+    # what --keep left is a log and its capture that reqfold check accepts
+    [log] = [path for path in kept.glob("*.jsonl") if path.name != "requests.jsonl"]
+    check = subprocess.run(
+        [
+            *(sys.executable, "-m", "conformance.cli", "check", str(log)),
+            *("--requests", str(kept / "requests.jsonl")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env(),
+    )
+    assert check.returncode == 0, check.stdout
+    assert "3 steps dispatched, 3 matched to captured requests" in check.stdout
 
 
 @pytest.mark.spec("REQ-1")
@@ -212,6 +234,7 @@ def test_a_turns_file_splits_turns_between_the_first_and_the_resumed_process(
 ) -> None:
     turns = tmp_path / "turns.txt"
     turns.write_text("# a comment\nfirst\n\n---\nsecond\nthird\n", encoding="utf-8")
+    # no --api-key-env: requests are attributed to processes by arrival
     result = probe(
         "--cmd",
         f"{CHAT} --log-dir {{log_dir}}",
@@ -219,11 +242,12 @@ def test_a_turns_file_splits_turns_between_the_first_and_the_resumed_process(
         f"{CHAT} --resume {{log_path}}",
         "--turns",
         str(turns),
+        key=False,
     )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
-    assert "run 1: 1 of 1 turn(s) fed, 1 handled" in out
-    assert "run 2: 2 of 2 turn(s) fed, 2 handled" in out
+    assert "run 1: 1 of 1 turn(s) fed, 1 handled, 1 request(s)" in out
+    assert "run 2: 2 of 2 turn(s) fed, 2 handled, 2 request(s)" in out
 
 
 def test_a_command_that_cannot_be_started_gives_no_verdict(tmp_path: Path) -> None:
@@ -233,7 +257,12 @@ def test_a_command_that_cannot_be_started_gives_no_verdict(tmp_path: Path) -> No
     assert "Verdict: NO VERDICT" in result.stdout
 
 
-def test_sigterm_kills_the_harness_and_everything_it_started(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)]
+)
+def test_an_interrupt_kills_the_harness_and_everything_it_started(
+    tmp_path: Path, signum: int, status: int
+) -> None:
     pids = tmp_path / "pids"
     process = subprocess.Popen(
         [
@@ -258,11 +287,11 @@ def test_sigterm_kills_the_harness_and_everything_it_started(tmp_path: Path) -> 
         harness, helper = map(int, pids.read_text().split())
         # Ending the probe scans the harness's tree before killing it, so the
         # helper (in a session of its own) is found while still its child.
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         _, err = process.communicate(timeout=30)
     finally:
         process.kill()
-    assert process.returncode == 143, err
+    assert process.returncode == status, err
     assert "interrupted" in err
     assert "Traceback" not in err
     assert wait_until(lambda: process_gone(harness) and process_gone(helper), 5)
