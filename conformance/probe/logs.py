@@ -52,10 +52,13 @@ class LogFinder:
         return marks
 
     def changed_since(self, before: Mark) -> list[str]:
-        """Candidates new or changed since `before`, most recently changed first."""
+        """Candidates new or changed since `before`: session files first (their
+        first line is a storage line), then most recently changed first."""
         now = self.mark()
         changed = [path for path, state in now.items() if before.get(path) != state]
-        return sorted(changed, key=lambda path: now[path][1], reverse=True)
+        return sorted(
+            changed, key=lambda path: (not _is_session_file(path), -now[path][1])
+        )
 
 
 class LogWatch:
@@ -73,6 +76,8 @@ class LogWatch:
         """Read what was appended since the last call (complete lines only)."""
         try:
             with open(self.path, "rb") as handle:
+                if os.fstat(handle.fileno()).st_size < self._offset:
+                    self._restart()  # rewritten from scratch: read it again
                 handle.seek(self._offset)
                 more = handle.read()
         except OSError:
@@ -91,6 +96,11 @@ class LogWatch:
                 self.turn_ends += 1
         self._offset += end
 
+    def _restart(self) -> None:
+        self.data = b""
+        self.events = self.turn_ends = self._offset = 0
+        self.session_id = None
+
     def contents(self) -> bytes:
         """The whole file as it is now (a partial last line included)."""
         try:
@@ -98,6 +108,20 @@ class LogWatch:
                 return handle.read()
         except OSError:
             return self.data
+
+
+def _is_session_file(path: str) -> bool:
+    """Whether the file starts with a storage line (``"type": "session"``)."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(1 << 16)
+    except OSError:
+        return False
+    try:
+        value = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and value.get("type") == "session"
 
 
 def _storage_id(line: bytes) -> str | None:

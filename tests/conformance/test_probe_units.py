@@ -73,6 +73,25 @@ def test_the_finder_reports_new_and_changed_logs_newest_first(tmp_path: Path) ->
     assert finder.changed_since(mark) == [str(new)]
     glob = LogFinder(None, str(tmp_path / "**" / "*.jsonl"))
     assert set(glob.candidates()) == {str(old), str(new)}
+    # a session file (storage line first) wins over a newer other JSONL file
+    session = tmp_path / "session.jsonl"
+    session.write_text('{"type":"session","version":0,"id":"s","createdAt":1}\n')
+    other = tmp_path / "history.jsonl"
+    other.write_text('{"prompt":"hi"}\n')
+    assert finder.changed_since(mark)[0] == str(session)
+
+
+def test_the_log_watch_reads_a_rewritten_log_again(tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    storage = b'{"type":"session","version":0,"id":"s1","createdAt":1}\n'
+    end = b'{"type":"turn/end","seq":0,"time":1,"data":{"turn":1,"reason":{}}}\n'
+    log.write_bytes(storage + end + end)
+    watch = LogWatch(str(log))
+    watch.refresh()
+    assert watch.turn_ends == 2
+    log.write_bytes(storage + end)
+    watch.refresh()
+    assert (watch.events, watch.turn_ends) == (1, 1)
 
 
 def _run(
