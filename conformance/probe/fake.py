@@ -6,18 +6,21 @@ process gets its own key, which attributes captures to processes while a
 resumed process can still hit what the first one cached (CACHE-3). An
 ASGI wrapper counts provider requests from arrival until their response
 is fully sent, and notifies the probe's condition on each change: "no
-request in flight" is part of the condition a turn is waited on.
+request in flight" is part of the condition a turn is waited on. Where
+the fake can refuse models it does not serve, the probe's fake serves any.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from fakes import CapturedRequest, FakeProvider, key_digest
+from fakes import CapturedRequest, FakeProvider, Profile, key_digest
+from fakes.app import create_app
 from fakes.server import running_server
 
 CONTROL = "/_fake"
@@ -27,7 +30,12 @@ class ProbeFake:
     """The probe's fake provider (use `serve` as a context manager)."""
 
     def __init__(self, dialect: str, changed: threading.Condition) -> None:
-        self.provider = FakeProvider(dialect, isolate_api_keys=False)
+        overrides: dict[str, Any] = {"isolate_api_keys": False}
+        if "models" in {field.name for field in dataclasses.fields(Profile)}:
+            # Any model the harness names is served: the probe checks the
+            # harness's requests, not its choice of model.
+            overrides["models"] = ("*",)
+        self.provider = FakeProvider(dialect, **overrides)
         self.changed = changed
         self.in_flight = 0
         self.started = 0
@@ -55,7 +63,7 @@ class ProbeFake:
     def serve(self) -> Iterator[str]:
         """Serve from a background thread; yields the base URL."""
         with ExitStack() as stack:
-            app = self._tracked(self.provider.asgi_app())
+            app = self._tracked(create_app(self.provider))
             self.url = stack.enter_context(running_server(app=app))
             yield self.url
 
