@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from contextlib import ExitStack
+from functools import partial
 
 from conformance.check import (
     CaptureUnreadable,
@@ -61,7 +62,8 @@ def _check_one(path: str, args: argparse.Namespace) -> FileReport:
     inference = None
     if revision is None:
         with open(path, "rb", buffering=READ_BUFFER) as scan:
-            inference = infer_revision(scan)
+            # pieces of at most READ_BUFFER bytes: memory stays bounded
+            inference = infer_revision(iter(partial(scan.readline, READ_BUFFER), b""))
         if inference is not None:
             revision = inference.revision
     with ExitStack() as stack:

@@ -108,14 +108,24 @@ def _evidence(raw: bytes) -> tuple[tuple[Revision, ...], str] | None:
 def infer_revision(lines: Iterable[bytes]) -> Inference | None:
     """Infer the revision of a session file; None when its storage line names one.
 
-    Reads until the evidence is decisive (one revision fits) or the lines
-    end. Only lines that mention a message field are decoded, so a scan
-    costs little more than reading the file.
+    `lines` are the file's lines, or pieces of them (``readline(limit)``):
+    a line that comes in more than one piece is not read, so memory stays
+    bounded by the piece size. Reads until the evidence is decisive (one
+    revision fits) or the lines end. Only lines that mention a message
+    field are decoded, so a scan costs little more than reading the file.
     """
     fitting: tuple[Revision, ...] = ALL_REVISIONS
     line: int | None = None
     evidence = "no header event names a message field"
-    for number, raw in enumerate(lines, start=1):
+    number = 0
+    fresh = True  # the next piece starts a line
+    for raw in lines:
+        whole = fresh and raw.endswith(b"\n")
+        if fresh:
+            number += 1
+        fresh = raw.endswith(b"\n")
+        if not whole:
+            continue  # a piece of a long line (or a torn last line): no evidence
         if number == 1:
             if declared_revision(raw) is not None:
                 return None

@@ -102,6 +102,16 @@ def test_a_message_field_named_outside_header_events_is_no_evidence() -> None:
     assert inference.fitting == tuple(Revision)
 
 
+def test_a_line_read_in_pieces_gives_no_evidence_and_keeps_the_numbering() -> None:
+    long_snapshot = snapshot(0, {"config": {"model": "m" * 100}, "messageSuffix": []})
+    pieces = [long_snapshot[:40], long_snapshot[40:]]
+    delta = event(1, "request/header-delta", {"messagePrefix": []})
+    inference = infer_revision([STORAGE, *pieces, delta])
+    assert inference is not None
+    assert (inference.revision, inference.line) == (Revision.REQUEST_MESSAGES, 3)
+    assert infer_revision([STORAGE, *pieces]) == infer_revision([STORAGE])
+
+
 # ------------------------------------------------------------- the command
 
 
