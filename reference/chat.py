@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reference.errors import PersistenceError
 from reference.json_values import JsonObject
 from reference.jsonl import JsonlWriter, load_session_file, make_storage_line
 from reference.loop import (
@@ -161,7 +162,11 @@ class Chat:
             _say(f"chat: set {self.args.base_url_env} to the provider's base URL")
             return 2
         api_key = os.environ.get(self.args.api_key_env, "")
-        session, sink, revision, path = self.open_log()
+        try:
+            session, sink, revision, path = self.open_log()
+        except (OSError, PersistenceError, ValueError) as error:
+            _say(f"chat: cannot open the session log: {error}")
+            return 2
         _say(f"chat: session {_session_id(path)}, log {path}")
         async with self.client(base_url, api_key) as client:
             loop = AgentLoop(
