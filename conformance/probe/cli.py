@@ -281,7 +281,7 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
         checks = count_checks(evidence) + log_checks(evidence, choice)
     print()
     for run in evidence.runs:
-        _print_run(run)
+        _print_run(run, evidence)
     if evidence.log_path is not None:
         print(
             f"log: {evidence.log_path}; revision {choice.revision.value}"
@@ -332,11 +332,19 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
     return status
 
 
-def _print_run(run: RunRecord) -> None:
+def _print_run(run: RunRecord, evidence: ProbeEvidence) -> None:
     if run.start_error is not None:
         print(f"{run.name}: not started ({run.start_error})")
         return
-    requests = sum(t.captures_after - t.captures_before for t in run.turns)
+    statuses = [
+        capture.status
+        for capture, owner in zip(evidence.captures, evidence.capture_runs, strict=True)
+        if owner == run.name
+    ]
+    refused = sum(1 for status in statuses if status != 200)
+    requests = f"{len(statuses)} request(s)" + (
+        f" ({refused} answered with an error)" if refused else ""
+    )
     ending = (
         "killed (it did not exit)"
         if run.killed_at_end or run.exit_status is None
@@ -344,7 +352,7 @@ def _print_run(run: RunRecord) -> None:
     )
     print(
         f"{run.name}: {len(run.turns)} of {run.planned} turn(s) fed,"
-        f" {run.handled} handled, {requests} request(s); {ending}"
+        f" {run.handled} handled, {requests}; {ending}"
     )
     if run.problem:
         print(f"  stopped: {run.problem}")

@@ -216,3 +216,32 @@ def test_the_timeline_marks_where_the_cache_broke_and_attributes_turns() -> None
     assert rows[2].note.startswith(
         "cache broke: differs from #1 at messages[0].content, character 14"
     )
+
+
+def test_the_run_line_counts_requests_the_fake_answered_with_an_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from conformance.probe.cli import _print_run
+
+    evidence = ProbeEvidence(log_path="s.jsonl", log=b"x\n")
+    record = _run([(0, 2, True)], planned=1)
+    evidence.runs = [record]
+    evidence.captures = [_capture(0, _diagnostic("first", 0)), _refused(1)]
+    evidence.capture_runs = ["run 1", "run 1"]
+    _print_run(record, evidence)
+    assert "2 request(s) (1 answered with an error); exit status 0" in (
+        capsys.readouterr().out
+    )
+
+
+def _refused(index: int) -> CapturedRequest:
+    return CapturedRequest(
+        index=index,
+        method="POST",
+        path="/chat/completions",
+        headers=(),
+        raw_body=b"{}",
+        body={},
+        status=400,
+        at=0.0,
+    )
