@@ -119,8 +119,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ready",
         metavar="TEXT",
-        help="also wait, before each turn, for the harness to print TEXT (its"
-        " prompt) once more on stdout",
+        help="pace the turns by the harness's prompt: wait for TEXT on stdout"
+        " before the first line, and take a turn as handled when TEXT appears"
+        " once more (default: when the log holds its turn/end)",
     )
     parser.add_argument(
         "--dialect",
