@@ -18,6 +18,7 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("conformance.check.cli", "verify session logs offline"),
     "demo": ("conformance.demo", "run the scripted demo session"),
     "fake": ("fakes.cli", "run the fake caching provider"),
+    "probe": ("conformance.probe.cli", "check an unmodified harness as a black box"),
     "run": ("conformance.run.cli", "run the whole suite against an implementation"),
     "vectors": ("conformance.codec.cli", "run the codec vectors against an adapter"),
 }

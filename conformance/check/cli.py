@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from contextlib import ExitStack
+from functools import partial
 
 from conformance.check import (
     CaptureUnreadable,
@@ -21,6 +22,7 @@ from conformance.check import (
     render_json,
     render_text,
 )
+from conformance.check.revision_inference import infer_revision
 from reference.revisions import Revision
 
 READ_BUFFER = 1 << 20
@@ -39,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--revision",
         choices=[r.value for r in Revision],
         help="read the logs under this revision (default: the storage line's"
-        " revision, else session-prefix)",
+        " revision, else the one the header events fit, else session-prefix)",
     )
     parser.add_argument(
         "--strict", action="store_true", help="SHOULD findings fail the check too"
@@ -57,13 +59,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check_one(path: str, args: argparse.Namespace) -> FileReport:
     revision = Revision(args.revision) if args.revision else None
+    inference = None
+    if revision is None:
+        with open(path, "rb", buffering=READ_BUFFER) as scan:
+            # pieces of at most READ_BUFFER bytes: memory stays bounded
+            inference = infer_revision(iter(partial(scan.readline, READ_BUFFER), b""))
+        if inference is not None:
+            revision = inference.revision
     with ExitStack() as stack:
         log = stack.enter_context(open(path, "rb", buffering=READ_BUFFER))
         captures = None
         if args.requests:
             capture = stack.enter_context(open(args.requests, "rb"))
             captures = read_captures(capture)
-        return check_lines(
+        report = check_lines(
             log,
             path=path,
             revision=revision,
@@ -71,6 +80,9 @@ def _check_one(path: str, args: argparse.Namespace) -> FileReport:
             strict=args.strict,
             captures=captures,
         )
+    if inference is not None:
+        report.summary.revision_source = inference.describe()
+    return report
 
 
 def run(args: argparse.Namespace) -> int:

@@ -158,6 +158,9 @@ class LogSummary:
     revision: Revision = LATEST
     revision_source: str = "default"
     steps_dispatched: int = 0
+    steps_unrebuilt: int = 0
+    """Dispatched steps whose request the log cannot rebuild (header or
+    history unknown), so no capture was compared with them."""
     requests_matched: int = 0
     reconstructing: bool = False
 
@@ -748,8 +751,11 @@ class LogChecker:
                     f"turn {step.turn} step {step.step} sent a request with no"
                     " header in force (no request/header snapshot before it)",
                 )
-            if certain and header is not None:
+            if certain:
+                # Counted even when the header is unreadable (a log read under
+                # the wrong revision): it still sent a request (issue 10.13).
                 self.summary.steps_dispatched += 1
+                self.summary.steps_unrebuilt += 1
             if certain and self.reconstruction is not None:
                 # It sent a request we cannot rebuild: it still takes its
                 # capture, so later steps are compared with their own.

@@ -64,6 +64,7 @@ class FileReport:
             "path": self.path,
             "ok": self.ok,
             "revision": summary.revision.value,
+            "revision_source": summary.revision_source,
             "lines": summary.lines,
             "events": summary.events,
             "unknown_events": sum(summary.unknown_types.values())
@@ -71,6 +72,7 @@ class FileReport:
             "unknown_types": dict(sorted(summary.unknown_types.items())),
             "unknown_other_events": summary.unknown_other,
             "steps_dispatched": summary.steps_dispatched,
+            "steps_unrebuilt": summary.steps_unrebuilt,
             "requests_matched": summary.requests_matched,
             "must": self.counts[MUST],
             "should": sum(self.counts.values()) - self.counts[MUST],
@@ -115,6 +117,11 @@ def render_text(report: FileReport) -> str:
         )
     else:
         parts.append(f"{steps} dispatched a request")
+    if summary.steps_unrebuilt:
+        parts.append(
+            f"{summary.steps_unrebuilt} of them cannot be rebuilt (no readable"
+            f" header or history under {summary.revision.value})"
+        )
     lines = [f"{report.path}: {verdict}: " + "; ".join(parts)]
     if must or should:
         lines.append(

@@ -1,0 +1,391 @@
+"""``reqfold probe``: check an unmodified harness as a black box (the shell).
+
+Parses the options, serves the fake, drives the harness (`driver`), judges
+(`judge`) and prints like ``reqfold run``: problems, a per-turn cache
+timeline, the per-rule table and one verdict. Exit status: 0 conformant
+(SHOULD warnings allowed unless ``--strict``), 1 a MUST rule is broken
+(also: no log, no request, fewer turns handled than fed), 2 bad arguments,
+3 no verdict (the harness could not be started, or a check errored), 130
+or 143 when interrupted (the harness and all it started are killed first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from conformance.outcomes import MARKS, Outcome
+from conformance.probe.driver import (
+    ProbeDriver,
+    ProbeEvidence,
+    ProbeSettings,
+    RunRecord,
+)
+from conformance.probe.fake import ProbeFake
+from conformance.probe.judge import (
+    TimelineRow,
+    choose_revision,
+    count_checks,
+    log_checks,
+    timeline,
+)
+from conformance.probe.logs import LogFinder
+from conformance.probe.turns import plan_turns, split_command
+from conformance.run.verdict import (
+    BROKEN,
+    CONFORMANT,
+    NO_VERDICT,
+    Check,
+    exit_status,
+    render_table,
+    rule_table,
+)
+from fakes import dump_capture_jsonl
+from reference.revisions import Revision
+
+MAX_TIMEOUT = 86_400.0
+DIALECTS = ("deepseek", "openai")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``reqfold probe``."""
+    parser.add_argument(
+        "--cmd",
+        required=True,
+        metavar="COMMAND",
+        help="the harness command (split like a shell would; {log_dir} is filled"
+        " in): reads one user turn per line on stdin",
+    )
+    parser.add_argument(
+        "--base-url-env",
+        required=True,
+        metavar="NAME",
+        help="the environment variable the harness reads its provider's base URL"
+        " from (it gets the fake's, http://127.0.0.1:PORT)",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="the environment variable it reads its API key from (it gets a fresh"
+        " key per process)",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--log-dir",
+        metavar="DIR",
+        help="where the harness writes its session logs (*.jsonl, searched"
+        " recursively); default: a fresh folder, given as {log_dir}",
+    )
+    where.add_argument(
+        "--log-glob",
+        metavar="PATTERN",
+        help="a glob pattern matching the harness's session logs (** recurses)",
+    )
+    parser.add_argument(
+        "--turns",
+        metavar="FILE",
+        help="the user turns, one per line ('---' splits off those of the resumed"
+        " process); default: three short questions",
+    )
+    parser.add_argument(
+        "--resume-cmd",
+        metavar="COMMAND",
+        help="restart the harness over the same log with this command ({log_path}"
+        " and {session_id} are filled in from the log found)",
+    )
+    parser.add_argument(
+        "--revision",
+        choices=[r.value for r in Revision],
+        help="judge the log under this revision (default: the storage line's,"
+        " else the one its header events fit)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long one turn (and the exit at end of input) may take before"
+        " the harness is killed (default 60)",
+    )
+    parser.add_argument(
+        "--ready",
+        metavar="TEXT",
+        help="pace the turns by the harness's prompt: wait for TEXT on stdout"
+        " before the first line, and take a turn as handled when TEXT appears"
+        " once more (default: when the log holds its turn/end)",
+    )
+    parser.add_argument(
+        "--dialect",
+        choices=DIALECTS,
+        default="deepseek",
+        help="the fake's chat-completions dialect (default deepseek)",
+    )
+    parser.add_argument(
+        "--base-url-suffix",
+        default="",
+        metavar="PATH",
+        help="appended to the base URL (e.g. /v1 for clients that expect it)",
+    )
+    parser.add_argument("--strict", action="store_true", help="SHOULD warnings fail")
+    parser.add_argument(
+        "--show",
+        choices=("problems", "all"),
+        default="problems",
+        help="list only failing, warning and erroring checks, or every check",
+    )
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="copy the log and write the captured requests (requests.jsonl) here",
+    )
+
+
+class _Interrupted(KeyboardInterrupt):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise _Interrupted(signum)
+
+
+def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
+    """The settings, or ValueError saying which argument is wrong."""
+    command = split_command(args.cmd, "--cmd")
+    resume = (
+        split_command(args.resume_cmd, "--resume-cmd")
+        if args.resume_cmd is not None
+        else None
+    )
+    if not (0 < args.timeout <= MAX_TIMEOUT):  # also refuses nan
+        raise ValueError(
+            f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]"
+        )
+    text = None
+    if args.turns is not None:
+        try:
+            text = Path(args.turns).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(
+                f"--turns {args.turns!r} cannot be read: {error}"
+            ) from None
+    plan = plan_turns(text, resume=resume is not None)
+    for name in (args.base_url_env, args.api_key_env):
+        if name is not None and (not name or "=" in name or "\0" in name):
+            raise ValueError(f"{name!r} is not an environment variable name")
+    if args.ready is not None and not args.ready:
+        raise ValueError("--ready is empty: give the text the harness prints")
+    uses_dir = any("{log_dir}" in word for word in [*command, *(resume or [])])
+    if args.log_dir is None and args.log_glob is None and not uses_dir:
+        raise ValueError(
+            "say where the harness writes its log: --log-dir DIR, --log-glob"
+            " PATTERN, or {log_dir} in --cmd (a fresh folder is filled in)"
+        )
+    finder = LogFinder(
+        Path(args.log_dir) if args.log_dir is not None else Path(log_dir),
+        args.log_glob,
+    )
+    return ProbeSettings(
+        command=command,
+        resume_command=resume,
+        first_turns=plan.first,
+        resumed_turns=plan.resumed,
+        base_url_env=args.base_url_env,
+        api_key_env=args.api_key_env,
+        base_url_suffix=args.base_url_suffix,
+        finder=finder,
+        log_dir=args.log_dir or log_dir,
+        timeout=args.timeout,
+        ready=args.ready,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Probe the harness, print the report; returns the exit status."""
+    previous = {
+        signum: signal.signal(signum, _terminated)
+        for signum in (signal.SIGTERM, signal.SIGINT)
+    }
+    try:
+        with tempfile.TemporaryDirectory(prefix="reqfold-probe-") as scratch:
+            try:
+                settings = _settings(args, scratch)
+            except ValueError as error:
+                _stderr(f"reqfold probe: {error}")
+                return 2
+            return _probe(args, settings)
+    except KeyboardInterrupt as stop:
+        signum = stop.signum if isinstance(stop, _Interrupted) else signal.SIGINT
+        _stderr("reqfold probe: interrupted; the harness was killed; no verdict")
+        return 128 + signum
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return NO_VERDICT
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _stderr(text: str) -> None:
+    with contextlib.suppress(OSError):
+        print(text, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _stopping(driver: ProbeDriver) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        driver.stop()
+
+
+def _probe(args: argparse.Namespace, settings: ProbeSettings) -> int:
+    started = time.monotonic()
+    changed = threading.Condition()
+    fake = ProbeFake(args.dialect, changed)
+    with fake.serve() as url:
+        print(f"reqfold probe: {' '.join(settings.command)}")
+        key_note = (
+            f", a fresh key per process in {settings.api_key_env}"
+            if settings.api_key_env
+            else ""
+        )
+        print(
+            f"fake provider: {args.dialect} on {url}{settings.base_url_suffix}"
+            f" (in {settings.base_url_env}{key_note})",
+            flush=True,
+        )
+        driver = ProbeDriver(settings, fake)
+        with _stopping(driver):
+            evidence = driver.run()
+    return _report(args, evidence, time.monotonic() - started)
+
+
+def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -> int:
+    forced = Revision(args.revision) if args.revision else None
+    choice = choose_revision(evidence.log, forced)
+    startup = next((run.start_error for run in evidence.runs if run.start_error), None)
+    checks: list[Check] = []
+    if startup is None or len(evidence.runs) > 1:
+        checks = count_checks(evidence) + log_checks(evidence, choice)
+    print()
+    for run in evidence.runs:
+        _print_run(run, evidence)
+    if evidence.log_path is not None:
+        print(
+            f"log: {evidence.log_path}; revision {choice.revision.value}"
+            f" ({choice.source})"
+        )
+        for other in evidence.other_logs:
+            print(f"note: {other} changed too; the most recent one was checked")
+    for note in evidence.notes:
+        print(f"note: {note}")
+    if startup is not None:
+        print(f"error: the harness could not be started: {startup}")
+    problems = [c for c in checks if c.outcome is not Outcome.PASS]
+    shown = checks if args.show == "all" else problems
+    if shown:
+        print()
+        for check in shown:
+            print(f"  {MARKS[check.outcome]}  {check.id}  [{','.join(check.rules)}]")
+            for line in check.message.splitlines():
+                print(f"         {line}")
+    if any(run.problem for run in evidence.runs):
+        for run in evidence.runs:
+            if run.problem and run.output:
+                print(f"\n{run.name}: what the harness printed last")
+                print(run.output.rstrip())
+    rows = timeline(evidence)
+    if rows:
+        print()
+        _print_timeline(rows)
+    print()
+    print("Rules")
+    for line in render_table(rule_table(checks)):
+        print(line)
+    status = exit_status(checks, strict=args.strict, startup_error=startup is not None)
+    if args.keep:
+        _keep(Path(args.keep), evidence)
+    warned = any(check.outcome is Outcome.WARN for check in checks)
+    failed = any(check.outcome is Outcome.FAIL for check in checks)
+    verdict = {
+        CONFORMANT: "CONFORMANT" + (" (with SHOULD warnings)" if warned else ""),
+        BROKEN: "NOT CONFORMANT: a MUST rule is broken"
+        if failed
+        else "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it",
+        NO_VERDICT: "NO VERDICT: the harness could not be run or a check errored",
+    }[status]
+    print()
+    print(f"{len(checks)} checks in {seconds:.1f} s")
+    print(f"Verdict: {verdict}", flush=True)
+    return status
+
+
+def _print_run(run: RunRecord, evidence: ProbeEvidence) -> None:
+    if run.start_error is not None:
+        print(f"{run.name}: not started ({run.start_error})")
+        return
+    statuses = [
+        capture.status
+        for capture, owner in zip(evidence.captures, evidence.capture_runs, strict=True)
+        if owner == run.name
+    ]
+    refused = sum(1 for status in statuses if status != 200)
+    requests = f"{len(statuses)} request(s)" + (
+        f" ({refused} answered with an error)" if refused else ""
+    )
+    ending = (
+        "killed (it did not exit)"
+        if run.killed_at_end or run.exit_status is None
+        else f"exit status {run.exit_status}"
+    )
+    print(
+        f"{run.name}: {len(run.turns)} of {run.planned} turn(s) fed,"
+        f" {run.handled} handled, {requests}; {ending}"
+    )
+    if run.problem:
+        print(f"  stopped: {run.problem}")
+
+
+def _print_timeline(rows: list[TimelineRow]) -> None:
+    print("Cache, turn by turn (tokens as the fake counted them)")
+    print(
+        f"  {'run':<6} {'turn':>4}  {'request':>7}  {'prompt':>6}  {'cached':>6}"
+        f"  {'uncached':>8}  what the fake saw"
+    )
+    for row in rows:
+        turn = "-" if row.turn is None else str(row.turn)
+        note = row.note if row.status == 200 or row.note else f"status {row.status}"
+        print(
+            f"  {row.run:<6} {turn:>4}  {'#' + str(row.index):>7}  {row.prompt:>6}"
+            f"  {row.cached:>6}  {row.uncached:>8}  {note}"
+        )
+    prompt = sum(row.prompt for row in rows)
+    cached = sum(row.cached for row in rows)
+    ratio = f"{cached / prompt:.0%}" if prompt else "-"
+    print(f"  total: {cached} of {prompt} prompt tokens cached ({ratio})")
+
+
+def _keep(folder: Path, evidence: ProbeEvidence) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "requests.jsonl").write_text(
+            dump_capture_jsonl(evidence.captures), encoding="utf-8"
+        )
+        if evidence.log_path is not None:
+            shutil.copyfile(evidence.log_path, folder / Path(evidence.log_path).name)
+        print(f"kept: the log and requests.jsonl in {folder}")
+    except OSError as error:
+        _stderr(f"reqfold probe: --keep {folder}: {error.strerror or error}")

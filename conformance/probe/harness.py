@@ -1,0 +1,201 @@
+"""The harness as a child process: started, fed, read and ended.
+
+The harness leads a session of its own (so a group kill reaches what it
+starts) with stdin, stdout and stderr on pipes. Reader threads drain
+stdout and stderr as they come (a harness may print freely; a full pipe
+would block it), keeping a bounded tail of each for messages and counting
+the ready text when one is given. Every change (output, exit) notifies
+the probe's condition, so the driver waits on conditions, never on sleeps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import struct
+import subprocess
+import termios
+import threading
+from collections.abc import Mapping
+
+from conformance.probe.tree import ProcessTree
+
+TAIL_BYTES = 4096
+"""How much of each output stream is kept for messages."""
+
+
+class _Stream:
+    """One output pipe, drained by a thread."""
+
+    def __init__(
+        self, fd: int, changed: threading.Condition, marker: bytes | None
+    ) -> None:
+        self.tail = b""
+        self.total = 0
+        self.markers = 0
+        self._carry = b""
+        self._marker = marker
+        self._changed = changed
+        self.thread = threading.Thread(
+            target=self._pump, args=(fd,), name="probe-reader", daemon=True
+        )
+
+    def _pump(self, fd: int) -> None:
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                with self._changed:
+                    self.total += len(chunk)
+                    self.tail = (self.tail + chunk)[-TAIL_BYTES:]
+                    if self._marker:
+                        self._count(chunk, self._marker)
+                    self._changed.notify_all()
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _count(self, chunk: bytes, marker: bytes) -> None:
+        """Count markers, also those split across two reads."""
+        window = self._carry + chunk
+        found = window.count(marker)
+        self.markers += found
+        if found:
+            window = window[window.rfind(marker) + len(marker) :]
+        keep = len(marker) - 1
+        self._carry = window[len(window) - keep :] if keep else b""
+
+    def text(self) -> str:
+        """The kept tail, decoded leniently."""
+        return self.tail.decode("utf-8", "replace")
+
+
+class HarnessProcess:
+    """One run of the harness command."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        env: Mapping[str, str],
+        changed: threading.Condition,
+        *,
+        ready: str | None = None,
+    ) -> None:
+        self.argv = argv
+        self._env = dict(env)
+        self._changed = changed
+        self._ready = ready.encode("utf-8") if ready else None
+        self._process: subprocess.Popen[bytes] | None = None
+        self.tree: ProcessTree | None = None
+        self.stdout: _Stream | None = None
+        self.stderr: _Stream | None = None
+        self.killed = False
+
+    def start(self) -> None:
+        """Start the command; raises OSError when it cannot be run."""
+        process = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self._env,
+            start_new_session=True,
+        )
+        self._process = process
+        self.tree = ProcessTree(process.pid)
+        assert process.stdout is not None
+        assert process.stderr is not None
+        # The reader threads own the descriptors from here on.
+        out_fd = os.dup(process.stdout.fileno())
+        err_fd = os.dup(process.stderr.fileno())
+        process.stdout.close()
+        process.stderr.close()
+        self.stdout = _Stream(out_fd, self._changed, self._ready)
+        self.stderr = _Stream(err_fd, self._changed, None)
+        self.stdout.thread.start()
+        self.stderr.thread.start()
+        threading.Thread(target=self._reap, name="probe-waiter", daemon=True).start()
+
+    def _reap(self) -> None:
+        assert self._process is not None
+        self._process.wait()
+        with self._changed:
+            self._changed.notify_all()
+
+    @property
+    def pid(self) -> int:
+        """The harness's process id."""
+        assert self._process is not None
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once it exited, else None."""
+        return None if self._process is None else self._process.poll()
+
+    @property
+    def ready_count(self) -> int:
+        """How many times the ready text appeared on stdout."""
+        return 0 if self.stdout is None else self.stdout.markers
+
+    def feed(self, line: str) -> bool:
+        """Write one line on stdin; False when the harness no longer reads it."""
+        assert self._process is not None
+        assert self._process.stdin is not None
+        try:
+            self._process.stdin.write(line.encode("utf-8") + b"\n")
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+        return True
+
+    def unread_input(self) -> int:
+        """Bytes written on stdin that the harness has not read yet."""
+        stdin = None if self._process is None else self._process.stdin
+        if stdin is None or stdin.closed:
+            return 0
+        try:
+            raw = fcntl.ioctl(stdin.fileno(), termios.FIONREAD, b"\0\0\0\0")
+        except OSError:
+            return 0
+        count: int = struct.unpack("i", raw)[0]
+        return count
+
+    def close_stdin(self) -> None:
+        """End of input."""
+        stdin = None if self._process is None else self._process.stdin
+        if stdin is not None and not stdin.closed:
+            with contextlib.suppress(OSError, ValueError):
+                stdin.close()
+
+    def scan(self) -> None:
+        """Note the processes the harness started so far."""
+        if self.tree is not None:
+            self.tree.scan()
+
+    def end(self) -> None:
+        """Kill the harness and everything it started; reap it; close stdin."""
+        if self._process is None:
+            return
+        if self.returncode is None:
+            self.killed = True
+        if self.tree is not None:
+            self.tree.kill()
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
+        self._process.wait()
+        self.close_stdin()
+
+    def output(self) -> str:
+        """The last of stdout and stderr, for messages."""
+        parts = []
+        for name, stream in (("stdout", self.stdout), ("stderr", self.stderr)):
+            if stream is not None and stream.total:
+                head = f"--- {name} (last {TAIL_BYTES} bytes) ---"
+                parts.append(f"{head}\n{stream.text()}")
+        return "\n".join(parts)

@@ -1,0 +1,280 @@
+"""Judging a probe session: evidence in, checks and a cache timeline out (pure).
+
+The log and the captures are judged exactly as ``reqfold run`` judges a
+scenario's (`conformance.harness.checks.judge`): every rule of the offline
+checker on the log, the reconstruction theorem against the captured
+requests, each process's first request anchoring its instance (WRITER-1,
+the resume snapshot), and cache stability request by request (CACHE-1
+within a process, CACHE-3 across a resume). To these the probe adds its
+expected counts (CHECK-3): a log was written, and every turn fed was
+handled and sent at least one request. No log, no request, or fewer turns
+handled than fed is a failure whatever the harness's exit status.
+
+The revision: ``--revision``, else the storage line's, else inferred from
+the header events (`conformance.check.revision_inference`).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.check.revision_inference import declared_revision, infer_revision
+from conformance.harness.checks import judge
+from conformance.harness.evidence import Evidence
+from conformance.harness.scenarios import Scenario
+from conformance.outcomes import Outcome
+from conformance.probe.driver import ProbeEvidence, RunRecord
+from conformance.run.verdict import Check
+from reference.revisions import LATEST, Revision
+
+PART = "probe"
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionChoice:
+    """The revision the log is judged under, and where it came from."""
+
+    revision: Revision
+    source: str
+
+
+def choose_revision(log: bytes, forced: Revision | None) -> RevisionChoice:
+    """``--revision``, else the storage line's, else what the header events fit."""
+    if forced is not None:
+        return RevisionChoice(forced, "--revision")
+    lines = io.BytesIO(log)
+    first = lines.readline()
+    declared = declared_revision(first)
+    if declared is not None:
+        try:
+            return RevisionChoice(Revision(declared), "storage line")
+        except ValueError:
+            return RevisionChoice(LATEST, f"unknown revision {declared!r}; default")
+    inference = infer_revision(io.BytesIO(log))
+    if inference is None:  # pragma: no cover - declared_revision said none
+        return RevisionChoice(LATEST, "default")
+    return RevisionChoice(inference.revision, inference.describe())
+
+
+def _scenario(revision: Revision) -> Scenario:
+    """The probe as a scenario with no script: only the log checks apply."""
+    return Scenario(
+        id=PART,
+        title="a harness probed as a black box",
+        revisions=(revision,),
+        rules=(),
+        setup={},
+        replies=(),
+        steps=(),
+        expect=(),
+        path=Path("<probe>"),
+    )
+
+
+def _check(
+    check_id: str, rules: tuple[str, ...], outcome: Outcome, message: str
+) -> Check:
+    return Check(
+        part=PART,
+        id=check_id,
+        revision="",
+        rules=rules,
+        outcome=outcome,
+        message=message,
+    )
+
+
+def count_checks(evidence: ProbeEvidence) -> list[Check]:
+    """CHECK-3: a log, and every turn fed handled with a request of its own."""
+    checks = []
+    if evidence.log_path is None or not evidence.log:
+        checks.append(
+            _check(
+                "log",
+                ("CHECK-3", "JSONL-1"),
+                Outcome.FAIL,
+                "the harness wrote no session log (none appeared or changed where"
+                " the probe looked)",
+            )
+        )
+    for run in evidence.runs:
+        if run.start_error is not None:
+            continue
+        checks.append(_turn_check(run))
+    return checks
+
+
+def _turn_check(run: RunRecord) -> Check:
+    silent = [
+        number
+        for number, turn in enumerate(run.turns, start=1)
+        if turn.handled and turn.captures_after == turn.captures_before
+    ]
+    problems = []
+    logged = run.turn_ends_after - run.turn_ends_before
+    if run.handled and logged < run.handled:
+        problems.append(
+            f"the log shows {logged} turn(s) ended for the {run.handled} this"
+            " process handled"
+        )
+    if run.handled < run.planned:
+        problems.append(
+            f"{run.handled} of {run.planned} turn(s) handled: {run.problem}"
+            if run.problem
+            else f"{run.handled} of {run.planned} turn(s) handled"
+        )
+    if silent:
+        problems.append(
+            "turn(s) "
+            + ", ".join(map(str, silent))
+            + " ended in the log without a request reaching the provider"
+        )
+    if problems and run.exit_status == 0:
+        problems.append("(the harness exited 0 all the same)")
+    return _check(
+        f"{run.name.replace(' ', '-')}/turns",
+        ("CHECK-3",),
+        Outcome.FAIL if problems else Outcome.PASS,
+        "; ".join(problems),
+    )
+
+
+def log_checks(evidence: ProbeEvidence, choice: RevisionChoice) -> list[Check]:
+    """Every check ``reqfold run`` makes of a scenario's log and captures."""
+    if evidence.log_path is None or not evidence.log:
+        return []
+    runs = [run for run in evidence.runs if run.start_error is None]
+    harness_evidence = Evidence(
+        scenario=_scenario(choice.revision),
+        revision=choice.revision,
+        log_path=Path(evidence.log_path),
+        log=evidence.log,
+        captures=list(evidence.captures),
+        capture_instances=list(evidence.capture_runs),
+        instance_starts=[(run.name, run.events_before) for run in runs],
+    )
+    prefix = f"{PART}@{choice.revision.value}/"
+    return [
+        Check(
+            part=PART,
+            id=result.check_id.removeprefix(prefix),
+            revision=result.revision,
+            rules=result.rules,
+            outcome=result.outcome,
+            message=result.message,
+        )
+        for result in judge(harness_evidence)
+    ]
+
+
+# ---------------------------------------------------------------- the timeline
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimelineRow:
+    """One captured request of the session, as the fake counted it."""
+
+    run: str
+    turn: int | None
+    index: int
+    status: int
+    prompt: int
+    cached: int
+    uncached: int
+    note: str
+    broke: bool
+
+
+def timeline(evidence: ProbeEvidence) -> list[TimelineRow]:
+    """Per turn, each request's cached and uncached tokens and why it missed."""
+    turn_of: dict[int, tuple[str, int]] = {}
+    number = 0
+    by_run: dict[str, list[Any]] = {}
+    for capture, run in zip(evidence.captures, evidence.capture_runs, strict=True):
+        by_run.setdefault(run, []).append(capture)
+    for record in evidence.runs:
+        mine = by_run.get(record.name, [])
+        for turn in record.turns:
+            number += 1
+            for capture in mine[turn.captures_before : turn.captures_after]:
+                turn_of[capture.index] = (record.name, number)
+    rows = []
+    for position, (capture, run) in enumerate(
+        zip(evidence.captures, evidence.capture_runs, strict=True)
+    ):
+        diagnostic = capture.diagnostic
+        usage = capture.usage or {}
+        prompt = _int(usage.get("prompt_tokens"))
+        cached = _int(usage.get("prompt_cache_hit_tokens", _cached_detail(usage)))
+        note, broke = "", False
+        if diagnostic is not None:
+            prompt = diagnostic["prompt_tokens"]
+            cached = diagnostic["cached_tokens"]
+            note, broke = _explain(diagnostic, position)
+        elif capture.status != 200:
+            note = f"answered {capture.status}"
+        owner = turn_of.get(capture.index)
+        rows.append(
+            TimelineRow(
+                run=run,
+                turn=owner[1] if owner else None,
+                index=capture.index,
+                status=capture.status,
+                prompt=prompt,
+                cached=cached,
+                uncached=max(0, prompt - cached),
+                note=note,
+                broke=broke,
+            )
+        )
+    return rows
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _cached_detail(usage: dict[str, Any]) -> object:
+    details = usage.get("prompt_tokens_details")
+    return details.get("cached_tokens") if isinstance(details, dict) else 0
+
+
+def _explain(diagnostic: Any, position: int) -> tuple[str, bool]:
+    """What the fake saw, and whether the cache broke here."""
+    relation = diagnostic["relation"]
+    closest = diagnostic.get("closest_request")
+    if relation == "first":
+        return (
+            ("first request", False)
+            if position == 0
+            else (
+                "cache broke: shares no opening with any earlier request",
+                True,
+            )
+        )
+    if relation in ("append", "repeat"):
+        echo = diagnostic.get("echo_divergence")
+        text = f"extends #{closest}" if relation == "append" else f"repeats #{closest}"
+        if isinstance(echo, dict):
+            return text + "; the reply was re-sent differently: " + _where(echo), True
+        return text, False
+    divergence = diagnostic.get("divergence")
+    where = _where(divergence) if isinstance(divergence, dict) else "?"
+    return f"cache broke: differs from #{closest} at {where}", True
+
+
+def _where(divergence: dict[str, Any]) -> str:
+    place = divergence.get("field") or divergence.get("segment")
+    return (
+        f"{place}, character {divergence.get('char_offset')}:"
+        f" earlier {_short(divergence.get('earlier'))},"
+        f" now {_short(divergence.get('current'))}"
+    )
+
+
+def _short(text: object, limit: int = 80) -> str:
+    value = repr(text)
+    return value if len(value) <= limit else value[: limit - 1] + "…"

@@ -1,0 +1,325 @@
+"""``reqfold probe`` as a real child process, driving real harness processes.
+
+The harnesses are the reference chat front end (``python -m
+reference.chat``) and its known-bad variants in ``bad_probe_harnesses/``;
+the fake provider is a real uvicorn server on 127.0.0.1 started by the
+probe. Nothing here is mocked.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from processes import process_gone, wait_until
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+BAD = Path(__file__).parent / "bad_probe_harnesses"
+PYTHON = shlex.quote(sys.executable)
+CHAT = f"{PYTHON} -m reference.chat"
+
+
+def env(**extra: str) -> dict[str, str]:
+    """The test's environment, with this checkout first on the import path."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+def probe(
+    *args: str, key: bool = True, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    keys = ["--api-key-env", "OPENAI_API_KEY"] if key else []
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "conformance.cli",
+            "probe",
+            "--base-url-env",
+            "OPENAI_BASE_URL",
+            *keys,
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env(**extra),
+    )
+
+
+def bad(name: str) -> str:
+    return f"{PYTHON} {shlex.quote(str(BAD / name))} --log-dir {{log_dir}}"
+
+
+@pytest.mark.spec("WRITER-1", "CACHE-3", "CHECK-3", "REQ-5")
+def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "kept"
+    result = probe(
+        "--cmd",
+        f"{CHAT} --log-dir {{log_dir}}",
+        "--resume-cmd",
+        f"{CHAT} --resume {{log_path}}",
+        "--show",
+        "all",
+        "--keep",
+        str(kept),
+    )
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert "run 1: 2 of 2 turn(s) fed, 2 handled, 2 request(s); exit status 0" in out
+    assert "run 2: 1 of 1 turn(s) fed, 1 handled, 1 request(s); exit status 0" in out
+    assert "revision session-prefix (storage line)" in out
+    # the resumed process anchors its instance, and its first request
+    # extends the first process's last one (one cache for the session)
+    assert "pass   anchor/run 2  [WRITER-1]" in out
+    assert "pass   cache/request-2  [CACHE-3]" in out
+    assert "pass   log/REQ-1" in out
+    assert "extends #1" in out
+    assert "cache broke" not in out
+    assert "Verdict: CONFORMANT" in out
+    # what --keep left is a log and its capture that reqfold check accepts
+    [log] = [path for path in kept.glob("*.jsonl") if path.name != "requests.jsonl"]
+    check = subprocess.run(
+        [
+            *(sys.executable, "-m", "conformance.cli", "check", str(log)),
+            *("--requests", str(kept / "requests.jsonl")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env(),
+    )
+    assert check.returncode == 0, check.stdout
+    assert "3 steps dispatched, 3 matched to captured requests" in check.stdout
+
+
+@pytest.mark.spec("REQ-1")
+def test_a_harness_that_rewrites_its_history_on_the_wire_fails_req_1() -> None:
+    result = probe("--cmd", bad("rewrites_history.py"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAIL   log/REQ-1  [REQ-1]" in result.stdout
+    assert "differs from what the log rebuilds for turn 2 step 1" in result.stdout
+    assert "Verdict: NOT CONFORMANT: a MUST rule is broken" in result.stdout
+
+
+@pytest.mark.spec("CACHE-2")
+def test_the_timeline_shows_where_a_clock_in_the_system_prompt_breaks_the_cache() -> (
+    None
+):
+    result = probe("--cmd", bad("clock_in_system_prompt.py"))
+    out = result.stdout
+    assert result.returncode in (0, 1), out + result.stderr
+    timeline = out.split("Cache, turn by turn", 1)[1].split("Rules", 1)[0]
+    rows = [line for line in timeline.splitlines() if "run 1" in line]
+    assert len(rows) == 3
+    assert "first request" in rows[0]
+    for row in rows[1:]:
+        assert "cache broke: differs from" in row
+        assert "at messages[0].content" in row  # the system prompt
+        assert "urrent time: " in row  # the excerpt around the change
+    assert "total: 0 of" in timeline
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_harness_that_drops_its_first_line_and_exits_zero_fails() -> None:
+    result = probe("--cmd", bad("ignores_first_line.py"), "--timeout", "3")
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "run 1: 1 of 3 turn(s) fed, 0 handled, 0 request(s); exit status 0" in out
+    assert "FAIL   run-1/turns  [CHECK-3]" in out
+    assert "the harness read its line, the log holds no turn/end" in out
+    assert "(the harness exited 0 all the same)" in out
+
+
+@pytest.mark.spec("CHECK-3", "JSONL-1")
+def test_a_harness_that_writes_no_log_fails_even_though_it_answered(
+    tmp_path: Path,
+) -> None:
+    result = probe(
+        "--cmd",
+        f"{PYTHON} {shlex.quote(str(BAD / 'writes_no_log.py'))}",
+        "--log-dir",
+        str(tmp_path),
+        "--timeout",
+        "3",
+    )
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "FAIL   log  [CHECK-3,JSONL-1]" in out
+    assert "no log appeared" in out
+    assert "first request" in out  # its one request is in the timeline
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_hung_harness_and_its_helper_in_another_session_are_killed(
+    tmp_path: Path,
+) -> None:
+    pids = tmp_path / "pids"
+    started = time.monotonic()
+    result = probe(
+        "--cmd",
+        bad("hangs_with_escaped_grandchild.py"),
+        "--timeout",
+        "5",
+        PROBE_TEST_PID_FILE=str(pids),
+    )
+    elapsed = time.monotonic() - started
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "1 of 3 turn(s) handled: turn 2 of 3 was not handled within 5 s" in out
+    assert "killed (it did not exit)" in out
+    harness, helper = map(int, pids.read_text().split())
+    assert wait_until(lambda: process_gone(harness) and process_gone(helper), 5)
+    assert elapsed < 30  # a timeout, a grace and start-up; not the helper's 300 s
+
+
+@pytest.mark.spec("HDR-2", "REQ-4")
+def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revision() -> (
+    None
+):
+    result = probe(
+        "--cmd",
+        f"{CHAT} --log-dir {{log_dir}} --revision request-messages --no-declare",
+        "--ready",
+        "> ",
+    )
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert "revision request-messages (inferred from line 5:" in out
+    assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s)" in out
+    # read as the default revision instead, every header event would fail
+    forced = probe(
+        "--cmd",
+        f"{CHAT} --log-dir {{log_dir}} --revision request-messages --no-declare",
+        "--revision",
+        "session-prefix",
+    )
+    assert forced.returncode == 1
+    assert "FAIL   log/HDR-2" in forced.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--cmd", CHAT], "say where the harness writes its log"),
+        (["--cmd", "chat 'unterminated", "--log-dir", "x"], "cannot be split"),
+        (["--cmd", "", "--log-dir", "x"], "--cmd is empty"),
+        (["--cmd", CHAT, "--log-dir", "x", "--turns", "/no/such/file"], "--turns"),
+        (["--cmd", CHAT, "--log-dir", "x", "--timeout", "0"], "--timeout"),
+    ],
+)
+def test_bad_arguments_exit_two_with_one_line_and_no_traceback(
+    args: list[str], says: str
+) -> None:
+    result = probe(*args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert says in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_turns_file_splits_turns_between_the_first_and_the_resumed_process(
+    tmp_path: Path,
+) -> None:
+    turns = tmp_path / "turns.txt"
+    turns.write_text("# a comment\nfirst\n\n---\nsecond\nthird\n", encoding="utf-8")
+    # no --api-key-env: requests are attributed to processes by arrival
+    result = probe(
+        "--cmd",
+        f"{CHAT} --log-dir {{log_dir}}",
+        "--resume-cmd",
+        f"{CHAT} --resume {{log_path}}",
+        "--turns",
+        str(turns),
+        key=False,
+    )
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert "run 1: 1 of 1 turn(s) fed, 1 handled, 1 request(s)" in out
+    assert "run 2: 2 of 2 turn(s) fed, 2 handled, 2 request(s)" in out
+
+
+def test_a_command_that_cannot_be_started_gives_no_verdict(tmp_path: Path) -> None:
+    result = probe("--cmd", str(tmp_path / "no-such-harness"), "--log-dir", "x")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "the harness could not be started" in result.stdout
+    assert "Verdict: NO VERDICT" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)]
+)
+def test_an_interrupt_kills_the_harness_and_everything_it_started(
+    tmp_path: Path, signum: int, status: int
+) -> None:
+    pids = tmp_path / "pids"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "conformance.cli",
+            "probe",
+            "--base-url-env",
+            "OPENAI_BASE_URL",
+            "--cmd",
+            bad("hangs_with_escaped_grandchild.py"),
+            "--timeout",
+            "600",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(PROBE_TEST_PID_FILE=str(pids)),
+    )
+    try:
+        assert wait_until(lambda: pids.exists() and pids.read_text().endswith("\n"))
+        harness, helper = map(int, pids.read_text().split())
+        # Ending the probe scans the harness's tree before killing it, so the
+        # helper (in a session of its own) is found while still its child.
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == status, err
+    assert "interrupted" in err
+    assert "Traceback" not in err
+    assert wait_until(lambda: process_gone(harness) and process_gone(helper), 5)
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_harness_whose_provider_calls_fail_fails_though_it_exits_zero() -> None:
+    result = probe("--cmd", bad("provider_call_fails.py"))
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "run 1: 3 of 3 turn(s) fed, 3 handled, 0 request(s); exit status 0" in out
+    assert (
+        "turn(s) 1, 2, 3 ended in the log without a request reaching the provider"
+        in out
+    )
+    assert "(the harness exited 0 all the same)" in out
+
+
+def test_a_harness_that_reads_ahead_and_prints_a_lot_gets_one_turn_at_a_time() -> None:
+    result = probe("--cmd", bad("reads_ahead.py"))
+    out = result.stdout
+    assert result.returncode == 0, out[-3000:] + result.stderr
+    assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s); exit status 0" in out
+
+
+@pytest.mark.spec("CHECK-3")
+def test_turns_can_be_paced_by_the_harness_prompt_instead_of_the_log() -> None:
+    result = probe("--cmd", f"{CHAT} --log-dir {{log_dir}}", "--ready", "> ")
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s)" in out
