@@ -157,6 +157,8 @@ def stability_checks(
                 continue
             rules: tuple[str, ...] = ("CACHE-1",)
         else:
+            if previous.header.get("messageSuffix"):
+                continue  # the history grows in front of the suffix (CACHE-3)
             if not _resume_unchanged(events, step.header_seq, revision):
                 continue
             rules = ("CACHE-3",)
@@ -180,15 +182,17 @@ def _excuse(
 ) -> str | None:
     """What in the log explains a prompt that does not extend the previous one.
 
-    A header event or a surface replace anywhere between the two steps'
-    boundaries (a step aborted before its request left may have logged
-    one), or the step's own header event; or, in ``request-messages``, a
-    ``messageSuffix`` on the previous request, which the history then
-    grows in front of.
+    A header event or a surface replace logged after the previous request
+    was composed and before this step's boundary (a step aborted before its
+    request left may have logged one), or the step's own header event; or,
+    in ``request-messages``, a ``messageSuffix`` on the previous request,
+    which the history then grows in front of. The previous step's own
+    header event is already in the previous request: it explains nothing.
     """
     if step.header_seq is not None:
         return f"a header event at seq {step.header_seq}"
-    for event in events[previous.boundary : step.boundary]:
+    after = previous.boundary if previous.header_seq is None else previous.header_seq
+    for event in events[after + 1 : step.boundary]:
         if event["type"] in HEADER_TYPES:
             return f"a header event at seq {event['seq']}"
         if isinstance(event.get("surfaceOp"), dict):
