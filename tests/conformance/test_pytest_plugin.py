@@ -31,6 +31,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 BAD_ADAPTERS = ROOT / "tests" / "conformance" / "bad_adapters"
 BAD_HARNESSES = ROOT / "tests" / "conformance" / "bad_harnesses"
+CHAOS_HARNESSES = ROOT / "tests" / "conformance" / "chaos_harnesses"
 PLUGIN = ("-p", "conformance.pytest_plugin")
 SESSION_PREFIX = ("--reqfold-revision", "session-prefix")
 
@@ -230,6 +231,28 @@ def test_a_crashing_adapter_is_an_error_of_the_cases_it_crashes_on_not_a_failure
     text = str(error.longrepr)
     assert text.startswith("[FOLD-1] no verdict: AdapterCrashed:")
     assert "Traceback" not in text
+
+
+def test_a_harness_that_crashes_mid_scenario_is_one_error_with_its_stderr(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    impl = command(CHAOS_HARNESSES / "crashes_in_second_turn.py")
+    result = pytester.runpytest(
+        *PLUGIN,
+        *("--reqfold-impl", impl, *SESSION_PREFIX),
+        *("--reqfold-scenario", "plain-turns", "-k", "scenarios"),
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert outcomes(result)["errors"] == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of reqfold plain-turns@session-prefix/run*",
+            "[[]WRITER-1, WRITER-2, CACHE-1[]] no verdict: AdapterCrashed: *",
+            "  found     AdapterCrashed: *",
+            "              chaos: segmentation fault in turn 2 of session*",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
 
 
 def test_a_bad_harness_fails_the_checks_that_catch_it_and_junit_names_their_rules(
