@@ -14,6 +14,7 @@ declares the entry point yet.
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 import tomllib
@@ -85,6 +86,12 @@ def starts(log: Path) -> int:
 
 def outcomes(result: pytest.RunResult) -> dict[str, int]:
     return result.parseoutcomes()
+
+
+def section(result: pytest.RunResult, title: str) -> str:
+    """The text of one section of pytest's report (``= FAILURES =``, say)."""
+    text = result.stdout.str().split(f"= {title} =", 1)[1]
+    return re.split(r"^(?:=+ .* =+|-+ reqfold -+)$", text, maxsplit=1, flags=re.M)[0]
 
 
 def node_ids(reprec: pytest.HookRecorder, outcome: str) -> set[str]:
@@ -193,7 +200,7 @@ def test_a_bad_adapter_fails_the_vectors_it_breaks_with_rules_expected_and_found
         *PLUGIN, "--reqfold-impl", impl, *SESSION_PREFIX, "-k", "canonical-drops"
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    failures = result.stdout.str().split("= FAILURES =", 1)[1]
+    failures = section(result, "FAILURES")
     assert "reqfold session-prefix/canonical-drops-empty-system" in failures
     result.stdout.fnmatch_lines(
         [
