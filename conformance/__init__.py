@@ -11,7 +11,9 @@ beside its engine, so the folder tree is the architecture:
 - `conformance.harness`: scenarios that drive a harness and the checks that
   judge its behaviour;
 - `conformance.run`: ``reqfold run``, every part above against one
-  implementation, with one verdict.
+  implementation, with one verdict;
+- `conformance.pytest_plugin`: the same checks as items of another
+  project's pytest run (``pytest --reqfold-impl CMD``).
 
 `rules` (the rule registry parsed from docs/spec.md), `errors` and
 `strategies` are shared. The suite imports `reference` (the oracle) and

@@ -1,0 +1,137 @@
+"""The working part of the plugin, registered only with ``--reqfold-impl``.
+
+It adds the ``reqfold`` collector to the session's (so pytest counts,
+selects, deselects and reports its items as any others: ``-k``, ``-m``,
+``-x``, ``--lf``, xdist), hands the plan to xdist workers, gives setup
+errors a report without a traceback, and ends the session with the
+implementation's identity, the notes and the per-rule table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from conformance.outcomes import Outcome
+from conformance.pytest_plugin.items import CheckProblem, ReqfoldSuite
+from conformance.pytest_plugin.plan import Options, check_options
+from conformance.pytest_plugin.state import STATE_KEY, WORKER_KEY, SuiteState
+
+PLUGIN_NAME = "reqfold-suite"
+
+
+def activate(config: pytest.Config, impl: str) -> None:
+    """Check the options and register the suite plugin (or stop with a usage error)."""
+    revisions = config.getoption("reqfold_revision")
+    scenarios = config.getoption("reqfold_scenario")
+    options = Options(
+        impl=impl,
+        revisions=tuple(revisions) if revisions else None,
+        scenarios=tuple(scenarios) if scenarios else None,
+        timeout=config.getoption("reqfold_timeout"),
+        strict=bool(config.getoption("reqfold_strict")),
+    )
+    problem = check_options(options)
+    if problem is not None:
+        raise pytest.UsageError(problem)
+    state = SuiteState(options)
+    config.stash[STATE_KEY] = state
+    config.add_cleanup(state.close)
+    config.pluginmanager.register(SuitePlugin(config, state), PLUGIN_NAME)
+
+
+class SuitePlugin:
+    """The hooks (module docstring)."""
+
+    def __init__(self, config: pytest.Config, state: SuiteState) -> None:
+        self.config = config
+        self.state = state
+        self.checks: list[Any] = []
+        """`Check` rows of every reqfold item reported, for the rule table."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        report = yield
+        if isinstance(collector, pytest.Session) and report.passed:
+            suite = ReqfoldSuite.from_parent(
+                collector, name="reqfold", nodeid="reqfold"
+            )
+            report.result.append(suite)
+        return report
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist, on the controller: every worker gets the one plan made here."""
+        node.workerinput[WORKER_KEY] = self.state.plan(self.config).dump()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        excinfo = call.excinfo
+        if (
+            call.when == "setup"
+            and excinfo is not None
+            and isinstance(excinfo.value, CheckProblem)
+        ):
+            report.longrepr = str(excinfo.value)
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "teardown" or not report.nodeid.startswith("reqfold::"):
+            return
+        from conformance.run.verdict import Check
+
+        properties = report.user_properties
+        rules = tuple(
+            str(value) for name, value in properties if name == "reqfold_rule"
+        )
+        outcomes = [str(v) for name, v in properties if name == "reqfold_outcome"]
+        if not outcomes:
+            return
+        part, _, check_id = report.nodeid.removeprefix("reqfold::").partition("::")
+        self.checks.append(
+            Check(
+                part=part,
+                id=check_id,
+                revision="",
+                rules=rules,
+                outcome=Outcome(outcomes[-1]),
+            )
+        )
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from conformance.run.verdict import render_table, rule_table
+
+        plan = self.state.made_plan()
+        if plan is None or plan.error is not None:
+            return
+        identity = plan.identity
+        write = terminalreporter.write_line
+        terminalreporter.write_sep("-", "reqfold")
+        name = f"{identity.get('name', '?')} {identity.get('version', '')}".strip()
+        revisions = ", ".join(identity.get("revisions", [])) or "none"
+        capabilities = ", ".join(identity.get("capabilities", [])) or "none"
+        write(f"{name}; revisions: {revisions}; capabilities: {capabilities}")
+        for note in plan.notes:
+            write(f"note: {note}")
+        rows = rule_table(self.checks)
+        shown = (
+            rows
+            if self.config.get_verbosity() > 0
+            else [row for row in rows if row.first_problem]
+        )
+        problems = sum(1 for row in rows if row.first_problem)
+        write(
+            f"{len(self.checks)} check(s) over {len(rows)} rule(s);"
+            f" {problems} rule(s) with a problem"
+            + ("" if shown is rows else " (-v lists every rule)")
+        )
+        if shown:
+            for line in render_table(shown):
+                write(line)
