@@ -84,8 +84,13 @@ def run_scenarios(
     scenarios: list[Scenario] | None = None,
     on_result: Callable[[CheckResult], None] | None = None,
     workdir: Path | None = None,
+    on_evidence: Callable[[Evidence], None] | None = None,
 ) -> ScenarioReport:
-    """Play `scenarios` (default: all) against the adapter `connect` starts."""
+    """Play `scenarios` (default: all) against the adapter `connect` starts.
+
+    `on_evidence` sees what each played scenario left (also a partial run
+    that broke), before its results: reports draw its requests.
+    """
     chosen = load_scenarios() if scenarios is None else scenarios
     fake = FakeProvider("deepseek")
     with contextlib.ExitStack() as stack:
@@ -134,7 +139,9 @@ def run_scenarios(
                     )
                 ]
             else:
-                results = _play(session, fake, base_url, base, scenario, revision)
+                results = _play(
+                    session, fake, base_url, base, scenario, revision, on_evidence
+                )
             for result in results:
                 report.results.append(result)
                 if on_result is not None:
@@ -227,9 +234,14 @@ def _play(
     workdir: Path,
     scenario: Scenario,
     revision: Revision,
+    on_evidence: Callable[[Evidence], None] | None = None,
 ) -> list[CheckResult]:
     def error(message: str) -> list[CheckResult]:
         return [_error_result(scenario, revision, message)]
+
+    def show(evidence: Evidence | None) -> None:
+        if evidence is not None and on_evidence is not None:
+            on_evidence(evidence)
 
     if session.live is None:
         return error(
@@ -240,6 +252,7 @@ def _play(
     try:
         evidence = driver.run(scenario, revision)
     except ScenarioBroken as broken:  # the adapter is healthy: it said no
+        show(driver.evidence)
         session.timeouts = 0
         tail = session.restart(graceful=True)
         leaks = _leaks(driver.evidence)
@@ -251,6 +264,7 @@ def _play(
             + leaks
         )
     except AdapterError as broken:
+        show(driver.evidence)
         session.timeouts = (
             session.timeouts + 1 if isinstance(broken, AdapterTimeout) else 0
         )
@@ -264,6 +278,7 @@ def _play(
             f"{stderr_block(tail)}" + _notes(bug)
         )
     session.timeouts = 0
+    show(evidence)
     try:
         results = judge(evidence)
     except Exception as bug:  # a bug of ours: no verdict on this scenario
