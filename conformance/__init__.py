@@ -12,6 +12,8 @@ beside its engine, so the folder tree is the architecture:
   judge its behaviour;
 - `conformance.run`: ``reqfold run``, every part above against one
   implementation, with one verdict.
+- `conformance.report`: the reports of a run (JSON, JUnit, Markdown,
+  HTML) and ``reqfold compare``.
 
 `rules` (the rule registry parsed from docs/spec.md), `errors` and
 `strategies` are shared. The suite imports `reference` (the oracle) and

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -348,3 +349,24 @@ def test_a_lower_cache_hit_ratio_is_a_regression() -> None:
     assert comparison.regression
     assert not compare_reports(minimal({}, 0.4), minimal({}, 0.6)).regression
     assert not compare_reports(minimal({}, None), minimal({}, 0.1)).regression
+
+
+# ------------------------------------------------------------ the docs
+
+
+def test_every_option_docs_reports_md_shows_exists() -> None:
+    from pathlib import Path
+
+    from conformance.cli import build_parser
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text()
+    parser = build_parser(["run"])
+    run = next(
+        action
+        for action in parser._subparsers._group_actions  # type: ignore[union-attr]
+        if hasattr(action, "choices") and action.choices
+    ).choices["run"]
+    known = {option for action in run._actions for option in action.option_strings}
+    shown = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", docs))
+    assert shown - known == set()
+    assert {"--report-json", "--junit", "--report-md", "--report-html"} <= shown

@@ -544,3 +544,73 @@ def test_no_progress_bar_with_quiet_or_off_a_terminal(mode: str) -> None:
     assert status == 0
     assert "%  vectors" not in shown
     assert "\r" not in shown
+
+
+# ------------------------------------------------------------ the CI recipe
+
+
+def shell_recipe() -> str:
+    docs = (ROOT / "docs" / "reports.md").read_text(encoding="utf-8")
+    return docs.split("```sh\n", 1)[1].split("```", 1)[0]
+
+
+def sh(script: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """`script` in `folder`, with a ``reqfold`` on PATH that runs this checkout."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "reqfold").write_text(
+        f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m conformance.cli "$@"\n'
+    )
+    (bin_dir / "reqfold").chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
+    }
+    return subprocess.run(
+        ["sh", "-c", script],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("adapter", "baseline", "status"),
+    [
+        pytest.param(["-m", "reference.adapter"], None, 0, id="a conformant codec"),
+        pytest.param(
+            [str(BAD_ADAPTERS / "drops_tool_removals.py")], None, 1, id="a broken codec"
+        ),
+        pytest.param(
+            ["-m", "reference.adapter"], "{}", 2, id="conformant, unreadable baseline"
+        ),
+    ],
+)
+def test_the_documented_shell_recipe_keeps_the_reports_and_gates_on_the_status(
+    tmp_path: Path, adapter: list[str], baseline: str | None, status: int
+) -> None:
+    """The recipe as written, reqfold already installed (there is no network
+    here): its install line is skipped and the run limited to the vectors of
+    one revision; nothing else changes."""
+    script = shell_recipe()
+    install = next(line for line in script.splitlines() if "pip install" in line)
+    script = script.replace(install, ": installed").replace(
+        'reqfold run --impl "./my-adapter"',
+        'reqfold run --impl "./my-adapter" --only vectors --revision session-prefix',
+    )
+    assert "--only vectors" in script
+    command = shlex.join([sys.executable, *adapter])
+    (tmp_path / "my-adapter").write_text(f"#!/bin/sh\nexec {command}\n")
+    (tmp_path / "my-adapter").chmod(0o755)
+    if baseline is not None:
+        (tmp_path / "baseline.json").write_text(baseline)
+    done = sh(script, tmp_path)
+    assert done.returncode == status, done.stdout + done.stderr
+    assert f"reqfold: exit status {status}" in done.stdout
+    for name in ("run.json", "junit.xml", "summary.md", "report.html"):
+        assert (tmp_path / "reports" / name).is_file()
