@@ -9,6 +9,8 @@ dashboards group and filter by rule. A ``fail`` (and a stale ``xpass``) is
 a ``failure``, an ``error`` an ``error``, a ``skip`` (and an ``xfail``,
 as pytest writes it) a ``skipped`` with its reason; a ``warn`` passes with
 the warning in ``system-out``. The failure's text holds its reproduction.
+An implementation that did not start is one ``error`` testcase
+(``reqfold.startup``), so a dashboard never shows an empty green run.
 """
 
 from __future__ import annotations
@@ -49,6 +51,21 @@ def failure_text(check: CheckRecord) -> str:
 def render_junit(report: RunReport) -> str:
     """The report as JUnit XML text."""
     root = ET.Element("testsuites", name="reqfold run")
+    if report.startup_error:
+        # No check ran: one error says why, so a dashboard cannot show green.
+        suite = ET.SubElement(
+            root, "testsuite", name="reqfold.startup", tests="1", errors="1"
+        )
+        case = ET.SubElement(
+            suite, "testcase", classname="reqfold.startup", name="initialize"
+        )
+        element = ET.SubElement(
+            case,
+            "error",
+            message=_text(f"the implementation did not start: {report.startup_error}"),
+            type="startup",
+        )
+        element.text = _text(report.startup_error)
     for part in report.parts:
         checks = [check for check in report.checks if check.part == part]
         counts = report.counts(part)

@@ -50,8 +50,9 @@ def render_markdown(report: RunReport) -> str:
             f"**The implementation did not start:** {_cell(report.startup_error)}",
             "",
         ]
-    out += ["| part | checks | " + " | ".join(STATUSES) + " |"]
-    out += ["|---|---:|" + "---:|" * len(STATUSES)]
+    if report.parts:
+        out += ["| part | checks | " + " | ".join(STATUSES) + " |"]
+        out += ["|---|---:|" + "---:|" * len(STATUSES)]
     for part in report.parts:
         counts = report.counts(part)
         out.append(

@@ -614,3 +614,21 @@ def test_the_documented_shell_recipe_keeps_the_reports_and_gates_on_the_status(
     assert f"reqfold: exit status {status}" in done.stdout
     for name in ("run.json", "junit.xml", "summary.md", "report.html"):
         assert (tmp_path / "reports" / name).is_file()
+
+
+@pytest.mark.slow
+def test_an_implementation_that_does_not_start_still_gets_every_report(
+    tmp_path: Path,
+) -> None:
+    run = reqfold_run(tmp_path, "--impl", str(tmp_path / "no-such-adapter"))
+    assert run.status == 3
+    data = run.json
+    assert schema_problems(data) == []
+    assert "cannot start" in str(data["startupError"])
+    assert data["checks"] == []
+    root = ET.fromstring(run.text("run.xml"))
+    error = root.find("./testsuite/testcase[@name='initialize']/error")
+    assert error is not None
+    assert "did not start" in (error.get("message") or "")
+    assert "did not start" in run.text("run.md")
+    assert "did not start" in run.text("run.html")
