@@ -186,6 +186,7 @@ class _Run:
     evidence: dict[str, Evidence] = field(default_factory=dict)
     """The evidence of each scenario run played, by ``scenario@revision``."""
     clock: Callable[[], float] = time.monotonic
+    started: float = field(default_factory=time.monotonic)
     last: float = field(default_factory=time.monotonic)
     """When the previous result came (the next one's duration starts there)."""
 
@@ -344,6 +345,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"reqfold run: {error}", file=sys.stderr)
         return 2
+    outcome = _Run(expected=expected)
     _stopped.clear()
     previous = {
         signum: signal.signal(signum, _terminated)
@@ -351,11 +353,20 @@ def run(args: argparse.Namespace) -> int:
     }
     progress = Progress(sys.stderr, enabled=not args.quiet and _is_terminal(sys.stderr))
     try:
-        return _run(args, revisions, scenarios, expected, progress)
+        return _run(args, revisions, scenarios, outcome, progress)
     except KeyboardInterrupt as stop:
         progress.clear()
         signum = stop.signum if isinstance(stop, _Interrupted) else signal.SIGINT
         _say_stderr("reqfold run: interrupted; no verdict")
+        # The reports keep what ran before the interrupt: nothing is lost.
+        with contextlib.suppress(Exception, KeyboardInterrupt):
+            _write_reports(
+                args,
+                outcome,
+                128 + signum,
+                "NO VERDICT: interrupted; the checks below ran before it",
+                time.monotonic() - outcome.started,
+            )
         return 128 + signum
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly; stdout goes to
@@ -430,14 +441,13 @@ def _run(
     args: argparse.Namespace,
     revisions: list[Revision] | None,
     scenarios: Any,
-    expected: dict[str, str],
+    outcome: _Run,
     progress: Progress,
 ) -> int:
-    started = time.monotonic()
+    started = outcome.started
     codec, harness = _connectors(args.impl, args.timeout)
     recorder = Recorder()
     codec = recorder.wrap(codec)
-    outcome = _Run(expected=expected)
     try:
         probe = harness()
         try:
