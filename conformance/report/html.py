@@ -346,6 +346,7 @@ def _svg(trace: ScenarioTrace) -> str:
     ]
     for point in trace.requests:
         x = left + gap + point.position * (bar + gap)
+        outline = f' stroke="{BROKE}" stroke-width="2"' if point.broke else ""
         cached_h = point.cached_tokens * scale
         uncached_h = point.uncached_tokens * scale
         base = top + height
@@ -354,9 +355,9 @@ def _svg(trace: ScenarioTrace) -> str:
             f" {point.cached_tokens} cached, {point.uncached_tokens} uncached of"
             f" {point.prompt_tokens}</title>"
             f'<rect x="{x}" y="{base - cached_h:.1f}" width="{bar}"'
-            f' height="{cached_h:.1f}" fill="{CACHED}"/>'
+            f' height="{cached_h:.1f}" fill="{CACHED}"{outline}/>'
             f'<rect x="{x}" y="{base - cached_h - uncached_h:.1f}" width="{bar}"'
-            f' height="{uncached_h:.1f}" fill="{UNCACHED}"/>'
+            f' height="{uncached_h:.1f}" fill="{UNCACHED}"{outline}/>'
             f'<text x="{x + bar / 2}" y="{base - cached_h - uncached_h - 4:.1f}"'
             f' text-anchor="middle" font-size="10">{point.cached_tokens}/'
             f"{point.prompt_tokens}</text>"
@@ -369,8 +370,8 @@ def _svg(trace: ScenarioTrace) -> str:
                 f'<line x1="{x - gap / 2}" y1="{top - 6}" x2="{x - gap / 2}"'
                 f' y2="{base + 4}" stroke="{BROKE}" stroke-width="2"'
                 ' stroke-dasharray="4 3"/>'
-                f'<text x="{x - gap / 2}" y="{base + 30}" text-anchor="middle"'
-                f' font-size="11" fill="{BROKE}">broke</text></g>'
+                f'<text x="{x + bar / 2}" y="{base + 30}" text-anchor="middle"'
+                f' font-size="11" fill="{BROKE}">✕ broke</text></g>'
             )
     parts.append("</svg>")
     return "".join(parts)
