@@ -370,3 +370,13 @@ def test_every_option_docs_reports_md_shows_exists() -> None:
     shown = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", docs))
     assert shown - known == set()
     assert {"--report-json", "--junit", "--report-md", "--report-html"} <= shown
+
+
+def test_a_wrong_rejection_differs_in_its_code_whatever_its_kind() -> None:
+    from conformance.report.reproduction import answer_difference
+
+    expected = {"error": {"kind": "malformed-header"}}
+    assert answer_difference(expected, {"error": {"code": -32602}}) == "$.error.code"
+    assert answer_difference(expected, {"result": {}}) == "$.error"
+    assert answer_difference({"result": {"a": 1}}, {"result": {"a": 2}}) == "$.result.a"
+    assert answer_difference(expected, None) is None
