@@ -88,8 +88,8 @@ def run_scenarios(
 ) -> ScenarioReport:
     """Play `scenarios` (default: all) against the adapter `connect` starts.
 
-    `on_evidence` sees what each played scenario left (also a partial run
-    that broke), before its results: reports draw its requests.
+    `on_evidence` sees the evidence of every run that played to the end,
+    before its results (``--snapshot-dir`` keeps it).
     """
     chosen = load_scenarios() if scenarios is None else scenarios
     fake = FakeProvider("deepseek")
@@ -239,10 +239,6 @@ def _play(
     def error(message: str) -> list[CheckResult]:
         return [_error_result(scenario, revision, message)]
 
-    def show(evidence: Evidence | None) -> None:
-        if evidence is not None and on_evidence is not None:
-            on_evidence(evidence)
-
     if session.live is None:
         return error(
             f"the adapter could not be restarted ({MAX_RESTARTS} attempts);"
@@ -252,7 +248,6 @@ def _play(
     try:
         evidence = driver.run(scenario, revision)
     except ScenarioBroken as broken:  # the adapter is healthy: it said no
-        show(driver.evidence)
         session.timeouts = 0
         tail = session.restart(graceful=True)
         leaks = _leaks(driver.evidence)
@@ -264,7 +259,6 @@ def _play(
             + leaks
         )
     except AdapterError as broken:
-        show(driver.evidence)
         session.timeouts = (
             session.timeouts + 1 if isinstance(broken, AdapterTimeout) else 0
         )
@@ -278,7 +272,8 @@ def _play(
             f"{stderr_block(tail)}" + _notes(bug)
         )
     session.timeouts = 0
-    show(evidence)
+    if on_evidence is not None:
+        on_evidence(evidence)
     try:
         results = judge(evidence)
     except Exception as bug:  # a bug of ours: no verdict on this scenario

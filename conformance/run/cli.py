@@ -509,7 +509,9 @@ def _run(
         else:
             _scenarios(outcome, harness, scenarios, args.keep, context)
     progress.clear()
-    return _finish(outcome, args, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    status, verdict = _finish(outcome, args, seconds)
+    return _write_reports(args, outcome, status, verdict, seconds)
 
 
 def _shower(mode: str, progress: Progress) -> Callable[[Check], None]:
@@ -690,7 +692,8 @@ def _scenarios(
     outcome.notes.extend(report.skipped)
 
 
-def _finish(outcome: _Run, args: argparse.Namespace, seconds: float) -> int:
+def _finish(outcome: _Run, args: argparse.Namespace, seconds: float) -> tuple[int, str]:
+    """Print the summary, the rule table and the verdict; the status and verdict."""
     checks = outcome.checks
     expected = outcome.expected
     print()
@@ -739,7 +742,7 @@ def _finish(outcome: _Run, args: argparse.Namespace, seconds: float) -> int:
     print()
     print(f"{len(checks)} checks in {seconds:.1f} s")
     print(f"Verdict: {verdict}")
-    return _write_reports(args, outcome, status, verdict, seconds)
+    return status, verdict
 
 
 def _unseen_expected(outcome: _Run, args: argparse.Namespace) -> list[str]:
