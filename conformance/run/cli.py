@@ -88,8 +88,36 @@ def default_impl() -> str:
     return f"{shlex.quote(sys.executable)} -m reference.harness_adapter"
 
 
+REPORTS = {
+    "report-json": "the JSON report (format reqfold-run/1, with a JSON Schema)",
+    "junit": "JUnit XML (one testcase per check, rule IDs as properties)",
+    "report-md": "a Markdown summary (for a CI step summary)",
+    "report-html": "a self-contained HTML page (rule x scenario matrix, cache charts)",
+}
+"""Each report option and what it writes."""
+
+
+def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    """The report options, in a group of their own (docs/reports.md)."""
+    reports = parser.add_argument_group("reports (docs/reports.md)")
+    for option, what in REPORTS.items():
+        reports.add_argument(f"--{option}", metavar="F", help=f"write {what} to F")
+    reports.add_argument(
+        "--expected-failures",
+        metavar="F",
+        help='a JSON object keyed by check id, each entry {"reason": ...}: those'
+        " checks are expected to fail (xfail); one that passes fails the run",
+    )
+    reports.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar (there is none when stderr is not a terminal)",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the subcommand's options."""
+    _add_report_arguments(parser)
     parser.add_argument(
         "--impl",
         metavar="CMD",
@@ -146,29 +174,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep the logs the harness wrote, and the requests the fake received"
         " for each, in DIR (made if missing; default: a temporary folder)",
     )
-    reports = parser.add_argument_group("reports (docs/reports.md)")
-    for option, what in REPORTS.items():
-        reports.add_argument(f"--{option}", metavar="F", help=f"write {what} to F")
-    reports.add_argument(
-        "--expected-failures",
-        metavar="F",
-        help='a JSON object keyed by check id, each entry {"reason": ...}: those'
-        " checks are expected to fail (xfail); one that passes fails the run",
-    )
-    reports.add_argument(
-        "--quiet",
-        action="store_true",
-        help="no progress bar (there is none when stderr is not a terminal)",
-    )
-
-
-REPORTS = {
-    "report-json": "the JSON report (format reqfold-run/1, with a JSON Schema)",
-    "junit": "JUnit XML (one testcase per check, rule IDs as properties)",
-    "report-md": "a Markdown summary (for a CI step summary)",
-    "report-html": "a self-contained HTML page (rule x scenario matrix, cache charts)",
-}
-"""Each report option and what it writes."""
 
 
 @dataclass(slots=True)
@@ -185,6 +190,15 @@ class _Run:
     reproductions: dict[str, Reproduction] = field(default_factory=dict)
     evidence: dict[str, Evidence] = field(default_factory=dict)
     """The evidence of each scenario run played, by ``scenario@revision``."""
+    impl: str | None = None
+    """The ``--impl`` value, for the reproductions' commands."""
+    progress: Progress = field(
+        default_factory=lambda: Progress(sys.stderr, enabled=False)
+    )
+    recorder: Recorder = field(default_factory=Recorder)
+    """The codec implementation's answers, for the reproductions."""
+    show_all: bool = False
+    """``--show all``: every check is printed (the progress bar steps aside)."""
     clock: Callable[[], float] = time.monotonic
     started: float = field(default_factory=time.monotonic)
     last: float = field(default_factory=time.monotonic)
@@ -230,7 +244,12 @@ class _Run:
                 found = None
             if found is not None:
                 self.reproductions[check_id] = found
+        shown = self.show_all or check.outcome in PROBLEM_OUTCOMES
+        if shown:
+            self.progress.clear()
         show(check)
+        if shown and self.progress.enabled:
+            sys.stdout.flush()
         return check
 
 
@@ -273,6 +292,11 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
             keep.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             return f"--keep {str(keep)!r} cannot be made: {error.strerror or error}"
+    return None
+
+
+def _report_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the report files asked for, in one line, or None."""
     for option in REPORTS:
         value = getattr(args, option.replace("-", "_"))
         if value is None:
@@ -326,7 +350,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ScenarioError) as error:
         print(f"reqfold run: {error}", file=sys.stderr)
         return 2
-    problem = _usage_problem(args)
+    problem = _usage_problem(args) or _report_problem(args)
     if problem is not None:
         print(f"reqfold run: {problem}", file=sys.stderr)
         return 2
@@ -353,7 +377,8 @@ def run(args: argparse.Namespace) -> int:
     }
     progress = Progress(sys.stderr, enabled=not args.quiet and _is_terminal(sys.stderr))
     try:
-        return _run(args, revisions, scenarios, outcome, progress)
+        outcome.progress = progress
+        return _run(args, revisions, scenarios, outcome)
     except KeyboardInterrupt as stop:
         progress.clear()
         signum = stop.signum if isinstance(stop, _Interrupted) else signal.SIGINT
@@ -426,28 +451,16 @@ def _connectors(
     return codec, lambda: StdioConnection(argv, timeout=timeout)
 
 
-@dataclass(slots=True, kw_only=True)
-class _Context:
-    """What every part needs besides the results: selection, display, recording."""
-
-    revisions: list[Revision] | None
-    impl: str | None
-    show: Callable[[Check], None]
-    progress: Progress
-    recorder: Recorder
-
-
 def _run(
     args: argparse.Namespace,
     revisions: list[Revision] | None,
     scenarios: Any,
     outcome: _Run,
-    progress: Progress,
 ) -> int:
     started = outcome.started
     codec, harness = _connectors(args.impl, args.timeout)
-    recorder = Recorder()
-    codec = recorder.wrap(codec)
+    codec = outcome.recorder.wrap(codec)
+    outcome.impl, outcome.show_all = args.impl, args.show == "all"
     try:
         probe = harness()
         try:
@@ -485,15 +498,9 @@ def _run(
             )
             return 2
     _print_identity(identity)
-    wanted = set(args.only or PARTS)
-    context = _Context(
-        revisions=revisions,
-        impl=args.impl,
-        show=_shower(args.show, progress),
-        progress=progress,
-        recorder=recorder,
-    )
     outcome.last = time.monotonic()
+    wanted = set(args.only or PARTS)
+    show = _shower(args.show)
     for part in PARTS:
         needs = "harness" if part == "scenarios" else "codec"
         if part not in wanted:
@@ -503,33 +510,29 @@ def _run(
                 f"{part} not run: the implementation does not declare {needs!r}"
             )
         elif part == "vectors":
-            _vectors(outcome, codec, context)
+            _vectors(outcome, codec, revisions, show)
         elif part == "properties":
-            _properties(outcome, codec, args.examples, context)
+            _properties(outcome, codec, revisions, args.examples, show)
         else:
-            _scenarios(outcome, harness, scenarios, args.keep, context)
-    progress.clear()
+            _scenarios(outcome, harness, revisions, scenarios, args.keep, show)
+    outcome.progress.clear()
     seconds = time.monotonic() - started
     status, verdict = _finish(outcome, args, seconds)
     return _write_reports(args, outcome, status, verdict, seconds)
 
 
-def _shower(mode: str, progress: Progress) -> Callable[[Check], None]:
+def _shower(mode: str) -> Callable[[Check], None]:
     def show(check: Check) -> None:
         if mode == "all" or check.outcome in (
             Outcome.FAIL,
             Outcome.WARN,
             Outcome.ERROR,
         ):
-            progress.clear()
             rules = ",".join(check.rules)
-            print(
-                f"  {MARKS[check.outcome]}  {check.part}  {check.id}  [{rules}]",
-                flush=progress.enabled,
-            )
+            print(f"  {MARKS[check.outcome]}  {check.part}  {check.id}  [{rules}]")
             for line in check.message.splitlines() or [""]:
                 if line:
-                    print(f"         {line}", flush=progress.enabled)
+                    print(f"         {line}")
 
     return show
 
@@ -547,14 +550,17 @@ def _print_identity(identity: dict[str, Any]) -> None:
 
 
 def _vectors(
-    outcome: _Run, connect: Callable[[], Connection], context: _Context
+    outcome: _Run,
+    connect: Callable[[], Connection],
+    revisions: list[Revision] | None,
+    show: Callable[[Check], None],
 ) -> None:
     from conformance.codec.corpus import iter_cases
 
     outcome.parts.append("vectors")
-    selected = list(iter_cases(revisions=context.revisions))
+    selected = list(iter_cases(revisions=revisions))
     cases = {(revision.value, case.id): case for revision, case in selected}
-    context.progress.start("vectors", len(selected))
+    outcome.progress.start("vectors", len(selected))
 
     def add(result: Any) -> None:
         case = cases.get((result.revision, result.case_id))
@@ -563,19 +569,19 @@ def _vectors(
             if case is None:
                 return None
             params = case.request_params(Revision(result.revision))
-            found = context.recorder.answer(case.method, params)
-            return vector_reproduction(case, result.revision, found, context.impl)
+            found = outcome.recorder.answer(case.method, params)
+            return vector_reproduction(case, result.revision, found, outcome.impl)
 
         check = outcome.record(
             "vectors",
             f"{result.revision}/{result.case_id}",
             result,
-            context.show,
+            show,
             reproduce=reproduce,
         )
-        context.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
+        outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
 
-    report = run_vectors(connect, revisions=context.revisions, on_result=add)
+    report = run_vectors(connect, revisions=revisions, on_result=add)
     if report.startup_error is not None:
         outcome.startup_error = report.startup_error
 
@@ -583,8 +589,9 @@ def _vectors(
 def _properties(
     outcome: _Run,
     connect: Callable[[], Connection],
+    revisions: list[Revision] | None,
     examples: int | None,
-    context: _Context,
+    show: Callable[[Check], None],
 ) -> None:
     from hypothesis.configuration import set_hypothesis_home_dir
 
@@ -592,11 +599,10 @@ def _properties(
 
     outcome.parts.append("properties")
     declared = declared_revisions(outcome.identity)
-    revisions = context.revisions
     chosen = declared if revisions is None else [r for r in declared if r in revisions]
     options: dict[str, Any] = {} if examples is None else {"examples": examples}
     total = sum(1 for p in properties.PROPERTIES for r in chosen if r in p.revisions)
-    context.progress.start("properties", total)
+    outcome.progress.start("properties", total)
 
     def add(result: Any) -> None:
         message = result.message
@@ -609,20 +615,20 @@ def _properties(
             if vector is None:
                 return None
             params = {**vector["params"], "revision": result.revision}
-            found = context.recorder.answer(result.method, params)
+            found = outcome.recorder.answer(result.method, params)
             return property_reproduction(
-                vector, result.method, result.revision, found, context.impl
+                vector, result.method, result.revision, found, outcome.impl
             )
 
         check = outcome.record(
             "properties",
             result.id,
             result,
-            context.show,
+            show,
             message=message,
             reproduce=reproduce,
         )
-        context.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
+        outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
 
     # Hypothesis keeps files under its home folder (./.hypothesis by
     # default): a run must not leave one in the user's repository.
@@ -637,16 +643,16 @@ def _properties(
 def _scenarios(
     outcome: _Run,
     connect: Callable[[], ClosableHarness],
+    revisions: list[Revision] | None,
     scenarios: Any,
     keep: Path | None,
-    context: _Context,
+    show: Callable[[Check], None],
 ) -> None:
     outcome.parts.append("scenarios")
     by_id = {scenario.id: scenario for scenario in scenarios}
     declared = declared_revisions(outcome.identity)
-    revisions = context.revisions
     wanted = declared if revisions is None else [r for r in declared if r in revisions]
-    context.progress.start("scenarios", len(list(iter_runs(scenarios, wanted))))
+    outcome.progress.start("scenarios", len(list(iter_runs(scenarios, wanted))))
     played: set[str] = set()
 
     def seen(evidence: Evidence) -> None:
@@ -656,7 +662,7 @@ def _scenarios(
         run_key = f"{result.scenario}@{result.revision}"
         if run_key not in played:
             played.add(run_key)
-            context.progress.advance()
+            outcome.progress.advance()
 
         def reproduce() -> Reproduction | None:
             scenario = by_id.get(result.scenario)
@@ -667,15 +673,15 @@ def _scenarios(
                 scenario,
                 result.revision,
                 outcome.evidence.get(run_key),
-                context.impl,
+                outcome.impl,
                 result.message,
             )
 
         check = outcome.record(
-            "scenarios", result.check_id, result, context.show, reproduce=reproduce
+            "scenarios", result.check_id, result, show, reproduce=reproduce
         )
         if check.outcome in PROBLEM_OUTCOMES:
-            context.progress.problems += 1
+            outcome.progress.problems += 1
 
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
