@@ -12,6 +12,8 @@ beside its engine, so the folder tree is the architecture:
   judge its behaviour;
 - `conformance.run`: ``reqfold run``, every part above against one
   implementation, with one verdict;
+- `conformance.report`: the reports of a run (JSON, JUnit, Markdown,
+  HTML) and ``reqfold compare``;
 - `conformance.pytest_plugin`: the same checks as items of another
   project's pytest run (``pytest --reqfold-impl CMD``).
 

@@ -16,6 +16,10 @@ from collections.abc import Sequence
 # subcommand name -> (module, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("conformance.check.cli", "verify session logs offline"),
+    "compare": (
+        "conformance.report.cli",
+        "compare two JSON run reports: newly failing, newly passing, cache",
+    ),
     "demo": ("conformance.demo", "run the scripted demo session"),
     "fake": ("fakes.cli", "run the fake caching provider"),
     "probe": ("conformance.probe.cli", "check an unmodified harness as a black box"),

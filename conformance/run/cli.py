@@ -10,7 +10,12 @@ instead). What runs follows what ``initialize`` declares:
 * ``harness``: every scenario that applies to a declared revision, played
   against the fake provider on 127.0.0.1 and judged.
 
-The output is a list of problems, a per-rule table and ONE verdict. Exit
+The output is a list of problems, a per-rule table and ONE verdict; a
+progress bar on stderr while it works, when stderr is a terminal. Reports
+(docs/reports.md) are written on request: ``--report-json`` (format
+``reqfold-run/1``, with a JSON Schema), ``--junit``, ``--report-md`` and
+``--report-html``; ``--expected-failures`` lists checks known to fail,
+each with a reason (one that passes fails the run: a stale entry). Exit
 status: 0 conformant (SHOULD warnings allowed unless ``--strict``), 1 a
 MUST rule is broken, 2 bad arguments (also options that select nothing
 the implementation has: zero checks is never a pass), 3 no verdict (the
@@ -28,6 +33,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,17 +52,27 @@ from conformance.adapters.lifecycle import (
 from conformance.adapters.messages import check_result
 from conformance.codec.runner import run_vectors
 from conformance.errors import AdapterError, AdapterProtocolError
+from conformance.harness.evidence import Evidence
+from conformance.harness.results import level_of
 from conformance.harness.runner import ClosableHarness, run_scenarios
-from conformance.harness.scenarios import ScenarioError, load_scenarios
+from conformance.harness.scenarios import ScenarioError, iter_runs, load_scenarios
 from conformance.outcomes import MARKS, Outcome
+from conformance.report.model import STATUSES, Reproduction
+from conformance.report.reproduction import (
+    property_reproduction,
+    scenario_reproduction,
+    vector_reproduction,
+)
+from conformance.run.progress import Progress
+from conformance.run.recording import Recorder
 from conformance.run.verdict import (
-    BROKEN,
-    CONFORMANT,
     NO_VERDICT,
     Check,
     exit_status,
     render_table,
     rule_table,
+    status_of,
+    verdict_text,
 )
 from conformance.snapshots import options as snapshots
 from reference.revisions import Revision, parse_revision
@@ -76,8 +92,36 @@ def default_impl() -> str:
     return f"{shlex.quote(sys.executable)} -m reference.harness_adapter"
 
 
+REPORTS = {
+    "report-json": "the JSON report (format reqfold-run/1, with a JSON Schema)",
+    "junit": "JUnit XML (one testcase per check, rule IDs as properties)",
+    "report-md": "a Markdown summary (for a CI step summary)",
+    "report-html": "a self-contained HTML page (rule x scenario matrix, cache charts)",
+}
+"""Each report option and what it writes."""
+
+
+def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    """The report options, in a group of their own (docs/reports.md)."""
+    reports = parser.add_argument_group("reports (docs/reports.md)")
+    for option, what in REPORTS.items():
+        reports.add_argument(f"--{option}", metavar="F", help=f"write {what} to F")
+    reports.add_argument(
+        "--expected-failures",
+        metavar="F",
+        help='a JSON object keyed by check id, each entry {"reason": ...}: those'
+        " checks are expected to fail (xfail); one that passes fails the run",
+    )
+    reports.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar (there is none when stderr is not a terminal)",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the subcommand's options."""
+    _add_report_arguments(parser)
     parser.add_argument(
         "--impl",
         metavar="CMD",
@@ -163,6 +207,24 @@ class _Run:
     parts: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     startup_error: str | None = None
+    expected: dict[str, str] = field(default_factory=dict)
+    """Expected failures: check id -> reason."""
+    reproductions: dict[str, Reproduction] = field(default_factory=dict)
+    evidence: dict[str, Evidence] = field(default_factory=dict)
+    """The evidence of each scenario run played, by ``scenario@revision``."""
+    impl: str | None = None
+    """The ``--impl`` value, for the reproductions' commands."""
+    progress: Progress = field(
+        default_factory=lambda: Progress(sys.stderr, enabled=False)
+    )
+    recorder: Recorder = field(default_factory=Recorder)
+    """The codec implementation's answers, for the reproductions."""
+    show_all: bool = False
+    """``--show all``: every check is printed (the progress bar steps aside)."""
+    clock: Callable[[], float] = time.monotonic
+    started: float = field(default_factory=time.monotonic)
+    last: float = field(default_factory=time.monotonic)
+    """When the previous result came (the next one's duration starts there)."""
 
     def record(
         self,
@@ -172,21 +234,48 @@ class _Run:
         show: Callable[[Check], None],
         *,
         message: str | None = None,
-    ) -> None:
-        """Keep one result of any part as a `Check`, and show it."""
+        reproduce: Callable[[], Reproduction | None] | None = None,
+    ) -> Check:
+        """Keep one result of any part as a `Check`, and show it.
+
+        `reproduce` builds the failure's reproduction; it runs only for a
+        result that is not a pass or a skip, and a bug in it costs the
+        report its reproduction, never the run.
+        """
         if _stopped:
             raise _Interrupted(_stopped[0])
+        now = self.clock()
+        rules = tuple(result.rules)
         check = Check(
             part=part,
             id=check_id,
             revision=result.revision,
-            rules=tuple(result.rules),
+            rules=rules,
             outcome=result.outcome,
             message=result.message if message is None else message,
+            level=getattr(result, "level", None)
+            or ("SHOULD" if result.outcome is Outcome.WARN else level_of(rules)),
+            duration=max(now - self.last, 0.0),
         )
+        self.last = now
         self.checks.append(check)
+        if reproduce is not None and check.outcome in PROBLEM_OUTCOMES:
+            try:
+                found = reproduce()
+            except Exception:  # a bug of ours: the report goes without it
+                found = None
+            if found is not None:
+                self.reproductions[check_id] = found
+        shown = self.show_all or check.outcome in PROBLEM_OUTCOMES
+        if shown:
+            self.progress.clear()
         show(check)
+        if shown and self.progress.enabled:
+            sys.stdout.flush()
+        return check
 
+
+PROBLEM_OUTCOMES = (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
 
 MAX_TIMEOUT = 86_400.0
 """The longest --timeout taken (a day): more is a typo, and overflows clocks."""
@@ -228,6 +317,51 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     return snapshots.usage_problem(args)
 
 
+def _report_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the report files asked for, in one line, or None."""
+    for option in REPORTS:
+        value = getattr(args, option.replace("-", "_"))
+        if value is None:
+            continue
+        if not value.strip():
+            return f"--{option} is empty: give a file to write"
+        target = Path(value)
+        if target.is_dir():
+            return f"--{option} {value!r} is a folder, not a file"
+        if not target.parent.is_dir():
+            return (
+                f"--{option} {value!r}: the folder {str(target.parent)!r}"
+                " does not exist"
+            )
+    return None
+
+
+def _expected_failures(args: argparse.Namespace, scenarios: Any) -> dict[str, str]:
+    """The expected failures file, read and checked; ValueError says what is wrong."""
+    from conformance.codec.corpus import load_cases
+    from conformance.report.expected import parse_expected, unknown_ids
+
+    if args.expected_failures is None:
+        return {}
+    path = args.expected_failures
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise ValueError(
+            f"--expected-failures {path!r} cannot be read: {reason}"
+        ) from None
+    expected = parse_expected(text, name=f"--expected-failures {path!r}")
+    unknown = unknown_ids(expected, load_cases(), load_scenarios())
+    if unknown:
+        raise ValueError(
+            f"--expected-failures {path!r} names no check of this suite:"
+            f" {', '.join(unknown)} (a check id is REVISION/CASE,"
+            " property/FAMILY/REVISION or SCENARIO@REVISION/CHECK, as reports show)"
+        )
+    return expected
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the suite, print the report; returns the exit status."""
     try:
@@ -238,7 +372,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ScenarioError) as error:
         print(f"reqfold run: {error}", file=sys.stderr)
         return 2
-    problem = _usage_problem(args)
+    problem = _usage_problem(args) or _report_problem(args)
     if problem is not None:
         print(f"reqfold run: {problem}", file=sys.stderr)
         return 2
@@ -252,16 +386,34 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         scenarios = [s for s in scenarios if s.id in args.scenario]
+    try:
+        expected = _expected_failures(args, scenarios)
+    except ValueError as error:
+        print(f"reqfold run: {error}", file=sys.stderr)
+        return 2
+    outcome = _Run(expected=expected)
     _stopped.clear()
     previous = {
         signum: signal.signal(signum, _terminated)
         for signum in (signal.SIGTERM, signal.SIGINT)
     }
+    progress = Progress(sys.stderr, enabled=not args.quiet and _is_terminal(sys.stderr))
     try:
-        return _run(args, revisions, scenarios)
+        outcome.progress = progress
+        return _run(args, revisions, scenarios, outcome)
     except KeyboardInterrupt as stop:
+        progress.clear()
         signum = stop.signum if isinstance(stop, _Interrupted) else signal.SIGINT
         _say_stderr("reqfold run: interrupted; no verdict")
+        # The reports keep what ran before the interrupt: nothing is lost.
+        with contextlib.suppress(Exception, KeyboardInterrupt):
+            _write_reports(
+                args,
+                outcome,
+                128 + signum,
+                "NO VERDICT: interrupted; the checks below ran before it",
+                time.monotonic() - outcome.started,
+            )
         return 128 + signum
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly; stdout goes to
@@ -271,6 +423,7 @@ def run(args: argparse.Namespace) -> int:
         os.close(devnull)
         return NO_VERDICT
     except Exception as error:  # a bug of ours: say so, and it is no verdict
+        progress.clear()
         _say_stderr(
             f"reqfold run: internal error, no verdict: {type(error).__name__}: {error}"
         )
@@ -278,6 +431,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _say_stderr(text: str) -> None:
@@ -314,11 +474,15 @@ def _connectors(
 
 
 def _run(
-    args: argparse.Namespace, revisions: list[Revision] | None, scenarios: Any
+    args: argparse.Namespace,
+    revisions: list[Revision] | None,
+    scenarios: Any,
+    outcome: _Run,
 ) -> int:
-    started = time.monotonic()
+    started = outcome.started
     codec, harness = _connectors(args.impl, args.timeout)
-    outcome = _Run()
+    codec = outcome.recorder.wrap(codec)
+    outcome.impl, outcome.show_all = args.impl, args.show == "all"
     try:
         probe = harness()
         try:
@@ -329,11 +493,19 @@ def _run(
         if problem is not None:
             raise AdapterProtocolError(f"the result of initialize {problem}")
     except AdapterError as error:
+        outcome.startup_error = describe(error)
         print(
-            f"reqfold run: the implementation did not start: {describe(error)}",
+            f"reqfold run: the implementation did not start: {outcome.startup_error}",
             file=sys.stderr,
         )
         print("Verdict: NO VERDICT: the implementation could not be run")
+        _write_reports(
+            args,
+            outcome,
+            NO_VERDICT,
+            "NO VERDICT: the implementation could not be run",
+            time.monotonic() - started,
+        )
         return NO_VERDICT
     identity = outcome.identity
     declared = [revision.value for revision in declared_revisions(identity)]
@@ -348,6 +520,7 @@ def _run(
             )
             return 2
     _print_identity(identity)
+    outcome.last = time.monotonic()
     wanted = set(args.only or PARTS)
     show = _shower(args.show)
     recorder: SnapshotRecorder | None = None
@@ -368,8 +541,14 @@ def _run(
             _scenarios(
                 outcome, harness, revisions, scenarios, args.keep, show, recorder
             )
-    status = _finish(outcome, args.strict, time.monotonic() - started)
-    return recorder.exit_status(status) if recorder is not None else status
+    outcome.progress.clear()
+    seconds = time.monotonic() - started
+    status, verdict = _finish(outcome, args, seconds)
+    if recorder is not None and (strict := recorder.exit_status(status)) != status:
+        verdict = f"{verdict}, but snapshots drifted (--snapshot-strict)"
+        print(f"exit {strict}: snapshots drifted and --snapshot-strict is set")
+        status = strict
+    return _write_reports(args, outcome, status, verdict, seconds)
 
 
 def _shower(mode: str) -> Callable[[Check], None]:
@@ -395,7 +574,8 @@ def _print_identity(identity: dict[str, Any]) -> None:
         f"reqfold run: {name}"
         + (f" ({language})" if language else "")
         + f"; revisions: {', '.join(identity.get('revisions', [])) or 'none'};"
-        f" capabilities: {', '.join(identity.get('capabilities', [])) or 'none'}"
+        f" capabilities: {', '.join(identity.get('capabilities', [])) or 'none'}",
+        flush=True,
     )
 
 
@@ -405,10 +585,31 @@ def _vectors(
     revisions: list[Revision] | None,
     show: Callable[[Check], None],
 ) -> None:
+    from conformance.codec.corpus import iter_cases
+
     outcome.parts.append("vectors")
+    selected = list(iter_cases(revisions=revisions))
+    cases = {(revision.value, case.id): case for revision, case in selected}
+    outcome.progress.start("vectors", len(selected))
 
     def add(result: Any) -> None:
-        outcome.record("vectors", f"{result.revision}/{result.case_id}", result, show)
+        case = cases.get((result.revision, result.case_id))
+
+        def reproduce() -> Reproduction | None:
+            if case is None:
+                return None
+            params = case.request_params(Revision(result.revision))
+            found = outcome.recorder.answer(case.method, params)
+            return vector_reproduction(case, result.revision, found, outcome.impl)
+
+        check = outcome.record(
+            "vectors",
+            f"{result.revision}/{result.case_id}",
+            result,
+            show,
+            reproduce=reproduce,
+        )
+        outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
 
     report = run_vectors(connect, revisions=revisions, on_result=add)
     if report.startup_error is not None:
@@ -430,20 +631,43 @@ def _properties(
     declared = declared_revisions(outcome.identity)
     chosen = declared if revisions is None else [r for r in declared if r in revisions]
     options: dict[str, Any] = {} if examples is None else {"examples": examples}
+    total = sum(1 for p in properties.PROPERTIES for r in chosen if r in p.revisions)
+    outcome.progress.start("properties", total)
+
+    def add(result: Any) -> None:
+        message = result.message
+        if result.vector is not None:
+            message += "\ncounterexample, as a vector ready to commit:\n"
+            message += properties.render_vector(result)
+
+        def reproduce() -> Reproduction | None:
+            vector = result.vector
+            if vector is None:
+                return None
+            params = {**vector["params"], "revision": result.revision}
+            found = outcome.recorder.answer(result.method, params)
+            return property_reproduction(
+                vector, result.method, result.revision, found, outcome.impl
+            )
+
+        check = outcome.record(
+            "properties",
+            result.id,
+            result,
+            show,
+            message=message,
+            reproduce=reproduce,
+        )
+        outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
+
     # Hypothesis keeps files under its home folder (./.hypothesis by
     # default): a run must not leave one in the user's repository.
     with tempfile.TemporaryDirectory(prefix="reqfold-hypothesis-") as home:
         set_hypothesis_home_dir(home)
         try:
-            results = properties.run_properties(connect, chosen, **options)
+            properties.run_properties(connect, chosen, on_result=add, **options)
         finally:
             set_hypothesis_home_dir(None)
-    for result in results:
-        message = result.message
-        if result.vector is not None:
-            message += "\ncounterexample, as a vector ready to commit:\n"
-            message += properties.render_vector(result)
-        outcome.record("properties", result.id, result, show, message=message)
 
 
 def _scenarios(
@@ -456,9 +680,41 @@ def _scenarios(
     recorder: SnapshotRecorder | None = None,
 ) -> None:
     outcome.parts.append("scenarios")
+    by_id = {scenario.id: scenario for scenario in scenarios}
+    declared = declared_revisions(outcome.identity)
+    wanted = declared if revisions is None else [r for r in declared if r in revisions]
+    outcome.progress.start("scenarios", len(list(iter_runs(scenarios, wanted))))
+    played: set[str] = set()
+
+    def seen(evidence: Evidence) -> None:
+        outcome.evidence[f"{evidence.scenario.id}@{evidence.revision.value}"] = evidence
+        if recorder is not None:
+            recorder.record(evidence)
 
     def add(result: Any) -> None:
-        outcome.record("scenarios", result.check_id, result, show)
+        run_key = f"{result.scenario}@{result.revision}"
+        if run_key not in played:
+            played.add(run_key)
+            outcome.progress.advance()
+
+        def reproduce() -> Reproduction | None:
+            scenario = by_id.get(result.scenario)
+            if scenario is None:
+                return None
+            return scenario_reproduction(
+                result.check_id,
+                scenario,
+                result.revision,
+                outcome.evidence.get(run_key),
+                outcome.impl,
+                result.message,
+            )
+
+        check = outcome.record(
+            "scenarios", result.check_id, result, show, reproduce=reproduce
+        )
+        if check.outcome in PROBLEM_OUTCOMES:
+            outcome.progress.problems += 1
 
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
@@ -468,7 +724,7 @@ def _scenarios(
         scenarios=scenarios,
         on_result=add,
         workdir=keep,
-        on_evidence=recorder.record if recorder is not None else None,
+        on_evidence=seen,
     )
     if report.startup_error is not None:
         outcome.startup_error = report.startup_error
@@ -479,40 +735,138 @@ def _scenarios(
             print(line)
 
 
-def _finish(outcome: _Run, strict: bool, seconds: float) -> int:
+def _finish(outcome: _Run, args: argparse.Namespace, seconds: float) -> tuple[int, str]:
+    """Print the summary, the rule table and the verdict; the status and verdict."""
     checks = outcome.checks
+    expected = outcome.expected
     print()
     for part in outcome.parts:
         mine = [check for check in checks if check.part == part]
-        tally = {o: sum(1 for c in mine if c.outcome is o) for o in Outcome}
-        parts = ", ".join(f"{n} {o.value}" for o, n in tally.items() if n)
+        tally = Counter(status_of(check, expected) for check in mine)
+        parts = ", ".join(
+            f"{n} {status}" for status in STATUSES if (n := tally[status])
+        )
         print(f"{part:<11} {len(mine)} checks: {parts or 'none ran'}")
     for note in outcome.notes:
         print(f"note: {note}")
+    for check in checks:
+        state = status_of(check, expected)
+        if state == "xfail":
+            print(f"xfail: {check.id}: {expected[check.id]}")
+        elif state == "xpass":
+            print(
+                f"STALE: {check.id} passed but is listed as an expected failure"
+                f" ({expected[check.id]}): remove the entry"
+            )
     if outcome.startup_error:
         print(f"error: the implementation did not start: {outcome.startup_error}")
     print()
     print("Rules")
-    for line in render_table(rule_table(checks)):
+    for line in render_table(rule_table(checks, expected=expected)):
         print(line)
     status = exit_status(
-        checks, strict=strict, startup_error=outcome.startup_error is not None
+        checks,
+        strict=args.strict,
+        startup_error=outcome.startup_error is not None,
+        expected=expected,
     )
     ran = [check for check in checks if check.outcome is not Outcome.SKIP]
-    warned = any(check.outcome is Outcome.WARN for check in checks)
-    failed = any(check.outcome is Outcome.FAIL for check in checks)
     if status == NO_VERDICT and not ran and outcome.startup_error is None:
         status = NOTHING_TO_RUN
-    verdict = {
-        CONFORMANT: "CONFORMANT" + (" (with SHOULD warnings)" if warned else ""),
-        BROKEN: "NOT CONFORMANT: a MUST rule is broken"
-        if failed
-        else "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it",
-        NO_VERDICT: "NO VERDICT: some checks could not be run (see the errors above)",
-        NOTHING_TO_RUN: "NO VERDICT: nothing was checked: the options select nothing"
-        " this implementation has (see the notes above)",
-    }[status]
+    verdict = verdict_text(status, checks, expected)
+    unseen = _unseen_expected(outcome, args)
+    if unseen:
+        status = NOTHING_TO_RUN
+        verdict = (
+            "NO VERDICT: --expected-failures names checks this run does not have:"
+            f" {', '.join(unseen)}"
+        )
+        print(f"error: {verdict.removeprefix('NO VERDICT: ')}")
     print()
     print(f"{len(checks)} checks in {seconds:.1f} s")
     print(f"Verdict: {verdict}")
+    return status, verdict
+
+
+def _unseen_expected(outcome: _Run, args: argparse.Namespace) -> list[str]:
+    from conformance.report.expected import unseen_ids
+
+    if not outcome.expected:
+        return []
+    judged = {check.revision for check in outcome.checks}
+    played = {
+        check.id.partition("/")[0]
+        for check in outcome.checks
+        if check.part == "scenarios"
+    }
+    return unseen_ids(
+        outcome.expected,
+        (check.id for check in outcome.checks),
+        played,
+        outcome.parts,
+        judged,
+    )
+
+
+def _write_reports(
+    args: argparse.Namespace, outcome: _Run, status: int, verdict: str, seconds: float
+) -> int:
+    """Build the report and write each file asked for; returns the exit status.
+
+    A file that cannot be written is said on stderr and makes the status 2
+    (the verdict is printed above, and every other file is written).
+    """
+    targets = {
+        option: getattr(args, option.replace("-", "_"))
+        for option in REPORTS
+        if getattr(args, option.replace("-", "_"), None) is not None
+    }
+    if not targets:
+        return status
+    from conformance.report import html, json_report, junit, markdown
+    from conformance.report.model import build_report
+    from conformance.report.suite import suite_identity
+    from conformance.report.traces import scenario_trace
+
+    expected = outcome.expected
+    statuses = {check.id: status_of(check, expected) for check in outcome.checks}
+    traces = []
+    for key, evidence in outcome.evidence.items():
+        mine = [check for check in outcome.checks if check.id.startswith(key + "/")]
+        traces.append(scenario_trace(evidence, mine, statuses))
+    report = build_report(
+        suite=suite_identity(),
+        implementation=outcome.identity,
+        command=args.impl or default_impl(),
+        options={
+            "revisions": args.revision,
+            "parts": [part for part in PARTS if part in set(args.only or PARTS)],
+            "scenarios": args.scenario,
+            "strict": bool(args.strict),
+        },
+        checks=outcome.checks,
+        reproductions=outcome.reproductions,
+        traces=traces,
+        notes=outcome.notes,
+        startup_error=outcome.startup_error,
+        expected=expected,
+        exit_status=status,
+        verdict=verdict,
+        duration=seconds,
+    )
+    renderers: dict[str, Callable[[Any], str]] = {
+        "report-json": json_report.render_json,
+        "junit": junit.render_junit,
+        "report-md": markdown.render_markdown,
+        "report-html": html.render_html,
+    }
+    for option, target in targets.items():
+        try:
+            Path(target).write_text(renderers[option](report), encoding="utf-8")
+        except OSError as error:
+            _say_stderr(
+                f"reqfold run: --{option} {target!r} cannot be written:"
+                f" {error.strerror or error}"
+            )
+            status = 2
     return status

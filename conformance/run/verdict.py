@@ -12,13 +12,18 @@ tallies them per rule (`rule_table`) and decides the single verdict:
 * ``0`` (conformant): every check that ran passed (SHOULD warnings are
   listed, not failed).
 
+Expected failures (``--expected-failures``, check id -> reason) change a
+check's status (`status_of`): one that fails or warns is ``xfail`` and
+breaks nothing; one that passes is ``xpass``, a stale entry, and fails
+the run like a broken rule, so the list cannot quietly outlive the bug.
+
 Pure: rows in, table and status out.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from conformance.outcomes import Outcome
@@ -38,6 +43,23 @@ class Check:
     rules: tuple[str, ...]
     outcome: Outcome
     message: str = ""
+    level: str = ""
+    """``MUST`` or ``SHOULD``: the level the check fails at."""
+    duration: float = 0.0
+    """Seconds from the previous result to this one (reports only)."""
+
+
+NO_EXPECTED: Mapping[str, str] = {}
+
+
+def status_of(check: Check, expected: Mapping[str, str] = NO_EXPECTED) -> str:
+    """The check's outcome, or ``xfail``/``xpass`` when `expected` lists it."""
+    if check.id in expected:
+        if check.outcome in (Outcome.FAIL, Outcome.WARN):
+            return "xfail"
+        if check.outcome is Outcome.PASS:
+            return "xpass"
+    return check.outcome.value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -46,12 +68,15 @@ class RuleRow:
 
     rule: str
     level: str
-    counts: Counter[Outcome] = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
+    """Checks per status (`status_of`)."""
     first_problem: str = ""
     """The id of the first check that failed, warned or errored on the rule."""
 
 
-def rule_table(checks: Iterable[Check]) -> list[RuleRow]:
+def rule_table(
+    checks: Iterable[Check], *, expected: Mapping[str, str] = NO_EXPECTED
+) -> list[RuleRow]:
     """One row per rule any check names, in docs/spec.md order."""
     registry = load_rules()
     order = {rule: position for position, rule in enumerate(registry)}
@@ -63,36 +88,68 @@ def rule_table(checks: Iterable[Check]) -> list[RuleRow]:
             row = rows.get(rule)
             if row is None:
                 row = rows[rule] = RuleRow(rule=rule, level=registry[rule].level)
-            row.counts[check.outcome] += 1
-            if check.outcome is not Outcome.PASS and not row.first_problem:
+            status = status_of(check, expected)
+            row.counts[status] += 1
+            if status not in ("pass", "xfail") and not row.first_problem:
                 row.first_problem = check.id
     return sorted(rows.values(), key=lambda row: order.get(row.rule, len(order)))
 
 
 def exit_status(
-    checks: Sequence[Check], *, strict: bool = False, startup_error: bool = False
+    checks: Sequence[Check],
+    *,
+    strict: bool = False,
+    startup_error: bool = False,
+    expected: Mapping[str, str] = NO_EXPECTED,
 ) -> int:
     """The run's single verdict as an exit status (module docstring)."""
-    tally = Counter(check.outcome for check in checks)
-    if tally[Outcome.FAIL] or (strict and tally[Outcome.WARN]):
+    tally = Counter(status_of(check, expected) for check in checks)
+    if tally["fail"] or tally["xpass"] or (strict and tally["warn"]):
         return BROKEN
-    ran = tally[Outcome.PASS] + tally[Outcome.WARN]
-    if startup_error or tally[Outcome.ERROR] or ran == 0:
+    ran = tally["pass"] + tally["warn"] + tally["xfail"]
+    if startup_error or tally["error"] or ran == 0:
         return NO_VERDICT
     return CONFORMANT
 
 
+def verdict_text(
+    status: int, checks: Sequence[Check], expected: Mapping[str, str]
+) -> str:
+    """The verdict line for an exit status of `exit_status` (or 2)."""
+    statuses = {status_of(check, expected) for check in checks}
+    if status == CONFORMANT:
+        return "CONFORMANT" + (" (with SHOULD warnings)" if "warn" in statuses else "")
+    if status == BROKEN:
+        if "fail" in statuses:
+            return "NOT CONFORMANT: a MUST rule is broken"
+        if "xpass" in statuses:
+            return (
+                "NOT CONFORMANT: an expected failure passed (a stale entry:"
+                " remove it from the expected failures)"
+            )
+        return "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it"
+    if status == NO_VERDICT:
+        return "NO VERDICT: some checks could not be run (see the errors above)"
+    return (
+        "NO VERDICT: nothing was checked: the options select nothing"
+        " this implementation has (see the notes above)"
+    )
+
+
 def render_table(rows: Sequence[RuleRow]) -> list[str]:
-    """The per-rule table as text lines."""
+    """The per-rule table as text lines (xfail and xpass columns when any)."""
+    statuses = ["pass", "warn", "fail", "error"]
+    if any(row.counts["xfail"] or row.counts["xpass"] for row in rows):
+        statuses += ["xfail", "xpass"]
     lines = [
-        f"  {'rule':<10} {'level':<10} {'pass':>5} {'warn':>5} {'fail':>5}"
-        f" {'error':>5}  first problem"
+        f"  {'rule':<10} {'level':<10} "
+        + " ".join(f"{status:>5}" for status in statuses)
+        + "  first problem"
     ]
-    for row in rows:
-        c = row.counts
-        lines.append(
-            f"  {row.rule:<10} {row.level:<10} {c[Outcome.PASS]:>5}"
-            f" {c[Outcome.WARN]:>5} {c[Outcome.FAIL]:>5} {c[Outcome.ERROR]:>5}"
-            f"  {row.first_problem}".rstrip()
-        )
+    lines.extend(
+        f"  {row.rule:<10} {row.level:<10} "
+        + " ".join(f"{row.counts[status]:>5}" for status in statuses)
+        + f"  {row.first_problem}".rstrip()
+        for row in rows
+    )
     return lines

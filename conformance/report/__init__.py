@@ -1,0 +1,10 @@
+"""Reports of a ``reqfold run``: one model, one renderer per format.
+
+Sans-IO: `model` builds a `RunReport` (plain data) from what a run
+produced (its checks, the implementation's identity, the scenarios'
+evidence, the expected failures); `reproduction` and `traces` derive the
+parts of it that need the evidence; each renderer turns a report into
+text (`json_report`, `junit`, `markdown`, `html`); `compare` compares two
+JSON reports. Writing files and printing is the job of the shells
+(`conformance.run.cli`, and ``reqfold compare`` in `conformance.report.cli`).
+"""

@@ -1,0 +1,46 @@
+"""``reqfold compare OLD.json NEW.json``: what changed between two run reports.
+
+Prints the checks newly failing and newly passing and each scenario's
+cache hit ratio in both (`conformance.report.compare`). Exit status: 0 no
+regression, 1 a regression (a newly failing check, or a lower cache hit
+ratio on the same suite), 2 a file that cannot be read or is not a
+``reqfold-run/1`` report (one line says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from conformance.report.compare import compare_reports, render_comparison
+from conformance.report.json_report import ReportError, read_report
+from reference.json_values import JsonObject
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the subcommand's options."""
+    parser.add_argument("old", metavar="OLD.json", help="the earlier run's report")
+    parser.add_argument("new", metavar="NEW.json", help="the later run's report")
+
+
+def _read(path: str) -> JsonObject:
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise ReportError(f"{path}: cannot be read: {reason}") from None
+    return read_report(text, name=path)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare the two reports; returns the exit status."""
+    try:
+        old, new = _read(args.old), _read(args.new)
+    except ReportError as error:
+        print(f"reqfold compare: {error}", file=sys.stderr)
+        return 2
+    comparison = compare_reports(old, new)
+    for line in render_comparison(old, new, comparison):
+        print(line)
+    return 1 if comparison.regression else 0

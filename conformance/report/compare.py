@@ -1,0 +1,146 @@
+"""Comparing two JSON run reports: what broke, what got fixed, what the cache did.
+
+Checks are matched by id. A check is **newly failing** when its status in
+the new report is ``fail``, ``error`` or ``xpass`` and was none of those in
+the old one (or it did not exist then); **newly passing** when it passes
+now and failed, errored, warned or was an expected failure before. Each
+scenario run's cache hit ratio (cached over prompt tokens, summed over its
+requests) is compared too; a lower ratio is a regression when both
+reports ran the same suite (same digest): with other vectors or scenarios
+the numbers are shown but not judged. A regression is a newly failing
+check or a lower hit ratio. Pure: two validated reports in, a
+`Comparison` out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from reference.json_values import JsonObject
+
+BAD = frozenset({"fail", "error", "xpass"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """One check whose status changed."""
+
+    id: str
+    old: str
+    """The old status, or ``absent``."""
+    new: str
+    rules: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheChange:
+    """One scenario run's hit ratio in both reports (None: not run there)."""
+
+    key: str
+    old: float | None
+    new: float | None
+
+    @property
+    def lower(self) -> bool:
+        """The ratio dropped."""
+        return self.old is not None and self.new is not None and self.new < self.old
+
+
+@dataclass(slots=True, kw_only=True)
+class Comparison:
+    """What changed between two reports (module docstring)."""
+
+    same_suite: bool
+    newly_failing: list[Change] = field(default_factory=list)
+    newly_passing: list[Change] = field(default_factory=list)
+    cache: list[CacheChange] = field(default_factory=list)
+
+    @property
+    def regression(self) -> bool:
+        """A newly failing check, or (same suite) a lower cache hit ratio."""
+        return bool(self.newly_failing) or (
+            self.same_suite and any(change.lower for change in self.cache)
+        )
+
+
+def _statuses(report: JsonObject) -> dict[str, tuple[str, tuple[str, ...]]]:
+    return {
+        check["id"]: (check["status"], tuple(check["rules"]))
+        for check in report["checks"]
+    }
+
+
+def _ratios(report: JsonObject) -> dict[str, float | None]:
+    return {
+        f"{trace['scenario']}@{trace['revision']}": trace["hitRatio"]
+        for trace in report["scenarios"]
+    }
+
+
+def compare_reports(old: JsonObject, new: JsonObject) -> Comparison:
+    """Compare two reports that passed `read_report`."""
+    before, after = _statuses(old), _statuses(new)
+    comparison = Comparison(same_suite=old["suite"]["digest"] == new["suite"]["digest"])
+    for check_id, (status, rules) in after.items():
+        was = before.get(check_id, ("absent", ()))[0]
+        if status in BAD and was not in BAD:
+            comparison.newly_failing.append(
+                Change(id=check_id, old=was, new=status, rules=rules)
+            )
+        elif status == "pass" and was in BAD | {"warn", "xfail"}:
+            comparison.newly_passing.append(
+                Change(id=check_id, old=was, new=status, rules=rules)
+            )
+    old_ratios, new_ratios = _ratios(old), _ratios(new)
+    for key in [*old_ratios, *(k for k in new_ratios if k not in old_ratios)]:
+        comparison.cache.append(
+            CacheChange(key=key, old=old_ratios.get(key), new=new_ratios.get(key))
+        )
+    return comparison
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _identity(report: JsonObject) -> str:
+    identity: Any = report["implementation"]
+    return f"{identity.get('name', '?')} {identity.get('version', '')}".strip()
+
+
+def render_comparison(
+    old: JsonObject, new: JsonObject, comparison: Comparison
+) -> list[str]:
+    """The comparison as text lines."""
+    lines = [f"old: {_identity(old)} ({old['verdict']['text']})"]
+    lines.append(f"new: {_identity(new)} ({new['verdict']['text']})")
+    if not comparison.same_suite:
+        lines.append(
+            "note: the two reports ran different suites (digests differ):"
+            " cache ratios are shown, not judged"
+        )
+    lines.append("")
+    lines.append(f"newly failing: {len(comparison.newly_failing)}")
+    lines.extend(
+        f"  {change.new.upper():<5} {change.id}  [{','.join(change.rules)}]"
+        f"  (was {change.old})"
+        for change in comparison.newly_failing
+    )
+    lines.append(f"newly passing: {len(comparison.newly_passing)}")
+    lines.extend(
+        f"  pass  {change.id}  [{','.join(change.rules)}]  (was {change.old})"
+        for change in comparison.newly_passing
+    )
+    if comparison.cache:
+        lines.append("")
+        lines.append("cache hit ratio per scenario (old -> new)")
+        for change in comparison.cache:
+            mark = "  LOWER" if change.lower else ""
+            lines.append(
+                f"  {change.key:<60} {_ratio(change.old):>7} -> {_ratio(change.new):>7}"
+                f"{mark}"
+            )
+    lines.append("")
+    lines.append("Regression: " + ("yes" if comparison.regression else "no"))
+    return lines

@@ -1,0 +1,377 @@
+"""The HTML report: one self-contained page (no script, no network).
+
+What it shows, top to bottom: the verdict and the implementation; the
+checks per part; a rule x scenario matrix (each cell the worst status of
+the checks of that column naming that rule, the codec parts as two more
+columns); every problem expanded with its reproduction; the expected
+failures, skips and notes with their reasons; and per scenario run a chart
+of cached vs uncached prompt tokens request by request, inline SVG, with
+each point where the cache broke marked and the fake provider's
+first-divergence diagnostic saying why, over a table of the same numbers.
+Every number shown is in the JSON report too; the elements that hold them
+carry ``data-*`` attributes naming what they are, for tests and scrapers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from html import escape
+
+from conformance.report.model import (
+    PROBLEMS,
+    STATUSES,
+    CheckRecord,
+    RunReport,
+    ScenarioTrace,
+)
+
+SEVERITY = ("skip", "pass", "xfail", "warn", "error", "xpass", "fail")
+"""Statuses from least to most severe: a matrix cell shows the worst."""
+
+SYMBOL = {
+    "pass": "✓",
+    "warn": "!",
+    "fail": "✗",
+    "error": "E",
+    "skip": "–",
+    "xfail": "x",
+    "xpass": "X",
+}
+
+_CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1d2430; }
+h1 { font-size: 22px; margin: 0 0 8px; } h2 { font-size: 18px; margin-top: 28px; }
+.verdict { padding: 10px 14px; border-radius: 6px; font-weight: 600; }
+.v0 { background: #e3f5e6; } .v1 { background: #fbe3e3; }
+.v2, .v3 { background: #fff2d6; }
+table { border-collapse: collapse; margin: 8px 0; }
+th, td { border: 1px solid #d0d6de; padding: 3px 8px; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+.matrix td { text-align: center; min-width: 38px; font-family: monospace; }
+.matrix td:first-child { text-align: left; white-space: nowrap; }
+.s-pass { background: #e3f5e6; } .s-fail, .s-xpass { background: #f6c9c9; }
+.s-error { background: #fde2b8; } .s-warn { background: #fff3bf; }
+.s-xfail { background: #e6e1f5; } .s-skip { background: #eef0f3; color: #667; }
+.matrix th.col { writing-mode: vertical-rl; transform: rotate(180deg);
+  text-align: left; font-weight: normal; white-space: nowrap; }
+details { border: 1px solid #d0d6de; border-radius: 6px; padding: 6px 10px;
+  margin: 8px 0; }
+details.problem { border-left: 6px solid #c62828; background: #fff; }
+details.problem.s-warn { border-left-color: #e0b000; }
+details.problem.s-error { border-left-color: #e07b00; }
+.repro th { text-align: left; vertical-align: top; background: #f5f7fa; }
+.repro td { text-align: left; } .repro pre { margin: 0; }
+summary { cursor: pointer; font-weight: 600; }
+pre { background: #f5f7fa; padding: 8px; overflow-x: auto; white-space: pre-wrap; }
+code { font-family: ui-monospace, monospace; }
+.chart { margin: 6px 0; } .why { color: #a11; }
+td.why { text-align: left; max-width: 640px; }
+.legend span { display: inline-block; width: 12px; height: 12px;
+  margin: 0 4px -2px 12px; }
+"""
+
+CACHED = "#3b8a4f"
+UNCACHED = "#e59a3b"
+BROKE = "#c62828"
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def render_html(report: RunReport) -> str:
+    """The report as one self-contained HTML page."""
+    identity = report.implementation
+    name = f"{identity.get('name', '?')} {identity.get('version', '')}".strip()
+    body = [
+        f"<h1>reqfold run: {_e(name)}</h1>",
+        f'<p class="verdict v{report.exit_status}" data-exit-status='
+        f'"{report.exit_status}">Verdict: {_e(report.verdict)}</p>',
+        "<p>revisions: "
+        + _e(", ".join(map(str, identity.get("revisions", []))) or "none")
+        + f"; suite reqfold {_e(report.suite.get('version'))},"
+        f" digest <code>{_e(str(report.suite.get('digest'))[:19])}</code></p>",
+    ]
+    if report.startup_error:
+        body.append(
+            '<p class="why">The implementation did not start:'
+            f" {_e(report.startup_error)}</p>"
+        )
+    body += _counts(report)
+    body += _matrix(report)
+    body += _problems(report)
+    body += _not_run(report)
+    body += _charts(report.traces)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>reqfold run: {_e(report.verdict)}</title>"
+        f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
+
+
+def _counts(report: RunReport) -> list[str]:
+    rows = [
+        "<h2>Checks</h2>",
+        '<table id="counts"><tr><th>part</th><th>checks</th>'
+        + "".join(f"<th>{status}</th>" for status in STATUSES)
+        + "</tr>",
+    ]
+    for part in [*report.parts, "all"]:
+        counts = report.counts(None if part == "all" else part)
+        rows.append(
+            f'<tr data-part="{part}"><td>{part}</td>'
+            f'<td data-count="checks">{sum(counts.values())}</td>'
+            + "".join(
+                f'<td data-count="{status}">{counts[status]}</td>'
+                for status in STATUSES
+            )
+            + "</tr>"
+        )
+    rows.append("</table>")
+    return rows
+
+
+def _worst(statuses: Sequence[str]) -> str:
+    return max(statuses, key=SEVERITY.index)
+
+
+def _matrix(report: RunReport) -> list[str]:
+    columns: dict[str, list[CheckRecord]] = {}
+    for check in report.checks:
+        columns.setdefault(check.scenario or check.part, []).append(check)
+    if not columns or not report.rules:
+        return []
+    out = [
+        "<h2>Rules × scenarios</h2>",
+        "<p>Each cell: the worst status of the checks of that column naming the"
+        " rule, with how many checks had each status.</p>",
+        '<table class="matrix" id="matrix"><tr><th>rule</th>'
+        + "".join(f'<th class="col">{_e(column)}</th>' for column in columns)
+        + "</tr>",
+    ]
+    for row in report.rules:
+        cells = [f"<td>{_e(row.rule)} <small>{_e(row.level)}</small></td>"]
+        for column, checks in columns.items():
+            mine = [check for check in checks if row.rule in check.rules]
+            if not mine:
+                cells.append("<td></td>")
+                continue
+            statuses = [check.status for check in mine]
+            worst = _worst(statuses)
+            tally = " ".join(
+                f"{statuses.count(status)}{SYMBOL[status]}"
+                for status in STATUSES
+                if status in statuses
+            )
+            title = "\n".join(f"{check.status}: {check.id}" for check in mine)
+            cells.append(
+                f'<td class="s-{worst}" data-rule="{_e(row.rule)}"'
+                f' data-column="{_e(column)}" data-status="{worst}"'
+                f' title="{_e(title)}">{tally}</td>'
+            )
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return out
+
+
+def _problems(report: RunReport) -> list[str]:
+    problems = [check for check in report.checks if check.status in PROBLEMS]
+    if not problems:
+        return ["<h2>Problems</h2>", "<p>None.</p>"]
+    out = ["<h2>Problems</h2>"]
+    for check in problems:
+        out.append(
+            f'<details open class="problem s-{check.status}"'
+            f' data-check="{_e(check.id)}">'
+            f"<summary>{check.status.upper()} <code>{_e(check.id)}</code>"
+            f" [{_e(', '.join(check.rules))}] {_e(check.level)}</summary>"
+        )
+        if check.status == "xpass":
+            out.append(
+                f"<p>Listed as an expected failure ({_e(check.reason)}) but it passed:"
+                " the entry is stale; remove it.</p>"
+            )
+        if check.message:
+            out.append(f"<pre>{_e(check.message)}</pre>")
+        repro = check.reproduction
+        if repro is not None:
+            out.append(
+                f"<p>Reproduce: <code>{_e(repro.command)}</code>"
+                + (
+                    f"; first difference at <code data-first-difference>"
+                    f"{_e(repro.first_difference)}</code>"
+                    if repro.first_difference
+                    else ""
+                )
+                + "</p>"
+            )
+            out.append('<table class="repro">')
+            for label, value in (
+                ("subject", repro.subject),
+                ("expected", repro.expected),
+                ("found", repro.found),
+            ):
+                out.append(
+                    f'<tr><th>{label}</th><td><pre data-repro="{label}">'
+                    f"{_e(_compact(value))}</pre></td></tr>"
+                )
+            out.append("</table>")
+        out.append("</details>")
+    return out
+
+
+def _compact(value: object) -> str:
+    """JSON with one line per member or item of the top level (steps stay short)."""
+    if isinstance(value, dict) and value:
+        lines = [
+            f"  {json.dumps(key)}: {_compact_inner(item)}"
+            for key, item in value.items()
+        ]
+        return "{\n" + ",\n".join(lines) + "\n}"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _compact_inner(value: object) -> str:
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        items = [json.dumps(item, ensure_ascii=False) for item in value]
+        return "[\n    " + ",\n    ".join(items) + "\n  ]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _not_run(report: RunReport) -> list[str]:
+    out: list[str] = []
+    xfails = [check for check in report.checks if check.status == "xfail"]
+    if xfails:
+        out += ["<h2>Expected failures</h2>", "<ul>"]
+        for check in xfails:
+            out.append(
+                f'<li data-xfail="{_e(check.id)}"><code>{_e(check.id)}</code>:'
+                f" {_e(check.reason)}"
+                f"<details><summary>what failed</summary><pre>{_e(check.message)}</pre>"
+                "</details></li>"
+            )
+        out.append("</ul>")
+    skips = [check for check in report.checks if check.status == "skip"]
+    if skips or report.notes:
+        out += ["<h2>Not run</h2>", "<ul>"]
+        out += [f"<li>{_e(note)}</li>" for note in report.notes]
+        out += [
+            f'<li data-skip="{_e(check.id)}"><code>{_e(check.id)}</code> skipped:'
+            f" {_e(check.reason)}</li>"
+            for check in skips
+        ]
+        out.append("</ul>")
+    return out
+
+
+def _charts(traces: Sequence[ScenarioTrace]) -> list[str]:
+    if not traces:
+        return []
+    out = [
+        "<h2>Prompt cache, request by request</h2>",
+        '<p class="legend">Each bar is one request the scenario sent:'
+        f'<span style="background:{CACHED}"></span>cached tokens'
+        f'<span style="background:{UNCACHED}"></span>uncached tokens'
+        f'<span style="background:{BROKE}"></span>the cache broke here (why below)</p>',
+    ]
+    for trace in traces:
+        out += _chart(trace)
+    return out
+
+
+def _chart(trace: ScenarioTrace) -> list[str]:
+    key = trace.key
+    ratio = trace.hit_ratio
+    out = [
+        f'<section class="trace" data-trace="{_e(key)}">',
+        f"<h3><code>{_e(key)}</code>: {_e(trace.title)}</h3>",
+        f'<p>{len(trace.requests)} requests, <span data-total="prompt">'
+        f"{trace.prompt_tokens}</span> prompt tokens, "
+        f'<span data-total="cached">{trace.cached_tokens}</span> cached'
+        f' (hit ratio <span data-total="ratio">'
+        f"{'n/a' if ratio is None else f'{ratio:.1%}'}</span>)</p>",
+    ]
+    if trace.requests:
+        out.append(_svg(trace))
+    out.append(
+        '<table class="requests"><tr><th>request</th><th>instance</th>'
+        "<th>prompt</th><th>cached</th><th>uncached</th><th>relation</th>"
+        "<th>cache check</th><th>where it broke, and why</th></tr>"
+    )
+    for point in trace.requests:
+        check = (
+            f'<td class="s-{point.check_status}">{_e(point.check_status)}</td>'
+            if point.check_status
+            else "<td>-</td>"
+        )
+        out.append(
+            f'<tr data-request="{point.position}">'
+            f"<td>{point.position}</td><td>{_e(point.instance)}</td>"
+            f'<td data-field="prompt">{point.prompt_tokens}</td>'
+            f'<td data-field="cached">{point.cached_tokens}</td>'
+            f'<td data-field="uncached">{point.uncached_tokens}</td>'
+            f"<td>{_e(point.relation or 'no usage')}"
+            + (f" of {point.closest}" if point.closest is not None else "")
+            + f"</td>{check}"
+            + (
+                f'<td class="why" data-broke="true">{_e(point.why)}</td>'
+                if point.broke
+                else "<td></td>"
+            )
+            + "</tr>"
+        )
+    out += ["</table>", "</section>"]
+    return out
+
+
+def _svg(trace: ScenarioTrace) -> str:
+    """Stacked bars (cached below, uncached above), a red mark where it broke."""
+    n = len(trace.requests)
+    bar, gap, left, top, height = 34, 18, 56, 26, 160
+    width = left + n * (bar + gap) + gap
+    peak = max((point.prompt_tokens for point in trace.requests), default=0) or 1
+    scale = height / peak
+    parts = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}"'
+        f' height="{top + height + 40}" role="img"'
+        ' aria-label="cached and uncached prompt tokens per request of'
+        f' {_e(trace.key)}">',
+        f'<line x1="{left - 4}" y1="{top + height}" x2="{width}" y2="{top + height}"'
+        ' stroke="#889"/>',
+        f'<text x="{left - 8}" y="{top + 4}" text-anchor="end"'
+        f' font-size="11">{peak}</text>',
+        f'<text x="{left - 8}" y="{top + height}" text-anchor="end"'
+        ' font-size="11">0</text>',
+    ]
+    for point in trace.requests:
+        x = left + gap + point.position * (bar + gap)
+        outline = f' stroke="{BROKE}" stroke-width="2"' if point.broke else ""
+        cached_h = point.cached_tokens * scale
+        uncached_h = point.uncached_tokens * scale
+        base = top + height
+        parts.append(
+            f'<g data-bar="{point.position}"><title>request {point.position}:'
+            f" {point.cached_tokens} cached, {point.uncached_tokens} uncached of"
+            f" {point.prompt_tokens}</title>"
+            f'<rect x="{x}" y="{base - cached_h:.1f}" width="{bar}"'
+            f' height="{cached_h:.1f}" fill="{CACHED}"{outline}/>'
+            f'<rect x="{x}" y="{base - cached_h - uncached_h:.1f}" width="{bar}"'
+            f' height="{uncached_h:.1f}" fill="{UNCACHED}"{outline}/>'
+            f'<text x="{x + bar / 2}" y="{base - cached_h - uncached_h - 4:.1f}"'
+            f' text-anchor="middle" font-size="10">{point.cached_tokens}/'
+            f"{point.prompt_tokens}</text>"
+            f'<text x="{x + bar / 2}" y="{base + 14}" text-anchor="middle"'
+            f' font-size="11">#{point.position}</text></g>'
+        )
+        if point.broke:
+            parts.append(
+                f'<g data-break="{point.position}"><title>{_e(point.why)}</title>'
+                f'<line x1="{x - gap / 2}" y1="{top - 6}" x2="{x - gap / 2}"'
+                f' y2="{base + 4}" stroke="{BROKE}" stroke-width="2"'
+                ' stroke-dasharray="4 3"/>'
+                f'<text x="{x + bar / 2}" y="{base + 30}" text-anchor="middle"'
+                f' font-size="11" fill="{BROKE}">✕ broke</text></g>'
+            )
+    parts.append("</svg>")
+    return "".join(parts)

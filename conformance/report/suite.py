@@ -1,0 +1,55 @@
+"""Which suite ran: the reqfold version and a digest of its vectors and scenarios.
+
+Two reports with one digest ran the same vectors and scenarios, so their
+checks compare one to one; a different digest says the suite itself
+changed between them (``reqfold compare`` says so). The digest covers each
+file's path (relative to ``conformance/``) and bytes, in path order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+
+from conformance.codec.corpus import VECTORS_DIR
+from conformance.harness.scenarios import SCENARIOS_DIR
+from reference.json_values import JsonObject
+
+
+def digest_files(files: Iterable[tuple[str, bytes]]) -> str:
+    """``sha256:<hex>`` over ``(name, bytes)`` pairs, in name order."""
+    digest = hashlib.sha256()
+    for name, data in sorted(files):
+        for part in (name.encode("utf-8"), data):
+            digest.update(len(part).to_bytes(8, "big"))
+            digest.update(part)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def _files(root: Path) -> list[tuple[str, bytes]]:
+    return [
+        (path.relative_to(root.parent).as_posix(), path.read_bytes())
+        for path in sorted(root.rglob("*.json*"))
+        if path.is_file()
+    ]
+
+
+def version() -> str:
+    """The installed reqfold version ("unknown" when it is not installed)."""
+    try:
+        return metadata.version("reqfold")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def suite_identity() -> JsonObject:
+    """The report's ``suite`` member: version, digest, how many files."""
+    vectors, scenarios = _files(VECTORS_DIR), _files(SCENARIOS_DIR)
+    return {
+        "version": version(),
+        "digest": digest_files(vectors + scenarios),
+        "vectorFiles": len(vectors),
+        "scenarioFiles": len(scenarios),
+    }

@@ -1,0 +1,109 @@
+"""Each scenario run's requests as the fake provider's prompt cache saw them.
+
+For every request the session sent: its prompt tokens, how many were
+cached and how many were not (the fake's usage), and whether the cache
+broke there, that is whether the request does not extend the request
+before it (the fake's relation is neither ``append`` nor ``repeat`` of
+that request). Where it broke, the fake's first-divergence diagnostic says
+why: the first field that differs, at which character, with both
+excerpts. The cache check that judged the request (``cache/request-N``)
+is linked, so a report tells a break the log explains (a header change:
+no check) from one that breaks the contract (a failing check). Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from conformance.harness.evidence import Evidence
+from conformance.report.model import RequestPoint, ScenarioTrace
+from conformance.run.verdict import Check
+
+EXTENDS = ("append", "repeat")
+
+
+def scenario_trace(
+    evidence: Evidence, checks: Iterable[Check], statuses: dict[str, str]
+) -> ScenarioTrace:
+    """The trace of one scenario run; `checks` are its results, `statuses`
+    their report statuses by id."""
+    prefix = f"{evidence.scenario.id}@{evidence.revision.value}/"
+    cache_checks = {
+        check.id.removeprefix(prefix + "cache/").partition("#")[0]: check.id
+        for check in checks
+        if check.id.startswith(prefix + "cache/request-")
+    }
+    positions = {capture.index: n for n, capture in enumerate(evidence.captures)}
+    points = []
+    for position, capture in enumerate(evidence.captures):
+        diagnostic = capture.diagnostic
+        instance = (
+            evidence.capture_instances[position]
+            if position < len(evidence.capture_instances)
+            else ""
+        )
+        check = cache_checks.get(f"request-{position}")
+        check_status = None if check is None else statuses.get(check)
+        if diagnostic is None:
+            points.append(
+                RequestPoint(
+                    position=position,
+                    instance=instance,
+                    check=check,
+                    check_status=check_status,
+                    prompt_tokens=0,
+                    cached_tokens=0,
+                    uncached_tokens=0,
+                    relation=None,
+                    closest=None,
+                    broke=position > 0,
+                    why=f"the fake answered status {capture.status}, with no usage",
+                )
+            )
+            continue
+        closest_index = diagnostic["closest_request"]
+        closest = None if closest_index is None else positions.get(closest_index)
+        relation = diagnostic["relation"]
+        broke = position > 0 and not (relation in EXTENDS and closest == position - 1)
+        divergence = diagnostic["divergence"] or diagnostic["echo_divergence"]
+        why = ""
+        if broke:
+            why = _why(relation, closest, divergence, diagnostic["echo_divergence"])
+        points.append(
+            RequestPoint(
+                position=position,
+                instance=instance,
+                check=check,
+                check_status=check_status,
+                prompt_tokens=diagnostic["prompt_tokens"],
+                cached_tokens=diagnostic["cached_tokens"],
+                uncached_tokens=diagnostic["uncached_tokens"],
+                relation=relation,
+                closest=closest,
+                broke=broke,
+                why=why,
+                first_difference=None
+                if not broke or divergence is None
+                else divergence["field"],
+            )
+        )
+    return ScenarioTrace(
+        scenario=evidence.scenario.id,
+        revision=evidence.revision.value,
+        title=evidence.scenario.title,
+        requests=tuple(points),
+    )
+
+
+def _why(relation: str, closest: int | None, divergence: object, echo: object) -> str:
+    if relation == "first":
+        return "no earlier request shares its opening: nothing was cached"
+    other = "request ?" if closest is None else f"request {closest}"
+    if isinstance(divergence, dict):
+        kind = "re-rendered the reply" if divergence is echo else "diverged"
+        return (
+            f"{kind} from {other} at {divergence.get('field')} (character"
+            f" {divergence.get('char_offset')}): earlier {divergence.get('earlier')!r},"
+            f" now {divergence.get('current')!r}"
+        )
+    return f"{relation} of {other}, not of the request just before it"

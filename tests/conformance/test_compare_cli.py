@@ -1,0 +1,147 @@
+"""``reqfold compare OLD.json NEW.json``: regressions between two real run reports.
+
+The reports come from real runs of plain-turns (``session-prefix``): the
+reference's harness adapter, and a known-bad harness whose silent sliding
+window breaks the cache on the third request.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.report.compare import compare_reports
+
+ROOT = Path(__file__).resolve().parents[2]
+SLIDING = shlex.join(
+    [
+        sys.executable,
+        str(ROOT / "tests/conformance/bad_harnesses/silent_sliding_window.py"),
+    ]
+)
+SCENARIO_RUN = (
+    *("--only", "scenarios", "--revision", "session-prefix"),
+    *("--scenario", "plain-turns"),
+)
+CACHE_CHECK = "plain-turns@session-prefix/cache/request-2"
+
+
+def reqfold(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=ROOT,
+    )
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("reports")
+    good, bad = folder / "good.json", folder / "bad.json"
+    done = reqfold("run", *SCENARIO_RUN, "--report-json", str(good))
+    assert done.returncode == 0, done.stdout
+    done = reqfold("run", "--impl", SLIDING, *SCENARIO_RUN, "--report-json", str(bad))
+    assert done.returncode == 1, done.stdout
+    return {"good": good, "bad": bad}
+
+
+@pytest.mark.slow
+@pytest.mark.spec("CACHE-1")
+def test_a_newly_failing_check_and_a_lower_hit_ratio_are_a_regression(
+    reports: dict[str, Path],
+) -> None:
+    done = reqfold("compare", str(reports["good"]), str(reports["bad"]))
+    assert done.returncode == 1, done.stdout
+    out = done.stdout
+    assert "newly failing: 2" in out
+    assert f"FAIL  {CACHE_CHECK}  [CACHE-1]  (was pass)" in out
+    line = next(row for row in out.splitlines() if "plain-turns@session-prefix " in row)
+    assert line.endswith("LOWER")
+    assert "Regression: yes" in out
+
+
+@pytest.mark.slow
+def test_the_fix_is_newly_passing_and_no_regression(reports: dict[str, Path]) -> None:
+    done = reqfold("compare", str(reports["bad"]), str(reports["good"]))
+    assert done.returncode == 0, done.stdout
+    assert "newly failing: 0" in done.stdout
+    assert "newly passing: 2" in done.stdout
+    assert f"pass  {CACHE_CHECK}  [CACHE-1]  (was fail)" in done.stdout
+    assert "Regression: no" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_report_compared_with_itself_changes_nothing(
+    reports: dict[str, Path],
+) -> None:
+    done = reqfold("compare", str(reports["bad"]), str(reports["bad"]))
+    assert done.returncode == 0
+    assert "newly failing: 0\nnewly passing: 0" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_hit_ratios_shown_are_the_reports_own(reports: dict[str, Path]) -> None:
+    good = json.loads(reports["good"].read_text())
+    bad = json.loads(reports["bad"].read_text())
+    comparison = compare_reports(good, bad)
+    (change,) = comparison.cache
+    assert change.old == good["scenarios"][0]["hitRatio"]
+    assert change.new == bad["scenarios"][0]["hitRatio"]
+    assert change.new < change.old
+
+
+@pytest.mark.slow
+def test_a_lower_ratio_on_another_suite_is_shown_but_not_judged(
+    reports: dict[str, Path], tmp_path: Path
+) -> None:
+    good = json.loads(reports["good"].read_text())
+    bad = json.loads(reports["good"].read_text())
+    bad["suite"]["digest"] = "sha256:" + "0" * 64
+    bad["scenarios"][0]["hitRatio"] = 0.1
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(bad))
+    done = reqfold("compare", str(reports["good"]), str(other))
+    assert done.returncode == 0, done.stdout
+    assert "ran different suites" in done.stdout
+    assert good["scenarios"][0]["hitRatio"] > 0.1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("content", "complaint"),
+    [
+        (None, "cannot be read"),
+        ("{not json", "is not JSON"),
+        ('{"format": "reqfold-vectors/1"}', "is not a reqfold-run/1 report"),
+        ("[1, 2]", "is not a reqfold-run/1 report"),
+        ('{"format": "reqfold-run/1"}', "breaks run-report.schema.json"),
+        (b"\xff\xfe", "cannot be read"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_no_traceback(
+    reports: dict[str, Path],
+    tmp_path: Path,
+    content: str | bytes | None,
+    complaint: str,
+) -> None:
+    path = tmp_path / "input.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    for args in ((str(path), str(reports["good"])), (str(reports["good"]), str(path))):
+        done = reqfold("compare", *args, timeout=60)
+        assert done.returncode == 2
+        assert complaint in done.stderr
+        assert str(path) in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in done.stderr
+        assert done.stdout == ""
