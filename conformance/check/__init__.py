@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from conformance.check.findings import MUST, SHOULD, Finding
+from conformance.check.findings import ERROR, MUST, SHOULD, Finding
 from conformance.check.log_rules import LogChecker, LogSummary
 from conformance.check.reconstruction import (
     CapturedRequest,
@@ -22,7 +22,13 @@ from conformance.check.reconstruction import (
     Reconstruction,
     read_captures,
 )
-from conformance.check.report import FileReport, render_json, render_text
+from conformance.check.report import (
+    FORMAT,
+    FileReport,
+    combined_status,
+    render_json,
+    render_text,
+)
 from reference.revisions import LATEST, Revision
 
 APPLIED_RULES = (
@@ -87,7 +93,7 @@ RECONSTRUCTION_RULES = (
 
 
 def check_lines(
-    lines: Iterable[bytes],
+    lines: Iterable[bytes | bytearray],
     *,
     path: str = "<log>",
     revision: Revision | None = None,
@@ -96,6 +102,10 @@ def check_lines(
     captures: Iterable[CapturedRequest] | None = None,
 ) -> FileReport:
     """Check the lines of one session file and return its report.
+
+    `lines` are the file's bytes split after each newline; a long line may
+    come in pieces (as ``readline(limit)`` gives it), which are joined in
+    place, so no line is held twice.
 
     Raises `CaptureUnreadable` for a capture line that is not a request, and
     lets `OSError` from reading `lines` or `captures` through.
@@ -116,6 +126,8 @@ def check_lines(
 
 __all__ = [
     "APPLIED_RULES",
+    "ERROR",
+    "FORMAT",
     "MUST",
     "RECONSTRUCTION_RULES",
     "SHOULD",
@@ -126,6 +138,7 @@ __all__ = [
     "LogChecker",
     "LogSummary",
     "check_lines",
+    "combined_status",
     "read_captures",
     "render_json",
     "render_text",

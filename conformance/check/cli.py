@@ -1,9 +1,11 @@
 """``reqfold check``: verify session logs offline (the shell of `conformance.check`).
 
 Opens each log (and the capture given with ``--requests``), streams its
-lines through the checker, and prints a report per file. Exit status: 0 when
-no MUST rule is broken (SHOULD findings are warnings unless ``--strict``), 1
-when one is, 2 when a file cannot be read or the arguments are wrong.
+lines through the checker, and prints a report per file (errors on stderr).
+Exit status: 0 when no MUST rule is broken (SHOULD findings are warnings
+unless ``--strict``), 1 when one is, 2 when a file cannot be read or the
+arguments are wrong, 3 when nothing failed but the checker could not check
+a line (a bug in reqfold: no verdict).
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import os
 import sys
 from contextlib import ExitStack
 from functools import partial
+from typing import TextIO
 
 from conformance.check import (
     CaptureUnreadable,
     FileReport,
     check_lines,
+    combined_status,
     read_captures,
     render_json,
     render_text,
@@ -68,12 +72,15 @@ def _check_one(path: str, args: argparse.Namespace) -> FileReport:
             revision = inference.revision
     with ExitStack() as stack:
         log = stack.enter_context(open(path, "rb", buffering=READ_BUFFER))
+        # Lines of at most READ_BUFFER bytes: a longer line comes in pieces,
+        # which the checker joins in place, so it is never held twice.
+        pieces = iter(partial(log.readline, READ_BUFFER), b"")
         captures = None
         if args.requests:
             capture = stack.enter_context(open(args.requests, "rb"))
             captures = read_captures(capture)
         report = check_lines(
-            log,
+            pieces,
             path=path,
             revision=revision,
             thorough=args.thorough,
@@ -94,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    status = 0
+    statuses = []
     for path in args.logs:
         try:
             report = _check_one(path, args)
@@ -106,26 +113,32 @@ def run(args: argparse.Namespace) -> int:
             report = FileReport(
                 path=path, error=f"{args.requests}: not a capture of requests: {error}"
             )
+        statuses.append(report.status)
         if report.error is not None:
-            status = 2
-        elif not report.ok and status == 0:
-            status = 1
+            # said once, on stderr; the JSON form still gives one object per log
+            _emit(f"reqfold check: {path}: {report.error}", sys.stderr)
+            if args.format != "json":
+                continue
         text = render_json(report) if args.format == "json" else render_text(report)
         try:
-            _emit(text)
+            _emit(text, sys.stdout)
         except BrokenPipeError:
             # The reader went away (``| head``): stop quietly, with the status
             # so far; stdout goes to devnull so the exit flush cannot fail.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             os.close(devnull)
-            return status
-    return status
+            return combined_status(statuses)
+    return combined_status(statuses)
 
 
-def _emit(text: str) -> None:
+def _emit(text: str, stream: TextIO) -> None:
     """Print one report; a lone surrogate in a quoted value is escaped."""
     try:
-        print(text, flush=True)
+        print(text, file=stream, flush=True)
     except UnicodeEncodeError:
-        print(text.encode("utf-8", "backslashreplace").decode("utf-8"), flush=True)
+        print(
+            text.encode("utf-8", "backslashreplace").decode("utf-8"),
+            file=stream,
+            flush=True,
+        )

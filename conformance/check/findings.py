@@ -19,10 +19,33 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from conformance.rules import load_rules
 
 MUST = "MUST"
 SHOULD = "SHOULD"
+ERROR = "ERROR"
+"""Not a rule's level: the checker could not check a line (a bug in reqfold).
+
+An error is no verdict on the log: it does not fail the check, but a check
+with an error and no failing finding ends with "no verdict" (exit 3)."""
+
+LEVELS = (MUST, SHOULD, ERROR)
+NULL = "null"
+"""How `render` shows JSON null (no other value renders to this text)."""
+
+
+class _Absent:
+    """The `expected`/`found` of a finding that has none (JSON null is `None`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
 
 
 def level_of(rule: str) -> str:
@@ -44,11 +67,17 @@ class Finding:
     seq: int | None
     message: str
     expected: str | None = None
+    """The expected value as compact JSON text (``"null"`` for JSON null), or
+    None when the finding states no expected value."""
     found: str | None = None
+    """What was found, like `expected`."""
 
     def fails(self, *, strict: bool = False) -> bool:
-        """True when this finding makes the check fail (SHOULD only if `strict`)."""
-        return self.level == MUST or strict
+        """True when this finding makes the check fail (SHOULD only if `strict`).
+
+        A checker error never fails the check: it is no verdict.
+        """
+        return self.level == MUST or (strict and self.level == SHOULD)
 
     def dump(self) -> dict[str, Any]:
         """The JSON form used by ``--format json`` (members in a fixed order)."""
@@ -59,10 +88,11 @@ class Finding:
             "seq": self.seq,
             "message": self.message,
         }
+        # JSON null is null here, not the text "null": absence stays absence
         if self.expected is not None:
-            out["expected"] = self.expected
+            out["expected"] = None if self.expected == NULL else self.expected
         if self.found is not None:
-            out["found"] = self.found
+            out["found"] = None if self.found == NULL else self.found
         return out
 
 
@@ -72,19 +102,23 @@ def finding(
     seq: int | None,
     message: str,
     *,
-    expected: Any = None,
-    found: Any = None,
+    expected: Any = ABSENT,
+    found: Any = ABSENT,
     level: str | None = None,
 ) -> Finding:
-    """Build a finding; `expected`/`found` values are rendered short (`render`)."""
+    """Build a finding; `expected`/`found` values are rendered short (`render`).
+
+    Leave `expected` or `found` out (`ABSENT`) when the finding has none;
+    `None` is the JSON value null, shown as ``null``.
+    """
     return Finding(
         rule=rule,
         level=level if level is not None else level_of(rule),
         line=line,
         seq=seq,
         message=message,
-        expected=None if expected is None else render(expected),
-        found=None if found is None else render(found),
+        expected=None if expected is ABSENT else render(expected),
+        found=None if found is ABSENT else render(found),
     )
 
 
@@ -92,6 +126,10 @@ class Text(str):
     """A value `render` shows as it is, without JSON quoting."""
 
     __slots__ = ()
+
+
+MISSING = Text("<absent>")
+"""Shown where a member the finding is about is absent (not null)."""
 
 
 def render(value: Any, limit: int = 160) -> str:
@@ -108,7 +146,11 @@ def render(value: Any, limit: int = 160) -> str:
         except RecursionError:
             text = "<a value nested too deep to show>"
         except (TypeError, ValueError):
-            text = repr(value)
+            # members left undecoded (msgspec.Raw) are shown as they were
+            try:
+                text = msgspec.json.encode(value).decode("utf-8", "replace")
+            except (TypeError, ValueError):
+                text = repr(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text

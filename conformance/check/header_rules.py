@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from conformance.check.findings import SHOULD, Finding, finding
+from conformance.check.findings import MISSING, SHOULD, Finding, finding
 from reference.errors import CodecError, DeltaBeforeSnapshot
 from reference.header import (
     SNAPSHOT_REASONS,
@@ -128,7 +128,7 @@ class HeaderFold:
         if not isinstance(data, dict) or "header" not in data:
             self.state, self.unknown = None, True
             return [finding("SNAP-1", line, seq, "a snapshot's data needs a header")]
-        reason = data.get("reason")
+        reason = data.get("reason", MISSING)
         extra = [key for key in data if key not in ("header", "reason")]
         if extra:
             findings.append(

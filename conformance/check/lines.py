@@ -19,6 +19,7 @@ nesting too deep for a recursive parser, so no input can overflow a stack.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -31,7 +32,12 @@ from msgspec import UNSET, Raw, UnsetType
 from conformance.check.findings import SHOULD, Finding, finding
 from reference.json_values import has_lone_surrogate, is_integer
 
+Line = bytes | bytearray
+"""One line of a session file (a long line joined from pieces is a bytearray)."""
+
 ENVELOPE_KEYS = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp")
+WINDOW = 1 << 20
+"""Long lines are scanned in windows of this many bytes, never copied whole."""
 BOM = b"\xef\xbb\xbf"
 
 
@@ -105,14 +111,44 @@ def _recording_hooks(problems: list[str]) -> dict[str, Any]:
     }
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _DIGITS_TO_ZERO = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
 _LONG_RUN = b"0" * 309
 
 
-def has_long_integer(raw: bytes) -> bool:
+def has_long_integer(raw: Line) -> bool:
     """Whether `raw` holds a run of digits as long as the shortest integer a
-    double may not hold (msgspec reads such an integer without complaint)."""
-    return len(raw) >= 309 and _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
+    double may not hold (msgspec reads such an integer without complaint).
+
+    A long line is scanned in overlapping windows, so it is never copied.
+    """
+    if len(raw) < 309:
+        return False
+    if len(raw) <= WINDOW:
+        return _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
+    view = memoryview(raw)
+    overlap = len(_LONG_RUN) - 1
+    for start in range(0, len(raw), WINDOW):
+        window = bytes(view[max(start - overlap, 0) : start + WINDOW])
+        if _LONG_RUN in window.translate(_DIGITS_TO_ZERO):
+            return True
+    return False
+
+
+def is_utf8(raw: Line) -> bool:
+    """Whether `raw` is valid UTF-8; a long line is decoded window by window."""
+    try:
+        if len(raw) <= WINDOW:
+            raw.decode("utf-8")
+            return True
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        view = memoryview(raw)
+        for start in range(0, len(raw), WINDOW):
+            decoder.decode(view[start : start + WINDOW])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _integer(text: str, problems: list[str]) -> int | float:
@@ -145,7 +181,9 @@ def parse_json(text: str) -> ParsedJson:
         problems.clear()
         value = _parse_iteratively(text, problems)  # checks surrogates itself
         return ParsedJson(value, problems)
-    if not problems:
+    if not problems and _SURROGATE_ESCAPE.search(text) is not None:
+        # only a \uD800-\uDFFF escape gives a lone surrogate (decoded UTF-8
+        # holds none), so most texts need no second look
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
@@ -290,11 +328,12 @@ class LineOutcome:
     damaged: bool = False
 
 
-def read_text(raw: bytes, number: int, findings: list[Finding]) -> str | None:
+def read_text(raw: Line, number: int, findings: list[Finding]) -> str | None:
     """The line as text, BOM and invalid UTF-8 reported; None for a torn tail."""
     terminated = raw.endswith(b"\n")
-    body = raw[:-1] if terminated else raw
-    if body.startswith(BOM):
+    # a view, so a long line is not copied before it is decoded
+    body = memoryview(raw)[: len(raw) - 1 if terminated else len(raw)]
+    if bytes(body[: len(BOM)]) == BOM:
         findings.append(
             finding(
                 "JSONL-1" if number == 1 else "JSONL-4",
@@ -306,7 +345,7 @@ def read_text(raw: bytes, number: int, findings: list[Finding]) -> str | None:
         )
         body = body[len(BOM) :]
     try:
-        return body.decode("utf-8")
+        return codecs.utf_8_decode(body, "strict", True)[0]
     except UnicodeDecodeError as error:
         if not terminated:
             return None
@@ -319,10 +358,10 @@ def read_text(raw: bytes, number: int, findings: list[Finding]) -> str | None:
                 " (a session file is UTF-8 text)",
             )
         )
-        return body.decode("utf-8", "replace")
+        return codecs.utf_8_decode(body, "replace", True)[0]
 
 
-def torn_tail(number: int, raw: bytes) -> Finding:
+def torn_tail(number: int, raw: Line) -> Finding:
     """The finding for a partial final line (JSONL-3): a warning, not damage."""
     return finding(
         "JSONL-3",
@@ -335,7 +374,7 @@ def torn_tail(number: int, raw: bytes) -> Finding:
     )
 
 
-def read_value(raw: bytes, number: int) -> tuple[ParsedJson | None, list[Finding]]:
+def read_value(raw: Line, number: int) -> tuple[ParsedJson | None, list[Finding]]:
     """Parse one line strictly; report damage (JSONL-3/4) and JSON-1 problems."""
     findings: list[Finding] = []
     terminated = raw.endswith(b"\n")
@@ -384,7 +423,7 @@ class _Missing:
 MISSING_DATA: Any = _Missing()
 
 
-def explain_line(raw: bytes, number: int) -> LineOutcome:
+def explain_line(raw: Line, number: int) -> LineOutcome:
     """Read one event line strictly and build its envelope from the value.
 
     Reports what msgspec's fast path cannot name: JSON-1 problems, damage,

@@ -6,14 +6,18 @@ REQ-2, and (through `HeaderFold`) the fold, the writer contract and the
 session prefix; with a `Reconstruction`, the reconstruction theorem.
 
 Theory of operation. `LogChecker.check` is a generator over the lines of a
-file (bytes, each ending in ``\\n`` except perhaps the last) that yields
-`Finding`s as it goes; no input makes it raise (only a failing read of the
-file or of the capture does). State is what the
+file (bytes, each ending in ``\\n`` except perhaps the last; a long line may
+come in pieces, joined in place into one bytearray) that yields `Finding`s
+as it goes; no input makes it raise (only a failing read of the file or of
+the capture does), and an exception inside a rule becomes an `ERROR`
+finding at its line (CHECK-2: no verdict, not the log's fault) and the
+check goes on. State is what the
 rules need and no more: the next seq, the open turn and step, the header in
 force, the surface as seqs (and, only when rebuilding requests, the derived
 messages and the history at the open step's boundary). Nothing is kept per
 event, so memory is bounded by the largest line, header and request, not by
-the length of the log.
+the length of the log; a canonical line is held once (docs/checker.md,
+"The bound on one line").
 
 Each line takes one of three paths:
 
@@ -23,7 +27,8 @@ Each line takes one of three paths:
    that leaves to ``--thorough``);
 2. *general*: any other line msgspec decodes; re-encoded, with the
    ``data`` the rules read decoded, it must give back exactly its own bytes
-   (no duplicate key, members in order, compact), else it takes
+   (no duplicate key, members in order, compact; a line over 1 MiB is
+   compared piece by piece, in place), else it takes
 3. *slow*: `conformance.check.lines.explain_line`, which names each problem
    and recovers what it can, so the check goes on after any finding.
 
@@ -36,29 +41,40 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeGuard
 
 import msgspec
 from msgspec import UNSET, Raw
 
-from conformance.check.findings import SHOULD, Finding, finding
+from conformance.check.findings import (
+    ABSENT,
+    ERROR,
+    MISSING,
+    SHOULD,
+    Finding,
+    finding,
+)
 from conformance.check.header_rules import HeaderFold
 from conformance.check.lines import (
     ENCODER,
     EVENT_DECODER,
     MISSING_DATA,
     VALUE_DECODER,
+    WINDOW,
     Envelope,
+    Line,
     check_storage_value,
     explain_line,
     has_long_integer,
+    is_utf8,
     read_value,
 )
 from conformance.check.reconstruction import (
     CaptureUnreadable,
     Reconstruction,
     StepPoint,
+    cache_cost,
 )
 from conformance.check.surface import ReplaceRefused, Surface
 from reference.header import DELTA, SNAPSHOT
@@ -67,6 +83,7 @@ from reference.messages import SURFACE_TYPES, derive_event_message
 from reference.revisions import LATEST, Revision
 
 RESPONSE_TYPES = frozenset({"assistant/chunk", "assistant/message"})
+COMPACTION_TYPES = frozenset({"compact/start", "compact/summary", "compact/end"})
 KNOWN_TYPES = frozenset(
     {
         "turn/start",
@@ -89,12 +106,21 @@ KNOWN_TYPES = frozenset(
 )
 """Event types the anchor vocabulary names; any other type is counted (LOG-7)."""
 
-DATA_TYPES = frozenset(
-    {"turn/start", "turn/end", "step/start", "step/end", SNAPSHOT, DELTA}
-)
-"""Event types whose data a rule reads; other bodies stay `msgspec.Raw`
+DATA_TYPES = frozenset({SNAPSHOT, DELTA})
+"""Event types whose whole data a rule reads; other bodies stay `msgspec.Raw`
 (checked for syntax, NaN/Infinity and UTF-8) unless ``--thorough``. With
 ``--requests`` the surface types join them, for the derived history."""
+
+MEMBER_TYPES = frozenset({"turn/start", "turn/end", "step/start", "step/end"})
+"""Event types whose rules read a few top-level members of data (``turn``,
+``step``, whether ``reason`` is there). Their data is decoded whole, except
+on a line longer than `WINDOW`: there it is decoded one level deep and the
+other members' values stay `msgspec.Raw` (checked like an unread body), so
+a huge value costs no memory."""
+
+MEMBERS_READ = ("turn", "step")
+MEMBERS_DECODER = msgspec.json.Decoder(dict[str, Raw])
+_PLACEHOLDER = Raw(b"0")
 
 UNKNOWN_TYPES_KEPT = 100
 """Distinct unknown event types counted by name; the rest are counted together."""
@@ -118,6 +144,10 @@ class _Step:
     resolved: bool = False
     boundary: list[JsonObject] | None = None
     history_unknown: bool = False
+    ordinal: int = 0
+    """How many steps the log started before this one (CACHE-2's "consecutive")."""
+    cache_warning: Finding | None = None
+    """A CACHE-2 warning held until the step's captured request is known."""
 
 
 OPENING = ("system", "tools", "messagePrefix")
@@ -130,6 +160,7 @@ class _HeaderChange:
 
     turn: int
     step: int
+    ordinal: int
     kind: str
     data: Any
     before: JsonObject
@@ -144,6 +175,45 @@ class _HeaderChange:
             for part in OPENING
             if not json_equal(self.before.get(part), self.after.get(part))
         )
+
+    def site(self, part: str) -> Any:
+        """Where in `part` this event changed it: for the system prompt, the
+        lines kept at each end and the counts of lines taken out and put in;
+        for tools, the names that differ; for the prefix, the positions."""
+        before, after = self.before.get(part), self.after.get(part)
+        if part == "system":
+            old = before.split("\n") if isinstance(before, str) else []
+            new = after.split("\n") if isinstance(after, str) else []
+            start = 0
+            while start < min(len(old), len(new)) and old[start] == new[start]:
+                start += 1
+            end = 0
+            while (
+                end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]
+            ):
+                end += 1
+            return (start, end, len(old) - start - end, len(new) - start - end)
+        old_items = before if isinstance(before, list) else []
+        new_items = after if isinstance(after, list) else []
+        if part == "tools":
+            old_tools = {_name(tool): tool for tool in old_items}
+            new_tools = {_name(tool): tool for tool in new_items}
+            return sorted(
+                name
+                for name in old_tools.keys() | new_tools.keys()
+                if not json_equal(old_tools.get(name), new_tools.get(name))
+            )
+        return [
+            index
+            for index in range(max(len(old_items), len(new_items)))
+            if index >= min(len(old_items), len(new_items))
+            or not json_equal(old_items[index], new_items[index])
+        ]
+
+
+def _name(tool: Any) -> str:
+    name = tool.get("name") if isinstance(tool, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 @dataclass(slots=True)
@@ -207,6 +277,9 @@ class LogChecker:
         self.last_step = 0
         self.turn_header_events = 0
         self.last_change: _HeaderChange | None = None
+        """The last header event that changed the header in force, while
+        nothing since explains a change to the opening (CACHE-2)."""
+        self.steps_started = 0
         self.step: _Step | None = None
         self.out: list[Finding] = []
         self.events = 0  # events the general and slow paths read
@@ -224,11 +297,13 @@ class LogChecker:
 
     # -------------------------------------------------------------- driving
 
-    def check(self, lines: Iterable[bytes]) -> Iterator[Finding]:
+    def check(self, lines: Iterable[Line]) -> Iterator[Finding]:
         """Check the lines of one session file; yields findings as found."""
         out = self.out
         it = iter(lines)
         first = next(it, None)
+        if first is not None and not first.endswith(b"\n"):
+            first = _rest_of_line(first, it)
         if first is None:
             yield finding(
                 "JSONL-1", 1, None, "the file is empty; it needs a storage line"
@@ -263,6 +338,14 @@ class LogChecker:
             ):
                 expected = event.seq + 1
                 continue
+            if not raw.endswith(b"\n"):  # a long line may come in pieces
+                whole = _rest_of_line(raw, it)
+                if whole is not raw:
+                    raw = whole
+                    try:
+                        event = decode(raw)
+                    except _DECODE_ERRORS:
+                        event = _UNREAD
             general += 1
             if expected is not None:
                 self.next_seq = expected
@@ -272,6 +355,10 @@ class LogChecker:
                 raise
             except Exception as error:  # a checker bug must not end the check
                 self._internal_error(number, error)
+                if event.type in (SNAPSHOT, DELTA):
+                    # what the header became is unknown, as after a header
+                    # event that cannot be folded: judge nothing against it
+                    self.fold.state, self.fold.unknown = None, True
             if out:
                 yield from out
                 out.clear()
@@ -294,7 +381,7 @@ class LogChecker:
         )
 
     def _guarded(self, handler: Any, line: int, *args: Any) -> None:
-        """Run a handler; an unexpected error becomes a CHECK-2 finding."""
+        """Run a handler; an unexpected error becomes a checker error (CHECK-2)."""
         try:
             handler(*args)
         except (OSError, CaptureUnreadable):
@@ -303,12 +390,20 @@ class LogChecker:
             self._internal_error(line, error)
 
     def _internal_error(self, line: int, error: Exception) -> None:
+        """A bug of ours, not the log's fault: an error (no verdict) at `line`.
+
+        CHECK-2 is the checker's own duty (report every line it cannot check,
+        and go on); the finding is no verdict on the log, so it is an
+        `ERROR`, never a MUST finding.
+        """
         self._report(
             "CHECK-2",
             line,
             None,
-            f"the checker failed on this line ({type(error).__name__}: {error});"
-            " this is a bug in reqfold, please report it",
+            f"the checker could not check this line ({type(error).__name__}:"
+            f" {_cut(str(error), 200)}); this is a bug in reqfold, please report"
+            " it",
+            level=ERROR,
         )
 
     def _report(
@@ -318,8 +413,8 @@ class LogChecker:
         seq: int | None,
         message: str,
         *,
-        expected: Any = None,
-        found: Any = None,
+        expected: Any = ABSENT,
+        found: Any = ABSENT,
         level: str | None = None,
     ) -> None:
         self.out.append(
@@ -330,7 +425,7 @@ class LogChecker:
 
     # -------------------------------------------------------------- storage line
 
-    def _storage_line(self, raw: bytes, number: int) -> None:
+    def _storage_line(self, raw: Line, number: int) -> None:
         parsed, findings = read_value(raw, number)
         self.out.extend(findings)
         if parsed is None:
@@ -383,7 +478,7 @@ class LogChecker:
     # -------------------------------------------------------------- one line
 
     def _line(
-        self, raw: bytes, number: int, event: Envelope | None, thorough: bool
+        self, raw: Line, number: int, event: Envelope | None, thorough: bool
     ) -> None:
         if (
             event is not None
@@ -402,13 +497,18 @@ class LogChecker:
             try:
                 if thorough or kind in self._decoded_types:
                     event.data = VALUE_DECODER.decode(event.data)
+                elif kind in MEMBER_TYPES:
+                    event.data = (
+                        VALUE_DECODER.decode(event.data)
+                        if len(raw) <= WINDOW
+                        else _top_members(event.data)
+                    )
                 if event.surfaceOp is not UNSET:
                     event.surfaceOp = VALUE_DECODER.decode(event.surfaceOp)
             except _DECODE_ERRORS:
                 pass
             else:
-                encoded = ENCODER.encode(event)
-                if len(encoded) + 1 == len(raw) and raw.startswith(encoded):
+                if _encodes_to(event, raw):
                     self._event(event, number, False, True)
                     return
         if raw == b"\n":
@@ -461,6 +561,8 @@ class LogChecker:
             self._sources(event, kind, number, seq, prechecked)
         if kind in SURFACE_TYPES:
             self._surface_op(event, kind, data, number, seq)
+        elif kind in COMPACTION_TYPES:
+            self._opening_explained()
         elif event.surfaceOp is not UNSET:
             self._report(
                 "LOG-4",
@@ -589,10 +691,17 @@ class LogChecker:
             self._report("SURF-2", number, seq, shadowed.message, found=op)
             return
         self.surface.replace(seq, shadowed, message)
+        self._opening_explained()
         if unknown:
             self.surface.mark_unknown(seq)
         sources = event.sourceEventSeqs
-        named = set(sources) if isinstance(sources, list) else set()
+        # only integers name nodes; other elements (a list, an object) were
+        # reported as LOG-5 and name nothing
+        named = (
+            {int(s) for s in sources if _is_int(s)}
+            if isinstance(sources, list)
+            else set()
+        )
         missing = [node for node in shadowed if node not in named]
         if missing:
             self._report(
@@ -601,7 +710,7 @@ class LogChecker:
                 seq,
                 "a replace's sourceEventSeqs should include every node it shadows",
                 expected=shadowed,
-                found=sources if isinstance(sources, list) else None,
+                found=sources if isinstance(sources, list) else ABSENT,
             )
 
     # -------------------------------------------------------------- turns, steps
@@ -609,7 +718,9 @@ class LogChecker:
     def _turn_start(self, data: Any, number: int, seq: int) -> None:
         if self.step is not None:
             self._close_step(number)
-        turn = data.get("turn") if isinstance(data, dict) else self.last_turn + 1
+        turn = (
+            data.get("turn", MISSING) if isinstance(data, dict) else self.last_turn + 1
+        )
         if self.turn is not None:
             self._report(
                 "TURN-1",
@@ -640,7 +751,7 @@ class LogChecker:
                 f"turn {self.turn} ends while its step {self.step.step} is open",
             )
             self._close_step(number)
-        turn = data.get("turn") if isinstance(data, dict) else self.turn
+        turn = data.get("turn", MISSING) if isinstance(data, dict) else self.turn
         if self.turn is None:
             self._report("TURN-1", number, seq, "turn/end without an open turn")
         elif turn != self.turn:
@@ -667,8 +778,8 @@ class LogChecker:
             self._close_step(number)
         # data that is not an object was reported (LOG-1/LOG-3): assume it fits
         fits = not isinstance(data, dict)
-        turn = self.turn if fits else data.get("turn")
-        step = self.last_step + 1 if fits else data.get("step")
+        turn = self.turn if fits else data.get("turn", MISSING)
+        step = self.last_step + 1 if fits else data.get("step", MISSING)
         if self.turn is None:
             self._report("TURN-2", number, seq, "a step starts outside any turn")
         elif turn != self.turn:
@@ -691,8 +802,13 @@ class LogChecker:
             )
         self.last_step = int(step) if _is_int(step) else self.last_step + 1
         self.step = _Step(
-            turn=self.turn or 0, step=self.last_step, line=number, seq=seq
+            turn=self.turn or 0,
+            step=self.last_step,
+            line=number,
+            seq=seq,
+            ordinal=self.steps_started,
         )
+        self.steps_started += 1
         if self.reconstruction is not None:
             if self.surface.history_unknown:
                 self.step.history_unknown = True
@@ -736,6 +852,28 @@ class LogChecker:
         self, step: _Step, number: int, *, certain: bool, seq: int | None = None
     ) -> None:
         step.resolved = True
+        if self.reconstruction is not None:
+            self.reconstruction.last_capture = None
+        self._send(step, number, certain=certain, seq=seq)
+        warning, step.cache_warning = step.cache_warning, None
+        if warning is None:
+            return
+        capture = (
+            self.reconstruction.last_capture
+            if self.reconstruction is not None
+            else None
+        )
+        if capture is not None and (cost := cache_cost(capture.usage)) is not None:
+            warning = replace(
+                warning,
+                message=f"{warning.message} The provider cached {cost} of this"
+                f" request (request {capture.index}, capture line {capture.line}).",
+            )
+        self.out.append(warning)
+
+    def _send(
+        self, step: _Step, number: int, *, certain: bool, seq: int | None = None
+    ) -> None:
         if step.seq < self.seed_length:
             # A seeded step: its request was sent for the session the log
             # was seeded from, not captured for this one (CHECK-1).
@@ -809,37 +947,71 @@ class LogChecker:
             self.out.extend(self.fold.delta(data, line=number, seq=seq))
         after = self.fold.state
         if step is not None and before is not None and after is not None:
-            change = _HeaderChange(step.turn, step.step, kind, data, before, after)
+            resume = (
+                kind == SNAPSHOT
+                and isinstance(data, dict)
+                and data.get("reason") == "resume"
+            )
+            # a new instance composes its opening anew: that change is explained
+            change = (
+                None
+                if resume
+                else _HeaderChange(
+                    step.turn, step.step, step.ordinal, kind, data, before, after
+                )
+            )
             self._volatile_opening(change, step, number, seq)
         else:
             self.last_change = None
 
     def _volatile_opening(
-        self, change: _HeaderChange, step: _Step, number: int, seq: int
+        self, change: _HeaderChange | None, step: _Step, number: int, seq: int
     ) -> None:
-        """CACHE-2: one cacheable part changing on consecutive requests of a turn.
+        """CACHE-2: one cacheable part changing on consecutive requests.
 
         The system prompt, tools and prefix lead every request; when one of
-        them changes on two consecutive steps of one turn, something in it
-        most likely varies per request (a timestamp, an id, map order), and
-        every such request misses the provider's cache from that point.
+        them changes on two consecutive requests (steps of one turn, or the
+        last step of a turn and the first of the next) and nothing in the log
+        between them explains it (no compaction, no new instance), something
+        in it most likely varies per request (a timestamp, an id, map order),
+        and every such request misses the provider's cache from that point.
         Which parts changed is worked out only for such a pair, so the
         common case costs nothing.
         """
         last, self.last_change = self.last_change, change
-        if last is None or (last.turn, last.step + 1) != (step.turn, step.step):
+        if change is None or last is None or last.ordinal + 1 != step.ordinal:
             return
         again = sorted(last.parts() & change.parts())
-        if again:
-            self._report(
-                "CACHE-2",
-                number,
-                seq,
-                f"{' and '.join(again)} changed on two consecutive requests of"
-                f" turn {step.turn} (steps {step.step - 1} and {step.step}):"
-                " does the opening hold a value that varies per request?",
-                level=SHOULD,
+        if last.turn != step.turn:
+            # Across turns a person may edit the opening between turns; a
+            # value that varies per request changes in the same place.
+            again = [part for part in again if last.site(part) == change.site(part)]
+        if not again:
+            return
+        if last.turn == step.turn:
+            where = f"turn {step.turn}, steps {last.step} and {step.step}"
+        else:
+            where = (
+                f"turn {last.turn} step {last.step}, then turn {step.turn}"
+                f" step {step.step}"
             )
+        warning = finding(
+            "CACHE-2",
+            number,
+            seq,
+            f"{' and '.join(again)} changed on two consecutive requests ({where})"
+            " with no compaction or new instance between them: does the opening"
+            " hold a value that varies per request?",
+            level=SHOULD,
+        )
+        if self.reconstruction is None:
+            self.out.append(warning)
+        else:  # told when the step's captured request (and its usage) is known
+            step.cache_warning = warning
+
+    def _opening_explained(self) -> None:
+        """A compaction happened: the next change to the opening is explained."""
+        self.last_change = None
 
     def _snapshot(self, data: Any, number: int, seq: int) -> None:
         self._header_event(data, number, seq, SNAPSHOT)
@@ -886,12 +1058,77 @@ def _projection_problem(kind: str, data: JsonObject) -> str | None:
     )
 
 
-def _is_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
+def _rest_of_line(first: Line, pieces: Iterator[Line]) -> Line:
+    """The line `first` begins, joined with the pieces that follow it up to
+    its newline (a reader may give a long line in pieces, so no line is ever
+    held twice); `first` itself when nothing follows (the last line)."""
+    piece = next(pieces, None)
+    if piece is None:
+        return first
+    line = bytearray(first)
+    line += piece
+    while not piece.endswith(b"\n"):
+        piece = next(pieces, None)
+        if piece is None:
+            break
+        line += piece
+    return line
+
+
+def _top_members(data: Raw) -> Any:
+    """`data` decoded one level deep: the members rules read (`MEMBERS_READ`)
+    as values, the others as `msgspec.Raw` (raises on a non-object)."""
+    members: dict[str, Any] = MEMBERS_DECODER.decode(data)
+    for name in MEMBERS_READ:
+        if name in members:
+            members[name] = VALUE_DECODER.decode(members[name])
+    return members
+
+
+def _encodes_to(event: Envelope, raw: Line) -> bool:
+    """Whether encoding `event` gives back `raw` (less its newline) exactly.
+
+    A line longer than `WINDOW` is compared piece by piece, with the
+    `msgspec.Raw` values of the line compared where they lie, so a huge
+    line is never encoded a second time.
+    """
+    if len(raw) <= WINDOW:  # the common case: one encode, one compare
+        encoded = ENCODER.encode(event)
+        return len(encoded) + 1 == len(raw) and raw.startswith(encoded)
+    data = event.data
+    event.data = _PLACEHOLDER
+    frame = ENCODER.encode(event)
+    event.data = data
+    cut = frame.index(b',"data":0') + len(b',"data":')
+    pieces: list[Any] = [frame[:cut]]
+    if type(data) is Raw:
+        pieces.append(data)
+    elif type(data) is dict and any(type(v) is Raw for v in data.values()):
+        pieces.append(b"{")
+        for index, (name, value) in enumerate(data.items()):
+            head = ENCODER.encode(name) + b":"
+            pieces.append(b"," + head if index else head)
+            pieces.append(value if type(value) is Raw else ENCODER.encode(value))
+        pieces.append(b"}")
+    else:
+        pieces.append(ENCODER.encode(data))
+    pieces.append(frame[cut + 1 :])
+    pieces.append(b"\n")
+    if sum(len(piece) for piece in pieces) != len(raw):
         return False
+    position = 0
+    for piece in pieces:
+        if not raw.startswith(memoryview(piece), position):
+            return False
+        position += len(piece)
     return True
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_is_utf8 = is_utf8
 
 
 _HANDLERS: dict[str, Any] = {

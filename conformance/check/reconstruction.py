@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check.findings import SHOULD, Finding, Text, finding
+from conformance.check.findings import MISSING, SHOULD, Finding, finding
 from conformance.check.lines import parse_json
 from reference.header import Header
 from reference.json_values import JsonObject
@@ -59,6 +59,38 @@ class CapturedRequest:
     line: int
     index: int
     body: Any
+    usage: Any = None
+    """The usage the provider answered with, when the capture holds it."""
+
+
+def cache_cost(usage: Any) -> str | None:
+    """How much of a request's prompt the provider served from its cache, as
+    ``"512 of 2,597 prompt tokens"``, from its usage (OpenAI and DeepSeek
+    ``prompt_tokens`` with ``prompt_tokens_details.cached_tokens`` or
+    ``prompt_cache_hit_tokens``; Anthropic ``input_tokens`` plus the cache
+    read and write counts); None when the usage does not say."""
+    if not isinstance(usage, dict):
+        return None
+
+    def count(value: Any) -> int | None:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return value if ok else None
+
+    details = usage.get("prompt_tokens_details")
+    prompt = count(usage.get("prompt_tokens"))
+    cached = count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if cached is None:
+        cached = count(usage.get("prompt_cache_hit_tokens"))
+    if prompt is None:  # Anthropic: input_tokens leaves the cached part out
+        read = count(usage.get("cache_read_input_tokens"))
+        rest = count(usage.get("input_tokens"))
+        written = count(usage.get("cache_creation_input_tokens")) or 0
+        if read is None or rest is None:
+            return None
+        prompt, cached = rest + read + written, read
+    if cached is None or cached > prompt:
+        return None
+    return f"{cached:,} of {prompt:,} prompt tokens"
 
 
 def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
@@ -91,6 +123,7 @@ def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
             line=number,
             index=index if isinstance(index, int) else position,
             body=body,
+            usage=value.get("usage") if "body" in value else None,
         )
         position += 1
 
@@ -115,7 +148,7 @@ class Difference:
     order_only: bool = False
 
 
-ABSENT = Text("<absent>")
+ABSENT = MISSING
 
 
 def _same_scalar(a: Any, b: Any) -> bool:
@@ -186,6 +219,8 @@ class Reconstruction:
         self.revision = revision
         self.matched = 0
         self.steps = 0
+        self.last_capture: CapturedRequest | None = None
+        """The capture the last dispatched step took (None when it took none)."""
 
     def _peek(self) -> CapturedRequest | None:
         if self._next is None and not self._exhausted:
@@ -209,6 +244,7 @@ class Reconstruction:
                 difference = first_difference(expected, contract_view(capture.body))
                 if difference is None or difference.order_only:
                     self._next = None
+                    self.last_capture = capture
                     self.steps += 1
                     self.matched += 1
             return []
@@ -225,6 +261,7 @@ class Reconstruction:
             ]
         self._next = None
         self.matched += 1
+        self.last_capture = capture
         label = f"request {capture.index} (capture line {capture.line})"
         if not isinstance(capture.body, dict):
             return [
@@ -274,7 +311,8 @@ class Reconstruction:
         """
         del point
         self.steps += 1
-        if self._peek() is not None:
+        self.last_capture = self._peek()
+        if self.last_capture is not None:
             self._next = None
 
     def _rule_for(self, path: str, header: Header) -> str:

@@ -2,8 +2,13 @@
 
 The report keeps at most `MAX_PER_RULE` findings of each rule (counting the
 rest), so memory stays bounded even for a log that breaks a rule on every
-line. The text form is for people; the JSON form prints one object per log
-file on one line.
+line. The text form is for people (each rule's text is printed once, at its
+first finding); the JSON form (`FORMAT`) prints one object per log file on
+one line.
+
+Outcomes, as Bowtie keeps them apart: *fail* (a MUST finding, or a SHOULD
+finding under ``--strict``), *error* (the checker could not check a line,
+or the file: no verdict), *pass*.
 """
 
 from __future__ import annotations
@@ -14,11 +19,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.check.findings import MUST, Finding
+from conformance.check.findings import ERROR, MUST, SHOULD, Finding
 from conformance.check.log_rules import LogSummary
 from conformance.rules import load_rules
 
 MAX_PER_RULE = 200
+FORMAT = "reqfold-check/1"
+"""The version of the ``--format json`` object, named in its ``format`` member."""
+
+PASS, FAIL, NO_VERDICT = "pass", "fail", "error"
 
 
 @dataclass(slots=True)
@@ -29,8 +38,10 @@ class FileReport:
     summary: LogSummary = field(default_factory=LogSummary)
     findings: list[Finding] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
+    """Findings per level (MUST, SHOULD, ERROR), suppressed ones included."""
     suppressed: Counter[str] = field(default_factory=Counter)
     error: str | None = None
+    """Why the file could not be checked at all (unreadable), or None."""
     strict: bool = False
 
     def collect(self, findings: Iterable[Finding]) -> None:
@@ -45,24 +56,48 @@ class FileReport:
                 self.suppressed[item.rule] += 1
 
     @property
+    def failing(self) -> int:
+        """How many findings fail the check (SHOULD ones only in strict mode)."""
+        return self.counts[MUST] + self.counts[SHOULD] * self.strict
+
+    @property
+    def outcome(self) -> str:
+        """``fail``; else ``error`` (unreadable, a line not checked); else ``pass``."""
+        if self.error is None and self.failing:
+            return FAIL
+        if self.error is not None or self.counts[ERROR]:
+            return NO_VERDICT
+        return PASS
+
+    @property
     def ok(self) -> bool:
-        """No failing finding (SHOULD findings fail only in strict mode)."""
+        """Checked, with no failing finding and no checker error."""
+        return self.outcome == PASS
+
+    @property
+    def status(self) -> int:
+        """The exit status for this file alone: 0 pass, 1 fail, 2 unreadable,
+        3 no verdict (the checker could not check a line, and nothing failed)."""
         if self.error is not None:
-            return False
-        failing = (
-            self.counts[MUST]
-            + (sum(self.counts.values()) - self.counts[MUST]) * self.strict
-        )
-        return failing == 0
+            return 2
+        return {PASS: 0, FAIL: 1, NO_VERDICT: 3}[self.outcome]
 
     def dump(self) -> dict[str, Any]:
-        """The ``--format json`` object for this file."""
+        """The ``--format json`` object for this file (`FORMAT`)."""
         if self.error is not None:
-            return {"path": self.path, "ok": False, "error": self.error}
+            return {
+                "format": FORMAT,
+                "path": self.path,
+                "ok": False,
+                "outcome": self.outcome,
+                "error": self.error,
+            }
         summary = self.summary
         return {
+            "format": FORMAT,
             "path": self.path,
             "ok": self.ok,
+            "outcome": self.outcome,
             "revision": summary.revision.value,
             "revision_source": summary.revision_source,
             "lines": summary.lines,
@@ -75,10 +110,18 @@ class FileReport:
             "steps_unrebuilt": summary.steps_unrebuilt,
             "requests_matched": summary.requests_matched,
             "must": self.counts[MUST],
-            "should": sum(self.counts.values()) - self.counts[MUST],
-            "violations": [item.dump() for item in self.findings],
+            "should": self.counts[SHOULD],
+            "errors": self.counts[ERROR],
+            "findings": [item.dump() for item in self.findings],
             "suppressed": dict(self.suppressed),
         }
+
+
+def combined_status(statuses: Iterable[int]) -> int:
+    """One exit status for several files: unreadable (2) over fail (1) over
+    no verdict (3) over pass (0)."""
+    rank = {0: 0, 3: 1, 1: 2, 2: 3}
+    return max(statuses, key=rank.__getitem__, default=0)
 
 
 def render_json(report: FileReport) -> str:
@@ -90,14 +133,18 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
+VERDICTS = {PASS: "ok", FAIL: "FAIL", NO_VERDICT: "NO VERDICT"}
+
+
 def render_text(report: FileReport) -> str:
-    """A readable report: a verdict line, then one block per finding."""
-    if report.error is not None:
-        return f"{report.path}: cannot check: {report.error}"
+    """A readable report: a verdict line, then one block per finding.
+
+    Each finding shows its own level (a MUST rule's SHOULD clause is a
+    SHOULD finding); the text of each rule is shown once, at its first
+    finding. A file that could not be read has no text report: the shell
+    says so on stderr.
+    """
     summary = report.summary
-    must = report.counts[MUST]
-    should = sum(report.counts.values()) - must
-    verdict = "ok" if report.ok else "FAIL"
     parts = [
         f"{_plural(summary.events, 'event')} on {_plural(summary.lines, 'line')}",
         f"revision {summary.revision.value} ({summary.revision_source})",
@@ -122,27 +169,37 @@ def render_text(report: FileReport) -> str:
             f"{summary.steps_unrebuilt} of them cannot be rebuilt (no readable"
             f" header or history under {summary.revision.value})"
         )
+    verdict = VERDICTS[report.outcome]
     lines = [f"{report.path}: {verdict}: " + "; ".join(parts)]
-    if must or should:
+    must, should, errors = (report.counts[level] for level in (MUST, SHOULD, ERROR))
+    if must or should or errors:
+        tally = [
+            f"{must} MUST (failing)",
+            f"{should} SHOULD (warnings"
+            + (", failing: --strict)" if report.strict else ")"),
+        ]
+        if errors:
+            tally.append(
+                f"{errors} ERROR (lines the checker could not check: no verdict)"
+            )
         lines.append(
-            f"  {_plural(must, 'violation')} of MUST rules,"
-            f" {_plural(should, 'warning')} (SHOULD)"
-            + (" (failing: --strict)" if report.strict and should else "")
+            f"  {_plural(must + should + errors, 'finding')}: " + ", ".join(tally)
         )
     rules = load_rules()
+    explained: set[str] = set()
     for item in report.findings:
         where = f"line {item.line}" + (
             f", seq {item.seq}" if item.seq is not None else ""
         )
-        label = "error" if item.level == MUST else "warning"
-        lines.append(f"  {where}: {label} [{item.rule}] {item.message}")
+        lines.append(f"  {where}: {item.level} [{item.rule}] {item.message}")
         if item.expected is not None:
             lines.append(f"      expected: {item.expected}")
         if item.found is not None:
             lines.append(f"      found:    {item.found}")
         rule = rules.get(item.rule)
-        if rule is not None:
-            lines.append(f"      {item.rule} ({rule.level}): {_cut(rule.text, 150)}")
+        if rule is not None and item.level != ERROR and item.rule not in explained:
+            explained.add(item.rule)
+            lines.append(f"      {item.rule}: {_cut(rule.text, 150)}")
     for rule_id, count in report.suppressed.items():
         lines.append(f"  ... and {count} more {rule_id} findings not shown")
     return "\n".join(lines)

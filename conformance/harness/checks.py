@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 from conformance.check import (
     APPLIED_RULES,
+    ERROR,
     MUST,
     RECONSTRUCTION_RULES,
     SHOULD,
@@ -133,9 +134,10 @@ def _log_checks(judge: Judge) -> None:
         first.setdefault(found.rule, f"{where}: {detail}")
         if found.level == MUST:
             failing.add(found.rule)
-    if "CHECK-2" in first:
-        # The checker itself failed on a line: nothing it says about this
-        # log is a verdict on the harness (a bug of ours is no verdict).
+    if report.counts[ERROR]:
+        # The checker itself failed on a line (an ERROR finding, CHECK-2):
+        # nothing it says about this log is a verdict on the harness (a bug
+        # of ours is no verdict).
         judge.add(
             "log",
             ("CHECK-2",),

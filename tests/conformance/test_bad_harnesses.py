@@ -291,6 +291,16 @@ GALLERY = [
         ),
         marks=pytest.mark.spec("CACHE-2"),
     ),
+    pytest.param(  # the same bug across turns of one request each
+        bad(
+            "timestamp_in_system_prompt",
+            "plain-turns",
+            ("log/CACHE-2", "CACHE-2"),
+            strict=True,
+            only=True,
+        ),
+        marks=pytest.mark.spec("CACHE-2"),
+    ),
     pytest.param(
         bad(
             "compaction_recomposes_prefix",

@@ -287,3 +287,123 @@ def test_a_lone_surrogate_deep_inside_a_value_is_found_iteratively() -> None:
     assert rules_at(lines) == {("JSON-1", 3)}
     paired = "[" * 5000 + '"\\ud83d\\ude00"' + "]" * 5000
     assert rules_at(turn_of(event(1, "tool/call", f'{{"args":{paired}}}'))) == set()
+
+
+@pytest.mark.spec("SURF-4", "LOG-5", "CHECK-2")
+@pytest.mark.parametrize("sources", ["[[1],[2]]", '[{"seq":1},2]', "[1,[2]]"])
+def test_sources_holding_a_list_or_an_object_are_an_ordinary_finding(
+    sources: str,
+) -> None:
+    append = b',"surfaceOp":"append"}\n'
+    replace = (
+        f',"sourceEventSeqs":{sources},'
+        '"surfaceOp":{"op":"replace","start":1,"end":2}}\n'
+    ).encode()
+    lines = turn_of(
+        event(1, "user/message", '{"content":[]}')[:-2] + append,
+        event(2, "user/message", '{"content":[]}')[:-2] + append,
+        event(3, "user/message", '{"content":[]}')[:-2] + replace,
+    )
+    report = check_lines(lines)
+    assert {(f.rule, f.line, f.level) for f in report.findings} == {
+        ("LOG-5", 5, "MUST"),
+        ("SURF-4", 5, "SHOULD"),
+    }
+    assert report.outcome == "fail"
+
+
+def test_a_crash_inside_a_rule_is_an_error_not_a_finding_against_the_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conformance.check import log_rules
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("a bug in a rule")
+
+    monkeypatch.setitem(log_rules._HANDLERS, "step/start", crash)
+    lines = turn_of(
+        event(1, "step/start", '{"turn":1,"step":1}'),
+        event(2, "plugin/x", "{}"),
+        event(9, "plugin/x", "{}"),  # a gap: the check goes on after the crash
+    )
+    report = check_lines(lines)
+    errors = [f for f in report.findings if f.level == "ERROR"]
+    assert [(f.rule, f.line) for f in errors] == [("CHECK-2", 3)]
+    assert "could not check this line (RuntimeError: a bug in a rule)" in (
+        errors[0].message
+    )
+    must = {(f.rule, f.line) for f in report.findings if f.level == "MUST"}
+    assert ("LOG-2", 5) in must
+    assert {rule for rule, _ in must} == {"LOG-2"}
+    assert (report.outcome, report.status) == ("fail", 1)
+    clean = turn_of(event(1, "step/start", '{"turn":1,"step":1}'))
+    alone = check_lines(clean)
+    assert [(f.rule, f.level) for f in alone.findings] == [("CHECK-2", "ERROR")]
+    assert (alone.outcome, alone.status, alone.ok) == ("error", 3, False)
+    assert alone.dump()["errors"] == 1
+    assert alone.dump()["must"] == 0
+
+
+@pytest.mark.spec("JSON-2")
+def test_an_expected_null_is_shown_as_null_and_absence_as_absence() -> None:
+    from conformance.check.findings import finding
+    from conformance.check.report import FileReport, render_text
+
+    null = finding("REQ-1", 3, 1, "differs", expected=None, found="")
+    nothing = finding("REQ-1", 4, 2, "differs", found="x")
+    assert null.dump()["expected"] is None
+    assert "expected" in null.dump()
+    assert "expected" not in nothing.dump()
+    report = FileReport(path="a.jsonl")
+    report.collect([null, nothing])
+    text = render_text(report)
+    assert '      expected: null\n      found:    ""' in text
+    assert text.count("expected:") == 1
+
+
+def in_pieces(lines: list[bytes], size: int) -> list[bytes]:
+    """The lines as ``readline(size)`` gives them: a long line in pieces."""
+    return [line[at : at + size] for line in lines for at in range(0, len(line), size)]
+
+
+@pytest.mark.spec("JSONL-2", "JSONL-3", "LOG-2")
+@pytest.mark.parametrize(
+    "name",
+    [
+        "valid/session-prefix.jsonl",
+        "JSONL-3-torn-tail.jsonl",
+        "JSONL-2-no-final-newline.jsonl",
+        "LOG-2-gap.jsonl",
+        "WRITER-3-padded-delta.jsonl",
+    ],
+)
+def test_lines_given_in_pieces_are_checked_like_whole_lines(name: str) -> None:
+    from pathlib import Path
+
+    path = Path(__file__).parent / "check_fixtures" / name
+    lines = path.read_bytes().splitlines(keepends=True)
+    whole = check_lines(lines)
+    for size in (7, 100):
+        pieces = check_lines(in_pieces(lines, size))
+        assert pieces.findings == whole.findings
+        assert pieces.summary == whole.summary
+
+
+@pytest.mark.spec("JSON-1", "LOG-1", "TURN-1")
+def test_a_line_over_a_mebibyte_is_compared_in_place_and_still_judged() -> None:
+    pad = "x" * (2 << 20)
+    canonical = event(0, "turn/start", f'{{"turn":1,"note":"{pad}"}}')
+    duplicate = event(0, "turn/start", f'{{"turn":1,"note":"{pad}","turn":1}}')
+    spaced = canonical.replace(b'"data":', b'"data": ')
+    wrong_turn = event(0, "turn/start", f'{{"turn":2,"note":"{pad}"}}')
+    for first, expected in [
+        (canonical, set()),
+        (duplicate, {("JSON-1", 2)}),
+        (spaced, set()),  # not canonical, read strictly: no rule is broken
+        (wrong_turn, {("TURN-1", 2)}),
+    ]:
+        lines = [STORAGE, first, event(1, "turn/end", '{"turn":1,"reason":{}}')]
+        if first is wrong_turn:
+            lines[-1] = event(1, "turn/end", '{"turn":2,"reason":{}}')
+        assert rules_at(in_pieces(lines, 1 << 20)) == expected, first[:40]
+        assert rules_at(lines) == expected

@@ -7,8 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from conformance.check import CaptureUnreadable, check_lines, read_captures
+from conformance.check import (
+    CaptureUnreadable,
+    check_lines,
+    read_captures,
+    render_text,
+)
 from conformance.check.reconstruction import first_difference
+from reference.jsonl import dump_line, make_storage_line
+from reference.request import build_chat_body, request_messages
+from reference.session_log import SessionLog
 
 FIXTURES = Path(__file__).parent / "check_fixtures"
 LOG = FIXTURES / "valid" / "session-prefix.jsonl"
@@ -258,3 +266,45 @@ def test_a_lone_surrogate_key_in_a_header_is_json_1_not_a_checker_failure() -> N
         lines, captures=read_captures(capture_lines("session-prefix.capture.jsonl"))
     )
     assert {(f.rule, f.line) for f in report.findings} == {("JSON-1", 5)}
+
+
+@pytest.mark.spec("REQ-1", "WIRE-2")
+def test_an_expected_null_is_reported_as_null_not_left_out() -> None:
+    """An assistant message with neither text nor tool calls is sent with
+    ``content: null``; a capture that sends ``""`` instead shows ``null``."""
+    log = SessionLog()
+    bodies = []
+    for turn in (1, 2):
+        log.append("turn/start", {"turn": turn}, time=0)
+        log.append(
+            "user/message",
+            {"content": [{"type": "text", "text": f"q{turn}"}]},
+            time=0,
+            surface_op="append",
+        )
+        boundary = log.derive_messages()
+        log.append("step/start", {"turn": turn, "step": 1}, time=0)
+        if turn == 1:
+            header = {"header": {"config": {"model": "m"}}, "reason": "initial"}
+            log.append("request/header", header, time=0)
+        folded = log.request_header()
+        assert folded is not None
+        bodies.append(build_chat_body(folded, request_messages(folded, boundary)))
+        thought = {"content": [{"type": "reasoning", "text": "hm"}]}  # no text
+        log.append("assistant/message", thought, time=0, surface_op="append")
+        log.append("step/end", {"turn": turn, "step": 1}, time=0)
+        log.append("turn/end", {"turn": turn, "reason": {}}, time=0)
+    assert bodies[1]["messages"][1] == {"role": "assistant", "content": None}
+    bodies[1]["messages"][1]["content"] = ""
+    lines = [dump_line(make_storage_line("s", 0)).encode()]
+    lines += [dump_line(e).encode() for e in log]
+    report = check_lines(
+        lines, captures=read_captures([json.dumps(b).encode() for b in bodies])
+    )
+    [found] = report.findings
+    assert "messages[1].content" in found.message
+    assert (found.expected, found.found) == ("null", '""')
+    dumped = found.dump()
+    assert dumped["expected"] is None
+    assert dumped["found"] == '""'
+    assert "      expected: null" in render_text(report)

@@ -137,7 +137,11 @@ def test_writer_logs_pass_and_their_requests_match(
 ) -> None:
     lines, captures = run(instances)
     report = check_lines(lines, captures=read_captures(captures), strict=True)
-    assert report.findings == []
+    # Random headers may change one part in the same place on consecutive
+    # requests: the very pattern CACHE-2 warns of (the opening varies per
+    # request), which is about what the opening holds, not how it is logged.
+    assert all(f.level == "SHOULD" for f in report.findings if f.rule == "CACHE-2")
+    assert [f for f in report.findings if f.rule != "CACHE-2"] == []
     assert report.summary.requests_matched == len(captures)
 
 

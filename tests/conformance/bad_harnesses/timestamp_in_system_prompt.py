@@ -1,7 +1,8 @@
 """Puts the current time in the system prompt, so the prompt changes on every
 request and no request reuses the provider's cache past its first line. A
 SHOULD (CACHE-2): it passes, with a warning, unless ``--strict``. Caught on
-``tool-calls-chained-in-one-turn``: the checker's ``log/CACHE-2``
+``tool-calls-chained-in-one-turn`` (consecutive requests of one turn) and on
+``plain-turns`` (one request per turn): the checker's ``log/CACHE-2``
 [CACHE-2]."""
 
 from reference.harness_adapter import HarnessServer, Instance, main
