@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fakes.http import HttpRequest
-
-if TYPE_CHECKING:
-    from fakes.provider import FakeProvider
+from fakes.provider import FakeProvider
+from fakes.routing import serve_request
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -79,7 +78,7 @@ def create_app(provider: FakeProvider) -> ASGIApp:
             body=body,
             query=query.decode("latin-1") if isinstance(query, bytes) else "",
         )
-        plan = provider.handle(request)
+        plan = serve_request(provider, request)
         if plan.delay:
             await asyncio.sleep(plan.delay)
         if plan.hold is not None:

@@ -161,6 +161,7 @@ def profile_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen `fake` action; returns the exit status."""
+    from fakes.app import create_app
     from fakes.provider import FakeProvider
 
     try:
@@ -179,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     print(base_url(sock), flush=True)  # noqa: T201
     try:
         serve(
-            provider.asgi_app(),
+            create_app(provider),
             sock,
             log_level=args.log_level,
             access_log=args.access_log,

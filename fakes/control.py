@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs
 
 from fakes.capture import dump_captured_request
@@ -37,11 +37,10 @@ from fakes.errors import InvalidRequest, ScriptError
 from fakes.http import HttpRequest, ResponsePlan, json_headers
 from fakes.jsontypes import JSONObject, JSONValue, json_object, type_name
 from fakes.profiles import Profile
+from fakes.provider import FakeProvider
 from fakes.script import actions_from, dump_script_item
+from fakes.stats import dump_stats
 from fakes.tokenizer import TOKENIZER_NAME, count_tokens
-
-if TYPE_CHECKING:
-    from fakes.provider import FakeProvider
 
 PREFIX = "/_fake"
 
@@ -147,7 +146,7 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
         return _json(200, dump_profile(provider.configure(**overrides)))
     if route == ("GET", "/script"):
         return _json(
-            200, {"pending": [dump_script_item(a) for a in provider.script.pending()]}
+            200, {"pending": [dump_script_item(a) for a in provider.pending()]}
         )
     if route == ("POST", "/script"):
         value = _body(request)
@@ -184,7 +183,7 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
     if method == "GET" and len(parts) == 2 and parts[0] == "requests":
         if not parts[1].isdigit():
             raise _ControlError(404, f"no captured request {parts[1]!r}")
-        record = provider.capture.by_index(int(parts[1]))
+        record = provider.captured(int(parts[1]))
         if record is None:
             raise _ControlError(404, f"no captured request with index {parts[1]}")
         return _json(200, dump_captured_request(record))
@@ -200,8 +199,6 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
             },
         )
     if route == ("GET", "/stats"):
-        from fakes.provider import dump_stats
-
         return _json(200, dump_stats(provider.stats()))
     if route == ("POST", "/reset"):
         options = _object(request)

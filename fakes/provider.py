@@ -33,9 +33,9 @@ import math
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from fakes.cache_index import IndexStats, PrefixCacheIndex, block_keys, partition_root
+from fakes.cache_index import PrefixCacheIndex, block_keys, partition_root
 from fakes.capture import CapturedRequest, CaptureLog
 from fakes.clock import LogicalClock
 from fakes.diagnostics import Comparison, Diagnostic, DivergenceLedger
@@ -54,49 +54,10 @@ from fakes.jsontypes import (
 from fakes.profiles import Profile, get_profile
 from fakes.prompt import RenderedPrompt, Segment, render_prompt
 from fakes.script import Action, Fault, Reply, Responder, Script, ScriptedRequest
+from fakes.stats import ProviderStats
 from fakes.tokenizer import SegmentEncoder
 
-if TYPE_CHECKING:
-    from fakes.transport import FakeTransport
-
-CONTROL_PREFIX = "/_fake/"
 Route = Literal["chat", "messages"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderStats:
-    """Totals since the last reset.
-
-    `hit_ratio` is cached / prompt tokens over answered requests, and
-    `warm_hit_ratio` the same excluding each partition's first request.
-    """
-
-    requests: int
-    answered: int
-    errors: int
-    prompt_tokens: int
-    cached_tokens: int
-    cache_write_tokens: int
-    hit_ratio: float
-    warm_hit_ratio: float
-    clock: float
-    index: IndexStats
-
-
-def dump_stats(stats: ProviderStats) -> JSONObject:
-    """The JSON form served by `GET /_fake/stats`."""
-    return {
-        "requests": stats.requests,
-        "answered": stats.answered,
-        "errors": stats.errors,
-        "prompt_tokens": stats.prompt_tokens,
-        "cached_tokens": stats.cached_tokens,
-        "cache_write_tokens": stats.cache_write_tokens,
-        "hit_ratio": stats.hit_ratio,
-        "warm_hit_ratio": stats.warm_hit_ratio,
-        "clock": stats.clock,
-        "index": dataclasses.asdict(stats.index),
-    }
 
 
 class FakeProvider:
@@ -219,6 +180,16 @@ class FakeProvider:
             self.index.evict()
             return self._profile
 
+    def pending(self) -> list[Action]:
+        """The queued actions, next first."""
+        with self._lock:
+            return self.script.pending()
+
+    def captured(self, index: int) -> CapturedRequest | None:
+        """The captured request with index `index`, if still kept."""
+        with self._lock:
+            return self.capture.by_index(index)
+
     @property
     def requests(self) -> list[CapturedRequest]:
         """Every captured request, in arrival order."""
@@ -267,30 +238,15 @@ class FakeProvider:
             segments = self._segments(body)
             return render_prompt(segments, self.encoder).n_tokens
 
-    def transport(self) -> FakeTransport:
-        """An httpx transport (sync and async) served by this provider."""
-        from fakes.transport import FakeTransport
-
-        return FakeTransport(self)
-
-    def asgi_app(self) -> Any:
-        """An ASGI application served by this provider."""
-        from fakes.app import create_app
-
-        return create_app(self)
-
     # --- the core --------------------------------------------------------------
 
     def handle(self, request: HttpRequest) -> ResponsePlan:
-        """Answer one HTTP request (atomically with respect to others)."""
-        with self._lock:
-            if (
-                request.path.startswith(CONTROL_PREFIX)
-                or request.path == CONTROL_PREFIX[:-1]
-            ):
-                from fakes.control import handle_control
+        """Answer one provider request (atomically with respect to others).
 
-                return handle_control(self, request)
+        Only the provider endpoints: `fakes.routing.serve_request` adds the
+        control surface under `/_fake/` in front of this.
+        """
+        with self._lock:
             return self._handle_provider(request)
 
     def _route(self, path: str) -> Route | None:

@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from fakes import FakeProvider, Reply, ToolCall
+from fakes import FakeProvider, FakeTransport, Reply, ToolCall
 
 SYSTEM = {"role": "system", "content": "You are terse."}
 USER = {"role": "user", "content": "list files"}
@@ -112,7 +112,7 @@ def test_deepseek_stream_sends_reasoning_before_content_and_fragmented_tool_call
 def test_openai_stream_has_usage_only_when_include_usage_is_set(sse_json):
     provider = FakeProvider("openai")
     with httpx.Client(
-        transport=provider.transport(), base_url="https://api.openai.com/v1"
+        transport=FakeTransport(provider), base_url="https://api.openai.com/v1"
     ) as client:
         body = {"model": "gpt-4o", "messages": [USER], "stream": True}
         plain = sse_json(client.post("/chat/completions", json=body).text)
@@ -163,7 +163,7 @@ def test_openai_flavour_reports_null_content_with_tool_calls_and_full_usage_deta
     provider = FakeProvider("openai")
     provider.push(Reply(tool_calls=(ToolCall.of("ls"),)))
     with httpx.Client(
-        transport=provider.transport(), base_url="https://x/v1"
+        transport=FakeTransport(provider), base_url="https://x/v1"
     ) as client:
         body = client.post(
             "/chat/completions", json={"model": "gpt-4o", "messages": [USER]}
@@ -316,7 +316,7 @@ def test_bad_requests_get_a_provider_shaped_400_naming_the_field(
 
 def test_a_body_over_the_limit_gets_413():
     provider = FakeProvider("deepseek", max_body_bytes=1000)
-    with httpx.Client(transport=provider.transport(), base_url="http://f") as client:
+    with httpx.Client(transport=FakeTransport(provider), base_url="http://f") as client:
         response = client.post("/chat/completions", content=b"x" * 1001)
     assert response.status_code == 413
     assert "limit of 1000 bytes" in response.json()["error"]["message"]
@@ -334,7 +334,7 @@ def test_openai_echo_of_a_reasoning_tool_call_reply_is_not_a_divergence():
     provider = FakeProvider("openai")
     provider.push(Reply(reasoning="secret plan", tool_calls=(ToolCall.of("f", {}),)))
     with httpx.Client(
-        transport=provider.transport(), base_url="https://api.openai.com/v1"
+        transport=FakeTransport(provider), base_url="https://api.openai.com/v1"
     ) as client:
         first = client.post(
             "/chat/completions", json={"model": "m", "messages": [USER]}
@@ -361,7 +361,9 @@ def test_the_stream_usage_setting_decides_where_a_stream_carries_usage(
 ):
     provider = FakeProvider(dialect, stream_usage=stream_usage)
     body = {"model": "m", "messages": [USER], "stream": True}
-    with httpx.Client(transport=provider.transport(), base_url="https://x") as client:
+    with httpx.Client(
+        transport=FakeTransport(provider), base_url="https://x"
+    ) as client:
         plain = sse_json(client.post("/chat/completions", json=body).text)
         opted = sse_json(
             client.post(
