@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fakes.capture import DEFAULT_MAX_BYTES as DEFAULT_CAPTURE_BYTES
 from fakes.profiles import PROFILES
 from fakes.server import LOOPBACK, base_url, bind_socket, serve
 
@@ -122,6 +123,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     other.add_argument(
         "--capture-out", type=Path, help="write the capture log (JSONL) here on exit"
     )
+    other.add_argument(
+        "--capture-limit",
+        type=_non_negative_int,
+        default=None,
+        metavar="N",
+        help="keep at most N captured requests (default: no count bound)",
+    )
+    other.add_argument(
+        "--capture-max-bytes",
+        type=_non_negative_int,
+        default=DEFAULT_CAPTURE_BYTES,
+        metavar="N",
+        help="keep captured requests whose bodies add up to at most N bytes; "
+        "the oldest are dropped and counted (default: %(default)s)",
+    )
     other.add_argument("--log-level", default="warning", help="uvicorn log level")
     other.add_argument(
         "--access-log", action="store_true", help="log one line per request"
@@ -165,7 +181,12 @@ def run(args: argparse.Namespace) -> int:
     from fakes.provider import FakeProvider
 
     try:
-        provider = FakeProvider(args.dialect, **profile_overrides(args))
+        provider = FakeProvider(
+            args.dialect,
+            capture_limit=args.capture_limit,
+            capture_max_bytes=args.capture_max_bytes,
+            **profile_overrides(args),
+        )
     except (TypeError, ValueError) as error:
         print(f"reqfold fake serve: {error}", file=sys.stderr)  # noqa: T201
         return 2

@@ -15,11 +15,31 @@ from fakes.jsontypes import JSONObject
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CaptureStats:
+    """What the capture log holds, its bounds, and what they made it drop.
+
+    `bytes` counts the raw request bodies kept; `dropped_requests` and
+    `dropped_bytes` count the oldest records removed to respect the bounds
+    since the last reset.
+    """
+
+    requests: int
+    bytes: int
+    max_requests: int | None
+    max_bytes: int | None
+    dropped_requests: int
+    dropped_bytes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderStats:
     """Totals since the last reset.
 
     `hit_ratio` is cached / prompt tokens over answered requests, and
     `warm_hit_ratio` the same excluding each partition's first request.
+    `forgotten_prompts` counts earlier requests the diagnostics ledger no
+    longer remembers (its byte bound): they can no longer be the closest
+    earlier request of a diagnostic.
     """
 
     requests: int
@@ -32,6 +52,8 @@ class ProviderStats:
     warm_hit_ratio: float
     clock: float
     index: IndexStats
+    capture: CaptureStats
+    forgotten_prompts: int
 
 
 def dump_stats(stats: ProviderStats) -> JSONObject:
@@ -47,4 +69,6 @@ def dump_stats(stats: ProviderStats) -> JSONObject:
         "warm_hit_ratio": stats.warm_hit_ratio,
         "clock": stats.clock,
         "index": dataclasses.asdict(stats.index),
+        "capture": dataclasses.asdict(stats.capture),
+        "forgotten_prompts": stats.forgotten_prompts,
     }

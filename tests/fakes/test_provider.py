@@ -304,8 +304,8 @@ def test_an_edit_before_position_p_caps_the_hit_at_the_last_block_boundary_befor
     assume(edited != original)
 
     encode = provider.encoder
-    before = render_prompt(provider._segments(original), encode)
-    after = render_prompt(provider._segments(edited), encode)
+    before = render_prompt(provider.prompt_segments(original), encode)
+    after = render_prompt(provider.prompt_segments(edited), encode)
     p = _first_difference(before.tokens, after.tokens)
     n = after.n_tokens
     _, record = post(provider, edited)
