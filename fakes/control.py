@@ -37,7 +37,7 @@ from fakes.errors import InvalidRequest, ScriptError
 from fakes.http import HttpRequest, ResponsePlan, json_headers
 from fakes.jsontypes import JSONObject, JSONValue, json_object, type_name
 from fakes.profiles import Profile
-from fakes.provider import FakeProvider
+from fakes.provider import FakeProvider, parse_json_body
 from fakes.script import actions_from, dump_script_item
 from fakes.stats import dump_stats
 from fakes.tokenizer import TOKENIZER_NAME, count_tokens
@@ -53,7 +53,8 @@ class _ControlError(Exception):
 
 
 def _json(status: int, value: JSONValue) -> ResponsePlan:
-    raw = json.dumps(value, ensure_ascii=False).encode("utf-8")
+    # allow_nan=False: what is served is always JSON (never `Infinity`).
+    raw = json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
     return ResponsePlan(status=status, headers=json_headers(len(raw)), chunks=(raw,))
 
 
@@ -104,15 +105,16 @@ def parse_profile_overrides(value: JSONValue) -> dict[str, Any]:
 
 
 def _body(request: HttpRequest) -> JSONValue:
+    """The body as strict JSON: no NaN/Infinity, no number out of double
+    range, no unpaired surrogate (nothing that cannot be sent back)."""
     if not request.body.strip():
         return {}
     try:
-        value: JSONValue = json.loads(request.body)
-    except (ValueError, RecursionError) as error:
+        return parse_json_body(request.body)
+    except InvalidRequest as error:
         raise _ControlError(
-            400, f"the control request body is not valid JSON: {error}"
+            400, error.message.replace("the request body", "the control request body")
         ) from None
-    return value
 
 
 def _object(request: HttpRequest) -> JSONObject:
@@ -128,7 +130,7 @@ def handle_control(provider: FakeProvider, request: HttpRequest) -> ResponsePlan
         return _dispatch(provider, request)
     except _ControlError as error:
         return _json(error.status, {"error": {"message": error.message}})
-    except (ScriptError, ValueError, TypeError) as error:
+    except (ScriptError, ValueError, TypeError, OverflowError) as error:
         return _json(400, {"error": {"message": str(error)}})
 
 
@@ -217,7 +219,7 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
         seconds = _object(request).get("seconds")
         if isinstance(seconds, bool) or not isinstance(seconds, int | float):
             raise _ControlError(400, 'expected {"seconds": <number >= 0>}')
-        return _json(200, {"now": provider.advance(float(seconds))})
+        return _json(200, {"now": provider.advance(seconds)})
     if (
         method == "POST"
         and len(parts) == 3
