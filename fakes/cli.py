@@ -65,6 +65,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="deepseek",
         help="wire dialect and cache rules",
     )
+    serve_parser.add_argument(
+        "--model",
+        action="append",
+        dest="models",
+        metavar="NAME",
+        help="also serve model NAME (repeatable; '*' serves any model); by "
+        "default the dialect's models are served and others get the "
+        "provider's unknown-model error",
+    )
     knobs = serve_parser.add_argument_group("cache knobs (default: the dialect's)")
     knobs.add_argument(
         "--block-size", type=_positive_int, help="cache block size in tokens"
@@ -161,6 +170,12 @@ def profile_overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {
         name: getattr(args, name) for name in _KNOBS if getattr(args, name) is not None
     }
+    if args.models:
+        served = PROFILES[args.dialect].models
+        overrides["models"] = (
+            *served,
+            *(name for name in args.models if name not in served),
+        )
     for name in ("ttl", "max_age"):
         if hasattr(args, name):
             overrides[name] = getattr(args, name)

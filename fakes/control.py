@@ -66,7 +66,7 @@ def dump_profile(profile: Profile) -> JSONObject:
     return value
 
 
-_TUPLE_FIELDS = {"isolation_fields", "render_order"}
+_TUPLE_FIELDS = {"isolation_fields", "render_order", "models"}
 
 
 def parse_profile_overrides(value: JSONValue) -> dict[str, Any]:

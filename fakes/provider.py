@@ -401,6 +401,8 @@ class FakeProvider:
         try:
             body = self._parse_body(request, profile)
             call = self._parse_call(body, profile)
+            if not profile.serves(call.model):
+                raise unknown_model(profile, call.model)
             prompt = self._render(call, profile)
         except InvalidRequest as error:
             return _Prepared(body=body, error=error)
@@ -476,7 +478,11 @@ class FakeProvider:
         error: InvalidRequest,
     ) -> ResponsePlan:
         plan, reply = self._error_plan(
-            error.status, error.message, error_type=error.error_type, param=error.param
+            error.status,
+            error.message,
+            error_type=error.error_type,
+            param=error.param,
+            code=error.code,
         )
         self._totals.errors += 1
         self._record(request, index, body, plan.status, now, reply, None, None)
@@ -893,6 +899,37 @@ def key_digest(key: str) -> str:
     return hashlib.blake2b(
         key.encode("utf-8", "surrogatepass"), digest_size=8
     ).hexdigest()
+
+
+def unknown_model(profile: Profile, model: str) -> InvalidRequest:
+    """The error the real provider answers for a model it does not serve.
+
+    DeepSeek: 400 "Model Not Exist"; OpenAI: 404 `model_not_found`;
+    Anthropic: 404 `not_found_error` "model: NAME". The message also names
+    the models this fake serves.
+    """
+    served = ", ".join(profile.models) or "none"
+    hint = (
+        f" (this fake serves: {served}; add models with --model or "
+        "the 'models' profile field)"
+    )
+    if profile.dialect == "anthropic":
+        return InvalidRequest(
+            f"model: {model}{hint}", status=404, error_type="not_found_error"
+        )
+    if profile.dialect == "openai":
+        return InvalidRequest(
+            f"The model `{model}` does not exist or you do not have access to it."
+            + hint,
+            status=404,
+            param="model",
+            code="model_not_found",
+        )
+    return InvalidRequest(
+        f"Model Not Exist: {model!r}{hint}",
+        param="model",
+        code="invalid_request_error",
+    )
 
 
 def make_diagnostic(

@@ -40,7 +40,10 @@ def test_serve_prints_its_url_first_then_serves_until_signalled(stop, tmp_path):
         assert child.stdout is not None
         url = child.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:")
-        body = {"model": "m", "messages": [{"role": "user", "content": "hi " * 100}]}
+        body = {
+            "model": "deepseek-chat",
+            "messages": [{"role": "user", "content": "hi " * 100}],
+        }
         with httpx.Client(
             base_url=url, headers={"authorization": "Bearer sk-cli-secret"}
         ) as client:
@@ -79,7 +82,7 @@ def test_serve_serves_the_anthropic_dialect():
             response = client.post(
                 "/v1/messages",
                 json={
-                    "model": "claude",
+                    "model": "claude-sonnet-4-5",
                     "max_tokens": 10,
                     "messages": [{"role": "user", "content": "hi"}],
                 },
@@ -108,3 +111,25 @@ def test_a_seconds_option_refuses_values_that_are_not_finite_non_negative_number
     with pytest.raises(SystemExit):
         parser.parse_args(["serve", f"--ttl={text}"])
     assert "finite" in capsys.readouterr().err
+
+
+def test_serve_answers_the_dialects_models_and_those_given_by_model():
+    child = spawn("--model", "my-model")
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        user = [{"role": "user", "content": "hi"}]
+        with httpx.Client(base_url=url) as client:
+            statuses = [
+                client.post(
+                    "/chat/completions", json={"model": model, "messages": user}
+                ).status_code
+                for model in ("my-model", "deepseek-chat", "gpt-4o")
+            ]
+        child.send_signal(signal.SIGTERM)
+        child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert statuses == [200, 200, 400]

@@ -17,7 +17,9 @@ def send(deepseek):
     client = httpx.Client(transport=FakeTransport(deepseek), base_url="http://f")
 
     def post(messages):
-        client.post("/chat/completions", json={"model": "m", "messages": messages})
+        client.post(
+            "/chat/completions", json={"model": "deepseek-chat", "messages": messages}
+        )
         return deepseek.last_request
 
     yield post
@@ -172,7 +174,10 @@ def test_excerpts_are_short_and_marked_when_cut():
 def test_lost_tokens_count_shared_content_the_cache_no_longer_holds():
     provider = FakeProvider("deepseek", ttl=10)
     with httpx.Client(transport=FakeTransport(provider), base_url="http://f") as client:
-        body = {"model": "m", "messages": [SYSTEM, {"role": "user", "content": "hi"}]}
+        body = {
+            "model": "deepseek-chat",
+            "messages": [SYSTEM, {"role": "user", "content": "hi"}],
+        }
         client.post("/chat/completions", json=body)
         provider.advance(11)
         client.post("/chat/completions", json=body)

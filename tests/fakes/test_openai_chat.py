@@ -179,7 +179,9 @@ def test_openai_flavour_reports_null_content_with_tool_calls_and_full_usage_deta
 def test_both_chat_paths_are_served(client):
     for path in ("/chat/completions", "/v1/chat/completions"):
         assert (
-            client.post(path, json={"model": "m", "messages": [USER]}).status_code
+            client.post(
+                path, json={"model": "deepseek-chat", "messages": [USER]}
+            ).status_code
             == 200
         )
 
@@ -203,21 +205,32 @@ INVALID = [
         "model",
         "non-empty string",
     ),
-    (json.dumps({"model": "m"}).encode(), "messages", "'messages' is required"),
-    (json.dumps({"model": "m", "messages": []}).encode(), "messages", "at least one"),
     (
-        json.dumps({"model": "m", "messages": [{"content": "x"}]}).encode(),
+        json.dumps({"model": "deepseek-chat"}).encode(),
+        "messages",
+        "'messages' is required",
+    ),
+    (
+        json.dumps({"model": "deepseek-chat", "messages": []}).encode(),
+        "messages",
+        "at least one",
+    ),
+    (
+        json.dumps({"model": "deepseek-chat", "messages": [{"content": "x"}]}).encode(),
         "messages[0].role",
         "must be one of",
     ),
     (
-        json.dumps({"model": "m", "messages": [{"role": "user"}]}).encode(),
+        json.dumps({"model": "deepseek-chat", "messages": [{"role": "user"}]}).encode(),
         "messages[0].content",
         "required",
     ),
     (
         json.dumps(
-            {"model": "m", "messages": [{"role": "assistant", "content": None}]}
+            {
+                "model": "deepseek-chat",
+                "messages": [{"role": "assistant", "content": None}],
+            }
         ).encode(),
         "messages[0].content",
         "unless 'tool_calls'",
@@ -225,7 +238,7 @@ INVALID = [
     (
         json.dumps(
             {
-                "model": "m",
+                "model": "deepseek-chat",
                 "messages": [
                     {
                         "role": "assistant",
@@ -246,32 +259,40 @@ INVALID = [
     ),
     (
         json.dumps(
-            {"model": "m", "messages": [{"role": "tool", "content": "x"}]}
+            {"model": "deepseek-chat", "messages": [{"role": "tool", "content": "x"}]}
         ).encode(),
         "messages[0].tool_call_id",
         "tool_call_id",
     ),
     (
-        json.dumps({"model": "m", "messages": [USER], "tools": {}}).encode(),
+        json.dumps(
+            {"model": "deepseek-chat", "messages": [USER], "tools": {}}
+        ).encode(),
         "tools",
         "an array",
     ),
     (
         json.dumps(
-            {"model": "m", "messages": [USER], "tools": [{"type": "function"}]}
+            {
+                "model": "deepseek-chat",
+                "messages": [USER],
+                "tools": [{"type": "function"}],
+            }
         ).encode(),
         "tools[0].function",
         "an object",
     ),
     (
-        json.dumps({"model": "m", "messages": [USER], "stream": "yes"}).encode(),
+        json.dumps(
+            {"model": "deepseek-chat", "messages": [USER], "stream": "yes"}
+        ).encode(),
         "stream",
         "boolean",
     ),
     (
         json.dumps(
             {
-                "model": "m",
+                "model": "deepseek-chat",
                 "messages": [USER],
                 "stream_options": {"include_usage": True},
             }
@@ -280,17 +301,23 @@ INVALID = [
         "only allowed",
     ),
     (
-        json.dumps({"model": "m", "messages": [USER], "temperature": "hot"}).encode(),
+        json.dumps(
+            {"model": "deepseek-chat", "messages": [USER], "temperature": "hot"}
+        ).encode(),
         "temperature",
         "a number",
     ),
     (
-        json.dumps({"model": "m", "messages": [USER], "max_tokens": 1.5}).encode(),
+        json.dumps(
+            {"model": "deepseek-chat", "messages": [USER], "max_tokens": 1.5}
+        ).encode(),
         "max_tokens",
         "an integer",
     ),
     (
-        json.dumps({"model": "m", "messages": [USER], "stop": [1]}).encode(),
+        json.dumps(
+            {"model": "deepseek-chat", "messages": [USER], "stop": [1]}
+        ).encode(),
         "stop",
         "strings",
     ),
@@ -337,7 +364,7 @@ def test_openai_echo_of_a_reasoning_tool_call_reply_is_not_a_divergence():
         transport=FakeTransport(provider), base_url="https://api.openai.com/v1"
     ) as client:
         first = client.post(
-            "/chat/completions", json={"model": "m", "messages": [USER]}
+            "/chat/completions", json={"model": "gpt-4o", "messages": [USER]}
         )
         message = first.json()["choices"][0]["message"]
         assert "reasoning_content" not in message
@@ -345,7 +372,8 @@ def test_openai_echo_of_a_reasoning_tool_call_reply_is_not_a_divergence():
         call_id = message["tool_calls"][0]["id"]
         tool = {"role": "tool", "tool_call_id": call_id, "content": "1"}
         client.post(
-            "/chat/completions", json={"model": "m", "messages": [USER, message, tool]}
+            "/chat/completions",
+            json={"model": "gpt-4o", "messages": [USER, message, tool]},
         )
     diagnostic = provider.last_request.diagnostic
     assert diagnostic["relation"] == "append"
@@ -360,7 +388,7 @@ def test_the_stream_usage_setting_decides_where_a_stream_carries_usage(
     sse_json, dialect, stream_usage
 ):
     provider = FakeProvider(dialect, stream_usage=stream_usage)
-    body = {"model": "m", "messages": [USER], "stream": True}
+    body = {"model": provider.profile.models[0], "messages": [USER], "stream": True}
     with httpx.Client(
         transport=FakeTransport(provider), base_url="https://x"
     ) as client:

@@ -27,7 +27,10 @@ def text_of(response: httpx.Response) -> str:
 def ask(client, content="hi"):
     return client.post(
         "/chat/completions",
-        json={"model": "m", "messages": [{"role": "user", "content": content}]},
+        json={
+            "model": "deepseek-chat",
+            "messages": [{"role": "user", "content": content}],
+        },
     )
 
 

@@ -19,7 +19,11 @@ from fakes import (
 
 pytestmark = pytest.mark.anyio
 
-BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+BODY = {
+    "model": "deepseek-chat",
+    "messages": [{"role": "user", "content": "hi"}],
+    "stream": True,
+}
 
 
 async def test_async_streams_arrive_one_sse_frame_at_a_time(deepseek):

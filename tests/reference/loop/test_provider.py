@@ -105,7 +105,7 @@ def test_the_client_sends_compact_json_with_its_own_headers_and_deployment_setti
 
 @pytest.mark.parametrize("dialect", ["deepseek", "openai"])
 def test_usage_records_cache_reads_and_excludes_them_from_input_tokens(dialect):
-    fake = FakeProvider(dialect, min_cacheable_tokens=0, block_size=8)
+    fake = FakeProvider(dialect, min_cacheable_tokens=0, block_size=8, models=("*",))
     long = request(system="a fairly long system prompt that spans blocks " * 10)
     client = ChatCompletionsClient(
         base_url="http://fake", transport=FakeTransport(fake)
