@@ -176,11 +176,15 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
             },
         )
     if route == ("GET", "/requests.jsonl"):
-        jsonl = provider.capture_jsonl().encode("utf-8")
+        # One chunk per line: never the whole log as one string and its bytes.
+        lines = tuple(
+            (json.dumps(dump_captured_request(r), ensure_ascii=False) + "\n").encode()
+            for r in provider.requests
+        )
         return ResponsePlan(
             status=200,
             headers=(("content-type", "application/x-ndjson"),),
-            chunks=(jsonl,),
+            chunks=lines,
         )
     if method == "GET" and len(parts) == 2 and parts[0] == "requests":
         if not parts[1].isdigit():

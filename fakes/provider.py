@@ -1,27 +1,32 @@
 """The fake caching provider: one stateful, I/O-free core behind every shell.
 
-`FakeProvider.handle(HttpRequest) -> ResponsePlan` is the whole engine. It
-routes the request (provider endpoints, or the control surface under
-`/_fake/`), validates the body, asks the script for an action, does the
-cache accounting, renders the dialect's response and records a capture. It
-never performs I/O, never reads the wall clock (the `LogicalClock` is only
-moved by tests) and uses no randomness, so the same requests always get
-the same bytes back. One lock makes each `handle` call atomic, so
-concurrent requests from any number of threads or tasks keep the cache
-index, the ledger and the capture log consistent.
+`FakeProvider.handle(HttpRequest) -> ResponsePlan` is the whole engine for
+the provider endpoints (`fakes.routing` puts the `/_fake/` control surface
+in front of it). It validates the body, asks the script for an action,
+does the cache accounting, renders the dialect's response and records a
+capture. It never performs I/O, never reads the wall clock (the
+`LogicalClock` is only moved by tests) and uses no randomness, so the same
+requests always get the same bytes back.
 
 Order of operations for one provider request, top to bottom:
 
 1. route by method and path (unknown path 404, wrong method 405);
-2. reject bodies over `max_body_bytes` (413), bad JSON or schema (400);
-3. take the scripted action; a `Fault` is answered now and changes no
-   cache state (the real provider rejected the request before prefill);
-4. render the prompt segments, tokenize, look up and insert the cache
-   entries, compare with the closest earlier request;
+2. without the lock (it depends on the request alone): reject bodies over
+   `max_body_bytes` (413), bad JSON or schema (400), a model the profile
+   does not serve (the dialect's unknown-model error); render the prompt
+   segments, tokenize them and hash the cache blocks;
+3. under the lock, from here on: take the request index and the scripted
+   action; a `Fault` is answered now and changes no cache state (the real
+   provider rejected the request before prefill);
+4. look up and insert the cache entries, compare with the closest earlier
+   request;
 5. render the response (JSON or SSE frames) with the dialect's usage;
 6. record the request in the ledger (for later diagnostics) and capture.
 
-The shells (`fakes.app`, `fakes.transport`) only play the plan back.
+So a large request is tokenized while other requests are answered, and
+concurrent requests from any number of threads or tasks keep the cache
+index, the ledger and the capture log consistent. The shells
+(`fakes.app`, `fakes.transport`) only play the plan back.
 """
 
 from __future__ import annotations

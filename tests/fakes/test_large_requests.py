@@ -136,7 +136,10 @@ def test_the_capture_log_is_bounded_by_bytes_and_stats_count_what_it_dropped():
         with httpx.Client(base_url=url) as client:
             stats = client.get("/_fake/stats").json()
             kept = client.get("/_fake/requests").json()["requests"]
+            jsonl = client.get("/_fake/requests.jsonl").text
     assert [record["index"] for record in kept] == [2, 3]
+    assert jsonl == provider.capture_jsonl()
+    assert [json.loads(line)["index"] for line in jsonl.splitlines()] == [2, 3]
     assert stats["requests"] == 4
     assert stats["capture"] == {
         "requests": 2,
