@@ -28,6 +28,7 @@ from fakes.capture import (
 )
 from fakes.profiles import PROFILES
 from fakes.server import LOOPBACK, base_url, bind_socket, serve
+from fakes.stats import CaptureStats
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
@@ -266,7 +267,19 @@ def run(args: argparse.Namespace) -> int:
         saved = True
         if args.capture_out is not None:
             saved = save_capture(provider.requests, args.capture_out)
+            _warn_dropped(provider.stats().capture)
     return 0 if saved else 1
+
+
+def _warn_dropped(capture: CaptureStats) -> None:
+    if capture.dropped_requests:
+        print(  # noqa: T201
+            f"reqfold fake serve: the capture holds the last {capture.requests} "
+            f"requests; the {capture.dropped_requests} before them "
+            f"({capture.dropped_bytes} bytes) were dropped by the capture bounds "
+            "(--capture-limit, --capture-max-bytes)",
+            file=sys.stderr,
+        )
 
 
 def capture_path_problem(path: Path) -> str | None:

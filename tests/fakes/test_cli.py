@@ -227,3 +227,28 @@ def test_the_log_level_option_lists_its_values(capsys):
         parser.parse_args(["serve", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "critical, error, warning, info, debug, trace" in help_text
+
+
+def test_serve_says_on_exit_when_the_capture_bounds_dropped_requests(tmp_path):
+    capture = tmp_path / "capture.jsonl"
+    child = spawn("--capture-limit", "1", "--capture-out", str(capture))
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        body = {
+            "model": "deepseek-chat",
+            "messages": [{"role": "user", "content": "a"}],
+        }
+        with httpx.Client(base_url=url) as client:
+            for _ in range(3):
+                assert client.post("/chat/completions", json=body).status_code == 200
+        child.send_signal(signal.SIGTERM)
+        _, stderr = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 0
+    assert "the 2 before them" in stderr
+    lines = capture.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["index"] for line in lines] == [2]
