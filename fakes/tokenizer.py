@@ -75,8 +75,9 @@ def _piece_windows(text: str, window: int = WINDOW) -> Iterator[list[str]]:
         stop = min(start + window, end)
         pieces = findall(text[start:stop])
         while stop < end and len(pieces) < 2:
-            # One piece (a long whitespace run) fills the window: widen it.
-            stop = min(stop + window, end)
+            # One piece (a long whitespace run) fills the window: double it
+            # (doubling keeps a run of n characters at O(n) work in all).
+            stop = min(start + 2 * (stop - start), end)
             pieces = findall(text[start:stop])
         if stop < end:
             pieces.pop()
