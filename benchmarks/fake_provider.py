@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from fakes import FakeProvider, HttpRequest, count_tokens
-from fakes.app import noop_app
+from fakes.app import create_app, noop_app
 from fakes.server import running_server
 
 Scope = MutableMapping[str, Any]
@@ -86,7 +86,7 @@ def words(rng: random.Random, tokens: int) -> str:
 
 
 def combined_app(provider: FakeProvider) -> ASGI:
-    fake = provider.asgi_app()
+    fake = create_app(provider)
 
     async def app(scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"] == "/noop":

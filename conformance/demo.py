@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from fakes import FakeProvider, Reply, ToolCall, dump_captured_request
+from fakes import FakeProvider, FakeTransport, Reply, ToolCall, dump_captured_request
 from reference.json_values import JsonObject
 from reference.loop import (
     AgentLoop,
@@ -177,7 +177,7 @@ async def _scenario(
         turns.append(_Turn(instance, prompt, result, len(loop.requests) - before))
 
     async with ChatCompletionsClient(
-        base_url=BASE_URL, api_key="demo-key", transport=fake.transport()
+        base_url=BASE_URL, api_key="demo-key", transport=FakeTransport(fake)
     ) as client:
         session, sink = create_session_file(
             log, session_id="reqfold-demo", created_at=DEMO_EPOCH_MS

@@ -11,7 +11,7 @@ In-process::
 
     provider = FakeProvider("deepseek")
     provider.push(Reply(text="hello"), Reply(tool_calls=(ToolCall.of("ls", {}),)))
-    async with httpx.AsyncClient(transport=provider.transport(),
+    async with httpx.AsyncClient(transport=FakeTransport(provider),
                                  base_url="http://fake") as client:
         ...
     provider.last_request.usage, provider.last_request.diagnostic
@@ -37,7 +37,7 @@ from fakes.errors import FakeProviderError, InvalidRequest, ScriptError
 from fakes.gate import Gate
 from fakes.http import HttpRequest, ResponsePlan
 from fakes.profiles import ANTHROPIC, DEEPSEEK, OPENAI, PROFILES, Profile, get_profile
-from fakes.provider import FakeProvider, ProviderStats, dump_stats, key_digest
+from fakes.provider import FakeProvider, key_digest
 from fakes.script import (
     Fault,
     Reply,
@@ -51,6 +51,7 @@ from fakes.script import (
     slow_first_byte,
     stream_cut,
 )
+from fakes.stats import ProviderStats, dump_stats
 from fakes.tokenizer import TOKENIZER_NAME, count_tokens, tokenize
 from fakes.transport import FakeTransport, route_provider
 

@@ -2,24 +2,25 @@
 
 A plain ASGI 3 application (no framework). It reads the request body up
 to the profile's `max_body_bytes` (one byte more and it stops reading and
-lets the core answer 413), hands the request to the core, then plays the
-plan: waits for the configured delay or gate before the first byte, sends
-each chunk as its own body message (so SSE frames reach the client one by
-one), and for a cut stream returns without finishing the response, which
-makes the server drop the connection. It answers lifespan events and
-refuses websockets. It never logs headers, so API keys stay out of logs.
+lets the core answer 413), hands the request to the core in a worker
+thread (so a large request never stalls the event loop and the other
+clients), then plays the plan: waits for the configured delay or gate
+before the first byte, sends each chunk as its own body message (so SSE
+frames reach the client one by one), and for a cut stream returns without
+finishing the response, which makes the server drop the connection. It
+answers lifespan events and refuses websockets. It never logs headers, so
+API keys stay out of logs.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fakes.http import HttpRequest
-
-if TYPE_CHECKING:
-    from fakes.provider import FakeProvider
+from fakes.provider import FakeProvider
+from fakes.routing import serve_request
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -79,7 +80,9 @@ def create_app(provider: FakeProvider) -> ASGIApp:
             body=body,
             query=query.decode("latin-1") if isinstance(query, bytes) else "",
         )
-        plan = provider.handle(request)
+        # In a worker thread: parsing and tokenizing a large body takes
+        # seconds, and the event loop must keep serving the other clients.
+        plan = await asyncio.to_thread(serve_request, provider, request)
         if plan.delay:
             await asyncio.sleep(plan.delay)
         if plan.hold is not None:

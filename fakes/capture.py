@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -93,15 +94,33 @@ def dump_capture_jsonl(records: Iterable[CapturedRequest]) -> str:
     )
 
 
-class CaptureLog:
-    """Append-only list of captured requests, optionally bounded."""
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+"""Default bound on the raw request bytes the capture log keeps (64 MiB)."""
 
-    def __init__(self, max_records: int | None = None) -> None:
+
+class CaptureLog:
+    """Append-only list of captured requests, bounded by count and by bytes.
+
+    `max_records` bounds how many records are kept and `max_bytes` the sum
+    of their raw body sizes (`None`: no bound). Past either bound the
+    oldest records are dropped and counted (`dropped`, `dropped_bytes`);
+    the newest record is always kept, even when its body alone exceeds
+    `max_bytes`, so the last request can always be inspected.
+    """
+
+    def __init__(
+        self, max_records: int | None = None, max_bytes: int | None = None
+    ) -> None:
         if max_records is not None and max_records < 0:
             raise ValueError(f"max_records must be >= 0, got {max_records}")
+        if max_bytes is not None and max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
         self.max_records = max_records
-        self._records: list[CapturedRequest] = []
+        self.max_bytes = max_bytes
+        self._records: deque[CapturedRequest] = deque()
+        self._bytes = 0
         self._dropped = 0
+        self._dropped_bytes = 0
 
     def __len__(self) -> int:
         return len(self._records)
@@ -113,17 +132,38 @@ class CaptureLog:
         return self._records[position]
 
     @property
+    def bytes(self) -> int:
+        """Raw body bytes of the records kept."""
+        return self._bytes
+
+    @property
     def dropped(self) -> int:
-        """How many oldest records were dropped to respect `max_records`."""
+        """How many oldest records were dropped to respect the bounds."""
         return self._dropped
 
+    @property
+    def dropped_bytes(self) -> int:
+        """Raw body bytes of the dropped records."""
+        return self._dropped_bytes
+
     def append(self, record: CapturedRequest) -> None:
-        """Add a record, dropping the oldest beyond `max_records`."""
+        """Add a record, dropping the oldest beyond the bounds."""
+        if self.max_records == 0:
+            self._dropped += 1
+            self._dropped_bytes += len(record.raw_body)
+            return
         self._records.append(record)
-        if self.max_records is not None and len(self._records) > self.max_records:
-            overflow = len(self._records) - self.max_records
-            del self._records[:overflow]
-            self._dropped += overflow
+        self._bytes += len(record.raw_body)
+        while len(self._records) > 1 and self._over():
+            old = self._records.popleft()
+            self._bytes -= len(old.raw_body)
+            self._dropped += 1
+            self._dropped_bytes += len(old.raw_body)
+
+    def _over(self) -> bool:
+        return (
+            self.max_records is not None and len(self._records) > self.max_records
+        ) or (self.max_bytes is not None and self._bytes > self.max_bytes)
 
     def by_index(self, index: int) -> CapturedRequest | None:
         """The record with request index `index`, if still kept."""
@@ -135,7 +175,9 @@ class CaptureLog:
     def clear(self) -> None:
         """Forget every record."""
         self._records.clear()
+        self._bytes = 0
         self._dropped = 0
+        self._dropped_bytes = 0
 
     def to_jsonl(self) -> str:
         """The whole log as JSONL text."""

@@ -3,39 +3,63 @@
 `reqfold fake serve` binds a loopback socket, prints the base URL (for
 example `http://127.0.0.1:54321`) as the first line of stdout, flushed,
 then serves until SIGINT or SIGTERM and exits 0. Every profile knob has a
-flag; `--capture-out PATH` writes the capture log as JSONL on exit.
+flag; `--capture-out PATH` writes the capture log as JSONL on exit. The
+path is checked before serving (exit 2 if it cannot be written); if the
+write still fails at exit, the capture goes to a temporary file, stderr
+says where, and the exit status is 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import sys
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fakes.capture import (
+    DEFAULT_MAX_BYTES as DEFAULT_CAPTURE_BYTES,
+    CapturedRequest,
+    dump_captured_request,
+)
 from fakes.profiles import PROFILES
 from fakes.server import LOOPBACK, base_url, bind_socket, serve
+from fakes.stats import CaptureStats
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def _integer(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer >= {minimum}, got {text!r}"
+        ) from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+    return value
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+    return _integer(text, 1)
 
 
 def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
+    return _integer(text, 0)
 
 
 def _seconds(text: str) -> float | None:
     if text.lower() in ("none", "forever", "inf"):
         return None
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(
             f"must be a finite number >= 0 seconds (or 'none'), got {text!r}"
@@ -63,6 +87,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=sorted(PROFILES),
         default="deepseek",
         help="wire dialect and cache rules",
+    )
+    serve_parser.add_argument(
+        "--model",
+        action="append",
+        dest="models",
+        metavar="NAME",
+        help="also serve model NAME (repeatable; '*' serves any model); by "
+        "default the dialect's models are served and others get the "
+        "provider's unknown-model error",
     )
     knobs = serve_parser.add_argument_group("cache knobs (default: the dialect's)")
     knobs.add_argument(
@@ -120,9 +153,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     other.add_argument("--seed", type=int, help="seed mixed into generated ids")
     other.add_argument(
-        "--capture-out", type=Path, help="write the capture log (JSONL) here on exit"
+        "--capture-out",
+        type=Path,
+        help="write the capture log (JSONL) here on exit; checked at start "
+        "(exit 2 when it cannot be written)",
     )
-    other.add_argument("--log-level", default="warning", help="uvicorn log level")
+    other.add_argument(
+        "--capture-limit",
+        type=_non_negative_int,
+        default=None,
+        metavar="N",
+        help="keep at most N captured requests (default: no count bound)",
+    )
+    other.add_argument(
+        "--capture-max-bytes",
+        type=_non_negative_int,
+        default=DEFAULT_CAPTURE_BYTES,
+        metavar="N",
+        help="keep captured requests whose bodies add up to at most N bytes; "
+        "the oldest are dropped and counted (default: %(default)s)",
+    )
+    other.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="warning",
+        help="uvicorn log level: %(choices)s (default: %(default)s)",
+    )
     other.add_argument(
         "--access-log", action="store_true", help="log one line per request"
     )
@@ -145,6 +201,12 @@ def profile_overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {
         name: getattr(args, name) for name in _KNOBS if getattr(args, name) is not None
     }
+    if args.models:
+        served = PROFILES[args.dialect].models
+        overrides["models"] = (
+            *served,
+            *(name for name in args.models if name not in served),
+        )
     for name in ("ttl", "max_age"):
         if hasattr(args, name):
             overrides[name] = getattr(args, name)
@@ -161,10 +223,26 @@ def profile_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen `fake` action; returns the exit status."""
+    from fakes.app import create_app
     from fakes.provider import FakeProvider
 
+    if args.capture_out is not None:
+        problem = capture_path_problem(args.capture_out)
+        if problem is not None:
+            print(  # noqa: T201
+                f"reqfold fake serve: cannot write the capture to "
+                f"{args.capture_out}: {problem}",
+                file=sys.stderr,
+            )
+            return 2
+
     try:
-        provider = FakeProvider(args.dialect, **profile_overrides(args))
+        provider = FakeProvider(
+            args.dialect,
+            capture_limit=args.capture_limit,
+            capture_max_bytes=args.capture_max_bytes,
+            **profile_overrides(args),
+        )
     except (TypeError, ValueError) as error:
         print(f"reqfold fake serve: {error}", file=sys.stderr)  # noqa: T201
         return 2
@@ -179,13 +257,89 @@ def run(args: argparse.Namespace) -> int:
     print(base_url(sock), flush=True)  # noqa: T201
     try:
         serve(
-            provider.asgi_app(),
+            create_app(provider),
             sock,
             log_level=args.log_level,
             access_log=args.access_log,
         )
     finally:
         sock.close()
+        saved = True
         if args.capture_out is not None:
-            args.capture_out.write_text(provider.capture_jsonl(), encoding="utf-8")
-    return 0
+            saved = save_capture(provider.requests, args.capture_out)
+            _warn_dropped(provider.stats().capture)
+    return 0 if saved else 1
+
+
+def _warn_dropped(capture: CaptureStats) -> None:
+    if capture.dropped_requests:
+        print(  # noqa: T201
+            f"reqfold fake serve: the capture holds the last {capture.requests} "
+            f"requests; the {capture.dropped_requests} before them "
+            f"({capture.dropped_bytes} bytes) were dropped by the capture bounds "
+            "(--capture-limit, --capture-max-bytes)",
+            file=sys.stderr,
+        )
+
+
+def capture_path_problem(path: Path) -> str | None:
+    """Why a capture could not be written to `path`, or `None` if it can."""
+    folder = path.parent
+    if path.is_dir():
+        return "it is a directory"
+    if not folder.exists():
+        return f"the folder {folder} does not exist"
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} is not writable"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    return None
+
+
+def save_capture(records: Sequence[CapturedRequest], path: Path) -> bool:
+    """Write the capture to `path` (whole or not at all); never lose it.
+
+    The JSONL goes to a temporary file beside `path`, renamed over it when
+    complete. Should that fail (the folder went away, the disk is full),
+    the capture goes to a new file in the system's temporary folder, and
+    stderr says where. Returns whether it reached `path`.
+    """
+    try:
+        _write_atomically(records, path)
+        return True
+    except OSError as error:
+        reason = error.strerror or str(error)
+    try:
+        handle, fallback = tempfile.mkstemp(prefix="reqfold-capture-", suffix=".jsonl")
+        os.close(handle)
+        _write_atomically(records, Path(fallback))
+    except OSError as error:
+        print(  # noqa: T201
+            f"reqfold fake serve: cannot write the capture to {path} ({reason}) "
+            f"nor to a temporary file ({error.strerror or error}); "
+            f"{len(records)} captured requests are lost",
+            file=sys.stderr,
+        )
+        return False
+    print(  # noqa: T201
+        f"reqfold fake serve: cannot write the capture to {path} ({reason}); "
+        f"wrote it to {fallback} instead",
+        file=sys.stderr,
+    )
+    return False
+
+
+def _write_atomically(records: Sequence[CapturedRequest], path: Path) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with temporary.open("w", encoding="utf-8") as stream:
+            for record in records:
+                stream.write(
+                    json.dumps(dump_captured_request(record), ensure_ascii=False) + "\n"
+                )
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

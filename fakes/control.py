@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs
 
 from fakes.capture import dump_captured_request
@@ -37,11 +37,10 @@ from fakes.errors import InvalidRequest, ScriptError
 from fakes.http import HttpRequest, ResponsePlan, json_headers
 from fakes.jsontypes import JSONObject, JSONValue, json_object, type_name
 from fakes.profiles import Profile
+from fakes.provider import FakeProvider, parse_json_body
 from fakes.script import actions_from, dump_script_item
+from fakes.stats import dump_stats
 from fakes.tokenizer import TOKENIZER_NAME, count_tokens
-
-if TYPE_CHECKING:
-    from fakes.provider import FakeProvider
 
 PREFIX = "/_fake"
 
@@ -54,7 +53,8 @@ class _ControlError(Exception):
 
 
 def _json(status: int, value: JSONValue) -> ResponsePlan:
-    raw = json.dumps(value, ensure_ascii=False).encode("utf-8")
+    # allow_nan=False: what is served is always JSON (never `Infinity`).
+    raw = json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
     return ResponsePlan(status=status, headers=json_headers(len(raw)), chunks=(raw,))
 
 
@@ -66,7 +66,7 @@ def dump_profile(profile: Profile) -> JSONObject:
     return value
 
 
-_TUPLE_FIELDS = {"isolation_fields", "render_order"}
+_TUPLE_FIELDS = {"isolation_fields", "render_order", "models"}
 
 
 def parse_profile_overrides(value: JSONValue) -> dict[str, Any]:
@@ -105,15 +105,16 @@ def parse_profile_overrides(value: JSONValue) -> dict[str, Any]:
 
 
 def _body(request: HttpRequest) -> JSONValue:
+    """The body as strict JSON: no NaN/Infinity, no number out of double
+    range, no unpaired surrogate (nothing that cannot be sent back)."""
     if not request.body.strip():
         return {}
     try:
-        value: JSONValue = json.loads(request.body)
-    except (ValueError, RecursionError) as error:
+        return parse_json_body(request.body)
+    except InvalidRequest as error:
         raise _ControlError(
-            400, f"the control request body is not valid JSON: {error}"
+            400, error.message.replace("the request body", "the control request body")
         ) from None
-    return value
 
 
 def _object(request: HttpRequest) -> JSONObject:
@@ -129,7 +130,7 @@ def handle_control(provider: FakeProvider, request: HttpRequest) -> ResponsePlan
         return _dispatch(provider, request)
     except _ControlError as error:
         return _json(error.status, {"error": {"message": error.message}})
-    except (ScriptError, ValueError, TypeError) as error:
+    except (ScriptError, ValueError, TypeError, OverflowError) as error:
         return _json(400, {"error": {"message": str(error)}})
 
 
@@ -147,7 +148,7 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
         return _json(200, dump_profile(provider.configure(**overrides)))
     if route == ("GET", "/script"):
         return _json(
-            200, {"pending": [dump_script_item(a) for a in provider.script.pending()]}
+            200, {"pending": [dump_script_item(a) for a in provider.pending()]}
         )
     if route == ("POST", "/script"):
         value = _body(request)
@@ -175,16 +176,20 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
             },
         )
     if route == ("GET", "/requests.jsonl"):
-        jsonl = provider.capture_jsonl().encode("utf-8")
+        # One chunk per line: never the whole log as one string and its bytes.
+        lines = tuple(
+            (json.dumps(dump_captured_request(r), ensure_ascii=False) + "\n").encode()
+            for r in provider.requests
+        )
         return ResponsePlan(
             status=200,
             headers=(("content-type", "application/x-ndjson"),),
-            chunks=(jsonl,),
+            chunks=lines,
         )
     if method == "GET" and len(parts) == 2 and parts[0] == "requests":
         if not parts[1].isdigit():
             raise _ControlError(404, f"no captured request {parts[1]!r}")
-        record = provider.capture.by_index(int(parts[1]))
+        record = provider.captured(int(parts[1]))
         if record is None:
             raise _ControlError(404, f"no captured request with index {parts[1]}")
         return _json(200, dump_captured_request(record))
@@ -200,8 +205,6 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
             },
         )
     if route == ("GET", "/stats"):
-        from fakes.provider import dump_stats
-
         return _json(200, dump_stats(provider.stats()))
     if route == ("POST", "/reset"):
         options = _object(request)
@@ -220,7 +223,7 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
         seconds = _object(request).get("seconds")
         if isinstance(seconds, bool) or not isinstance(seconds, int | float):
             raise _ControlError(400, 'expected {"seconds": <number >= 0>}')
-        return _json(200, {"now": provider.advance(float(seconds))})
+        return _json(200, {"now": provider.advance(seconds)})
     if (
         method == "POST"
         and len(parts) == 3

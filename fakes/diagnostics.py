@@ -27,7 +27,8 @@ request costs one dict probe per segment, never a scan of earlier requests.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 from typing import Literal, TypedDict
 
 from fakes.jsontypes import JSONValue, dumps_compact
@@ -88,19 +89,40 @@ def _chain(root: bytes, digests: tuple[bytes, ...]) -> list[bytes]:
     return keys
 
 
-class DivergenceLedger:
-    """Remembers earlier prompts per partition to explain new ones."""
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+"""Default bound on the request bytes the ledger remembers (64 MiB)."""
 
-    def __init__(self) -> None:
+
+class DivergenceLedger:
+    """Remembers earlier prompts per partition to explain new ones.
+
+    It keeps each request's segments (their values, not their rendered
+    text) and chain keys. `max_bytes` bounds the sum of the remembered
+    requests' weights (the caller passes the raw body size): past it the
+    oldest requests are forgotten (counted in `forgotten`), and a later
+    request is then compared only with the requests still remembered.
+    The newest request is always remembered.
+    """
+
+    def __init__(self, max_bytes: int | None = DEFAULT_MAX_BYTES) -> None:
+        if max_bytes is not None and max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
+        self.max_bytes = max_bytes
         self._latest: dict[bytes, tuple[int, int]] = {}
         self._segments: dict[int, tuple[Segment, ...]] = {}
         self._emitted: dict[bytes, JSONValue] = {}
+        self._kept: OrderedDict[int, tuple[list[bytes], int]] = OrderedDict()
+        self._bytes = 0
+        self.forgotten = 0
 
     def clear(self) -> None:
         """Forget every earlier request."""
         self._latest.clear()
         self._segments.clear()
         self._emitted.clear()
+        self._kept.clear()
+        self._bytes = 0
+        self.forgotten = 0
 
     def compare(self, root: bytes, prompt: RenderedPrompt) -> Comparison:
         """Relate `prompt` to the closest earlier request of partition `root`."""
@@ -188,15 +210,42 @@ class DivergenceLedger:
         index: int,
         prompt: RenderedPrompt,
         emitted: JSONValue = None,
+        *,
+        weight: int = 0,
     ) -> None:
-        """Remember request `index` and the assistant message it was sent back."""
+        """Remember request `index` and the assistant message it was sent back.
+
+        `weight` counts against `max_bytes` (the request's body size).
+        """
         chain = _chain(root, prompt.digests)
         n = len(prompt.segments)
         for key in chain:
             self._latest[key] = (index, n)
-        self._segments[index] = prompt.segments
+        # The rendered text was only needed to tokenize: keep the values.
+        self._segments[index] = tuple(
+            replace(segment, text="") for segment in prompt.segments
+        )
         if emitted is not None:
             self._emitted[chain[-1]] = emitted
+        self._kept[index] = (chain, weight)
+        self._bytes += weight
+        while (
+            self.max_bytes is not None
+            and self._bytes > self.max_bytes
+            and len(self._kept) > 1
+        ):
+            self._forget_oldest()
+
+    def _forget_oldest(self) -> None:
+        index, (chain, weight) = self._kept.popitem(last=False)
+        self._bytes -= weight
+        self.forgotten += 1
+        self._segments.pop(index, None)
+        for key in chain:
+            latest = self._latest.get(key)
+            if latest is not None and latest[0] == index:
+                del self._latest[key]
+                self._emitted.pop(key, None)
 
 
 def emitted_fields(emitted: JSONValue) -> list[str]:

@@ -25,7 +25,8 @@ class InvalidRequest(FakeProviderError):
 
     `error_type` is the provider's error type string (for example
     `invalid_request_error`); `param` names the offending request field when
-    one can be named (`messages[2].content`).
+    one can be named (`messages[2].content`); `code` is the chat dialects'
+    error code (`model_not_found`).
     """
 
     def __init__(
@@ -35,12 +36,14 @@ class InvalidRequest(FakeProviderError):
         status: int = 400,
         error_type: str = "invalid_request_error",
         param: str | None = None,
+        code: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.error_type = error_type
         self.param = param
+        self.code = code
 
 
 class ScriptError(FakeProviderError, ValueError):

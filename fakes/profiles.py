@@ -71,6 +71,9 @@ class Profile:
         default_text: the reply text when nothing is scripted.
         seed: mixed into generated ids (ids are deterministic).
         model_minimums: per-model `min_cacheable_tokens` overrides.
+        models: the model names served (with those in `model_minimums`);
+            a request for another model gets the provider's "unknown
+            model" error. `"*"` serves any model.
     """
 
     dialect: Dialect
@@ -93,6 +96,7 @@ class Profile:
     default_text: str = "ok"
     seed: int = 0
     model_minimums: tuple[tuple[str, int], ...] = ()
+    models: tuple[str, ...] = ("*",)
 
     def __post_init__(self) -> None:
         _check_choice("dialect", self.dialect, ("deepseek", "openai", "anthropic"))
@@ -116,7 +120,7 @@ class Profile:
         for name in ("ttl", "ttl_long", "max_age"):
             _check_seconds(name, getattr(self, name))
         _check_text("default_text", self.default_text)
-        for name in ("isolation_fields", "render_order"):
+        for name in ("isolation_fields", "render_order", "models"):
             items = getattr(self, name)
             if not isinstance(items, tuple):
                 raise TypeError(f"{name} must be a tuple of strings, got {items!r}")
@@ -141,6 +145,14 @@ class Profile:
     def speaks_chat(self) -> bool:
         """Whether this profile serves the chat-completions endpoints."""
         return self.dialect in ("deepseek", "openai")
+
+    def serves(self, model: str) -> bool:
+        """Whether requests for `model` are answered."""
+        return (
+            "*" in self.models
+            or model in self.models
+            or any(name == model for name, _ in self.model_minimums)
+        )
 
     def minimum_for(self, model: str) -> int:
         """Minimum cacheable prefix for `model`."""
@@ -184,6 +196,7 @@ DEEPSEEK = Profile(
     ttl=6 * HOUR,
     isolation_fields=("user_id",),
     stream_usage="finish_chunk",
+    models=("deepseek-chat", "deepseek-reasoner"),
 )
 
 OPENAI = Profile(
@@ -194,6 +207,18 @@ OPENAI = Profile(
     ttl=10 * MINUTE,
     max_age=HOUR,
     stream_usage="include_usage",
+    models=(
+        "gpt-4o",
+        "gpt-4o-mini",
+        "gpt-4.1",
+        "gpt-4.1-mini",
+        "gpt-4.1-nano",
+        "gpt-5",
+        "gpt-5-mini",
+        "gpt-5-nano",
+        "o3",
+        "o4-mini",
+    ),
 )
 
 ANTHROPIC = Profile(
@@ -204,6 +229,15 @@ ANTHROPIC = Profile(
     ttl=5 * MINUTE,
     ttl_long=HOUR,
     refresh_on_hit=True,
+    models=(
+        "claude-opus-4-1",
+        "claude-opus-4-0",
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-0",
+        "claude-3-7-sonnet-latest",
+        "claude-haiku-4-5",
+        "claude-3-5-haiku-latest",
+    ),
 )
 
 PROFILES: dict[str, Profile] = {

@@ -1,27 +1,32 @@
 """The fake caching provider: one stateful, I/O-free core behind every shell.
 
-`FakeProvider.handle(HttpRequest) -> ResponsePlan` is the whole engine. It
-routes the request (provider endpoints, or the control surface under
-`/_fake/`), validates the body, asks the script for an action, does the
-cache accounting, renders the dialect's response and records a capture. It
-never performs I/O, never reads the wall clock (the `LogicalClock` is only
-moved by tests) and uses no randomness, so the same requests always get
-the same bytes back. One lock makes each `handle` call atomic, so
-concurrent requests from any number of threads or tasks keep the cache
-index, the ledger and the capture log consistent.
+`FakeProvider.handle(HttpRequest) -> ResponsePlan` is the whole engine for
+the provider endpoints (`fakes.routing` puts the `/_fake/` control surface
+in front of it). It validates the body, asks the script for an action,
+does the cache accounting, renders the dialect's response and records a
+capture. It never performs I/O, never reads the wall clock (the
+`LogicalClock` is only moved by tests) and uses no randomness, so the same
+requests always get the same bytes back.
 
 Order of operations for one provider request, top to bottom:
 
 1. route by method and path (unknown path 404, wrong method 405);
-2. reject bodies over `max_body_bytes` (413), bad JSON or schema (400);
-3. take the scripted action; a `Fault` is answered now and changes no
-   cache state (the real provider rejected the request before prefill);
-4. render the prompt segments, tokenize, look up and insert the cache
-   entries, compare with the closest earlier request;
+2. without the lock (it depends on the request alone): reject bodies over
+   `max_body_bytes` (413), bad JSON or schema (400), a model the profile
+   does not serve (the dialect's unknown-model error); render the prompt
+   segments, tokenize them and hash the cache blocks;
+3. under the lock, from here on: take the request index and the scripted
+   action; a `Fault` is answered now and changes no cache state (the real
+   provider rejected the request before prefill);
+4. look up and insert the cache entries, compare with the closest earlier
+   request;
 5. render the response (JSON or SSE frames) with the dialect's usage;
 6. record the request in the ledger (for later diagnostics) and capture.
 
-The shells (`fakes.app`, `fakes.transport`) only play the plan back.
+So a large request is tokenized while other requests are answered, and
+concurrent requests from any number of threads or tasks keep the cache
+index, the ledger and the capture log consistent. The shells
+(`fakes.app`, `fakes.transport`) only play the plan back.
 """
 
 from __future__ import annotations
@@ -33,12 +38,21 @@ import math
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from fakes.cache_index import IndexStats, PrefixCacheIndex, block_keys, partition_root
-from fakes.capture import CapturedRequest, CaptureLog
+from fakes.cache_index import PrefixCacheIndex, block_keys, partition_root
+from fakes.capture import (
+    DEFAULT_MAX_BYTES as DEFAULT_CAPTURE_BYTES,
+    CapturedRequest,
+    CaptureLog,
+)
 from fakes.clock import LogicalClock
-from fakes.diagnostics import Comparison, Diagnostic, DivergenceLedger
+from fakes.diagnostics import (
+    DEFAULT_MAX_BYTES as DEFAULT_LEDGER_BYTES,
+    Comparison,
+    Diagnostic,
+    DivergenceLedger,
+)
 from fakes.dialects import anthropic, openai_chat
 from fakes.dialects.common import EPOCH, output_tokens
 from fakes.errors import InvalidRequest
@@ -54,49 +68,10 @@ from fakes.jsontypes import (
 from fakes.profiles import Profile, get_profile
 from fakes.prompt import RenderedPrompt, Segment, render_prompt
 from fakes.script import Action, Fault, Reply, Responder, Script, ScriptedRequest
+from fakes.stats import CaptureStats, ProviderStats
 from fakes.tokenizer import SegmentEncoder
 
-if TYPE_CHECKING:
-    from fakes.transport import FakeTransport
-
-CONTROL_PREFIX = "/_fake/"
 Route = Literal["chat", "messages"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderStats:
-    """Totals since the last reset.
-
-    `hit_ratio` is cached / prompt tokens over answered requests, and
-    `warm_hit_ratio` the same excluding each partition's first request.
-    """
-
-    requests: int
-    answered: int
-    errors: int
-    prompt_tokens: int
-    cached_tokens: int
-    cache_write_tokens: int
-    hit_ratio: float
-    warm_hit_ratio: float
-    clock: float
-    index: IndexStats
-
-
-def dump_stats(stats: ProviderStats) -> JSONObject:
-    """The JSON form served by `GET /_fake/stats`."""
-    return {
-        "requests": stats.requests,
-        "answered": stats.answered,
-        "errors": stats.errors,
-        "prompt_tokens": stats.prompt_tokens,
-        "cached_tokens": stats.cached_tokens,
-        "cache_write_tokens": stats.cache_write_tokens,
-        "hit_ratio": stats.hit_ratio,
-        "warm_hit_ratio": stats.warm_hit_ratio,
-        "clock": stats.clock,
-        "index": dataclasses.asdict(stats.index),
-    }
 
 
 class FakeProvider:
@@ -107,6 +82,12 @@ class FakeProvider:
             `"openai"`, `"anthropic"`).
         clock: the logical clock cache lifetimes are measured on.
         capture_limit: keep at most this many captured requests.
+        capture_max_bytes: keep captured requests whose raw bodies add up
+            to at most this many bytes (the newest is always kept); `None`
+            for no bound. Dropped records are counted in `stats().capture`.
+        ledger_max_bytes: the diagnostics ledger remembers earlier prompts
+            of at most this many body bytes (the newest always); `None`
+            for no bound.
         **overrides: `Profile` fields to replace (`block_size=128`,
             `ttl=300`, `capacity_tokens=10_000`, ...).
     """
@@ -117,15 +98,17 @@ class FakeProvider:
         *,
         clock: LogicalClock | None = None,
         capture_limit: int | None = None,
+        capture_max_bytes: int | None = DEFAULT_CAPTURE_BYTES,
+        ledger_max_bytes: int | None = DEFAULT_LEDGER_BYTES,
         **overrides: Any,
     ) -> None:
         base = get_profile(profile) if isinstance(profile, str) else profile
         self._profile = dataclasses.replace(base, **overrides) if overrides else base
         self.clock = clock if clock is not None else LogicalClock()
         self.script = Script()
-        self.capture = CaptureLog(capture_limit)
+        self.capture = CaptureLog(capture_limit, capture_max_bytes)
         self.index = self._new_index()
-        self.ledger = DivergenceLedger()
+        self.ledger = DivergenceLedger(ledger_max_bytes)
         self.encoder = SegmentEncoder()
         self._lock = threading.RLock()
         self._gates: dict[str, Gate] = {}
@@ -219,6 +202,16 @@ class FakeProvider:
             self.index.evict()
             return self._profile
 
+    def pending(self) -> list[Action]:
+        """The queued actions, next first."""
+        with self._lock:
+            return self.script.pending()
+
+    def captured(self, index: int) -> CapturedRequest | None:
+        """The captured request with index `index`, if still kept."""
+        with self._lock:
+            return self.capture.by_index(index)
+
     @property
     def requests(self) -> list[CapturedRequest]:
         """Every captured request, in arrival order."""
@@ -259,39 +252,65 @@ class FakeProvider:
                 ),
                 clock=self.clock.now(),
                 index=self.index.stats(),
+                capture=CaptureStats(
+                    requests=len(self.capture),
+                    bytes=self.capture.bytes,
+                    max_requests=self.capture.max_records,
+                    max_bytes=self.capture.max_bytes,
+                    dropped_requests=self.capture.dropped,
+                    dropped_bytes=self.capture.dropped_bytes,
+                ),
+                forgotten_prompts=self.ledger.forgotten,
             )
 
     def count_prompt_tokens(self, body: JSONValue) -> int:
         """Prompt tokens the fake would count for this request body."""
-        with self._lock:
-            segments = self._segments(body)
-            return render_prompt(segments, self.encoder).n_tokens
+        return render_prompt(self.prompt_segments(body), self.encoder).n_tokens
 
-    def transport(self) -> FakeTransport:
-        """An httpx transport (sync and async) served by this provider."""
-        from fakes.transport import FakeTransport
+    def prompt_segments(self, body: JSONValue) -> list[Segment]:
+        """The prompt segments of a request body, in the profile's order.
 
-        return FakeTransport(self)
-
-    def asgi_app(self) -> Any:
-        """An ASGI application served by this provider."""
-        from fakes.app import create_app
-
-        return create_app(self)
+        Raises:
+            InvalidRequest: the body is not a valid request of the dialect.
+        """
+        profile = self._profile
+        call = self._parse_call(body, profile)
+        if isinstance(call, openai_chat.ChatCall):
+            return openai_chat.chat_segments(call, profile.render_order)
+        return anthropic.messages_segments(call, profile.render_order)
 
     # --- the core --------------------------------------------------------------
 
     def handle(self, request: HttpRequest) -> ResponsePlan:
-        """Answer one HTTP request (atomically with respect to others)."""
-        with self._lock:
-            if (
-                request.path.startswith(CONTROL_PREFIX)
-                or request.path == CONTROL_PREFIX[:-1]
-            ):
-                from fakes.control import handle_control
+        """Answer one provider request.
 
-                return handle_control(self, request)
-            return self._handle_provider(request)
+        Only the provider endpoints: `fakes.routing.serve_request` adds the
+        control surface under `/_fake/` in front of this. The work that
+        depends on the request alone (parsing, validation, rendering and
+        tokenizing the prompt) runs without the lock, so one large request
+        does not hold up the others; what touches shared state (the
+        request index, the script, the cache index, the ledger, the
+        capture) runs under the lock, atomically.
+        """
+        route = self._route(request.path)
+        refused = self._refuse_route(request, route)
+        if refused is not None:
+            return refused
+        profile = self._profile
+        try:
+            prepared = self._prepare(request, profile)
+        except Exception as error:
+            with self._lock:
+                index, now = self._take_index()
+                self._record_crash(request, index, now, error)
+            raise
+        with self._lock:
+            index, now = self._take_index()
+            try:
+                return self._answer_provider(request, index, now, prepared)
+            except Exception as error:
+                self._record_crash(request, index, now, error)
+                raise
 
     def _route(self, path: str) -> Route | None:
         if path in openai_chat.CHAT_PATHS:
@@ -329,8 +348,9 @@ class FakeProvider:
         )
         return plan, body
 
-    def _handle_provider(self, request: HttpRequest) -> ResponsePlan:
-        route = self._route(request.path)
+    def _refuse_route(
+        self, request: HttpRequest, route: Route | None
+    ) -> ResponsePlan | None:
         if route is None:
             plan, _ = self._error_plan(
                 404,
@@ -358,36 +378,66 @@ class FakeProvider:
                 code="unknown_url",
             )
             return plan
+        return None
 
+    def _take_index(self) -> tuple[int, float]:
         index = self._next_index
         self._next_index += 1
         self._totals.requests += 1
-        now = self.clock.now()
-        try:
-            return self._answer_provider(request, index, now)
-        except Exception as error:
-            # A bug (or a raising responder) must not eat an index silently:
-            # record the crash as a 500 under its index, leaving the body out
-            # (it may be what broke), then let the exception propagate.
-            _, reply = self._error_plan(
-                500,
-                f"The fake provider crashed on this request: {error!r}"[:500],
-                error_type="api_error",
-            )
-            self._totals.errors += 1
-            self._record(request, index, None, 500, now, reply, None, None)
-            raise
+        return index, self.clock.now()
 
-    def _answer_provider(
-        self, request: HttpRequest, index: int, now: float
-    ) -> ResponsePlan:
+    def _record_crash(
+        self, request: HttpRequest, index: int, now: float, error: Exception
+    ) -> None:
+        # A bug (or a raising responder) must not eat an index silently:
+        # record the crash as a 500 under its index, leaving the body out
+        # (it may be what broke); the caller lets the exception propagate.
+        _, reply = self._error_plan(
+            500,
+            f"The fake provider crashed on this request: {error!r}"[:500],
+            error_type="api_error",
+        )
+        self._totals.errors += 1
+        self._record(request, index, None, 500, now, reply, None, None)
+
+    def _prepare(self, request: HttpRequest, profile: Profile) -> _Prepared:
+        """Everything that depends on the request alone (no shared state)."""
         body: JSONValue = None
         try:
-            body = self._parse_body(request)
-            call = self._parse_call(body)
+            body = self._parse_body(request, profile)
+            call = self._parse_call(body, profile)
+            if not profile.serves(call.model):
+                raise unknown_model(profile, call.model)
+            prompt = self._render(call, profile)
         except InvalidRequest as error:
-            return self._reject(request, index, body, now, error)
+            return _Prepared(body=body, error=error)
+        root = self._partition(request, call.model, call.body, profile)
+        keys: list[bytes] = []
+        if isinstance(call, openai_chat.ChatCall):
+            # One BLAKE2b per block: for a large prompt, seconds of work
+            # better done before taking the lock.
+            keys = block_keys(root, prompt.tokens, profile.block_size)
+        return _Prepared(
+            body=body, call=call, prompt=prompt, root=root, keys=keys, profile=profile
+        )
 
+    def _render(
+        self, call: openai_chat.ChatCall | anthropic.MessagesCall, profile: Profile
+    ) -> RenderedPrompt:
+        if isinstance(call, openai_chat.ChatCall):
+            segments = openai_chat.chat_segments(call, profile.render_order)
+        else:
+            segments = anthropic.messages_segments(call, profile.render_order)
+            anthropic.check_breakpoints(segments, profile.breakpoint_limit)
+        return render_prompt(segments, self.encoder)
+
+    def _answer_provider(
+        self, request: HttpRequest, index: int, now: float, prepared: _Prepared
+    ) -> ResponsePlan:
+        body, call, prompt = prepared.body, prepared.call, prepared.prompt
+        if prepared.error is not None or call is None or prompt is None:
+            error = prepared.error or InvalidRequest("the request was not prepared")
+            return self._reject(request, index, body, now, error)
         assert isinstance(body, dict)
         scripted = ScriptedRequest(
             index=index, path=request.path, dialect=self._profile.dialect, body=body
@@ -397,15 +447,18 @@ class FakeProvider:
         )
         if isinstance(action, Fault):
             return self._fault(request, index, body, now, action)
-        try:
-            if isinstance(call, openai_chat.ChatCall):
-                return self._answer_chat(request, index, call, action, now)
-            return self._answer_messages(request, index, call, action, now)
-        except InvalidRequest as error:
-            return self._reject(request, index, body, now, error)
+        if prepared.profile is not self._profile:
+            # The profile changed while this request was being prepared:
+            # partition and block keys follow the profile now in force.
+            prepared = self._prepare(request, self._profile)
+            if prepared.error is not None:
+                return self._reject(request, index, body, now, prepared.error)
+        if isinstance(call, openai_chat.ChatCall):
+            return self._answer_chat(request, index, call, action, now, prepared)
+        return self._answer_messages(request, index, call, action, now, prepared)
 
-    def _parse_body(self, request: HttpRequest) -> JSONValue:
-        limit = self._profile.max_body_bytes
+    def _parse_body(self, request: HttpRequest, profile: Profile) -> JSONValue:
+        limit = profile.max_body_bytes
         if len(request.body) > limit:
             raise InvalidRequest(
                 f"Request body exceeds the limit of {limit} bytes "
@@ -415,17 +468,11 @@ class FakeProvider:
         return parse_json_body(request.body)
 
     def _parse_call(
-        self, body: JSONValue
+        self, body: JSONValue, profile: Profile
     ) -> openai_chat.ChatCall | anthropic.MessagesCall:
-        if self._profile.dialect == "anthropic":
+        if profile.dialect == "anthropic":
             return anthropic.parse_messages_request(body)
         return openai_chat.parse_chat_request(body)
-
-    def _segments(self, body: JSONValue) -> list[Segment]:
-        call = self._parse_call(body)
-        if isinstance(call, openai_chat.ChatCall):
-            return openai_chat.chat_segments(call, self._profile.render_order)
-        return anthropic.messages_segments(call, self._profile.render_order)
 
     def _reject(
         self,
@@ -436,7 +483,11 @@ class FakeProvider:
         error: InvalidRequest,
     ) -> ResponsePlan:
         plan, reply = self._error_plan(
-            error.status, error.message, error_type=error.error_type, param=error.param
+            error.status,
+            error.message,
+            error_type=error.error_type,
+            param=error.param,
+            code=error.code,
         )
         self._totals.errors += 1
         self._record(request, index, body, plan.status, now, reply, None, None)
@@ -483,24 +534,25 @@ class FakeProvider:
             return self.gate(hold)
         return hold
 
-    def _partition(self, request: HttpRequest, model: str, body: JSONObject) -> bytes:
-        parts = [self._profile.dialect, model]
-        if self._profile.isolate_api_keys:
+    def _partition(
+        self, request: HttpRequest, model: str, body: JSONObject, profile: Profile
+    ) -> bytes:
+        parts = [profile.dialect, model]
+        if profile.isolate_api_keys:
             parts.append("key:" + api_key_digest(request))
         parts.extend(
             f"{name}={dumps_compact(body[name])}"
-            for name in self._profile.isolation_fields
+            for name in profile.isolation_fields
             if name in body
         )
         return partition_root(*parts)
 
     def _account_blocks(
-        self, root: bytes, prompt: RenderedPrompt, model: str, now: float
+        self, keys: list[bytes], prompt: RenderedPrompt, model: str, now: float
     ) -> tuple[int, int]:
         profile = self._profile
         size = profile.block_size
         n = prompt.n_tokens
-        keys = block_keys(root, prompt.tokens, size)
         matched = self.index.match_chain(keys, now) * size
         cached = self.cache_rule(matched, n, model)
         for key in keys[: cached // size]:
@@ -528,14 +580,13 @@ class FakeProvider:
         call: openai_chat.ChatCall,
         reply: Reply,
         now: float,
+        prepared: _Prepared,
     ) -> ResponsePlan:
         profile = self._profile
-        root = self._partition(request, call.model, call.body)
-        prompt = render_prompt(
-            openai_chat.chat_segments(call, profile.render_order), self.encoder
-        )
+        root, prompt = prepared.root, prepared.prompt
+        assert prompt is not None
         comparison = self.ledger.compare(root, prompt)
-        cached, matched = self._account_blocks(root, prompt, call.model, now)
+        cached, matched = self._account_blocks(prepared.keys, prompt, call.model, now)
         expected = self.cache_rule(
             comparison.shared_tokens, prompt.n_tokens, call.model
         )
@@ -563,7 +614,7 @@ class FakeProvider:
             plan = self._stream_plan(frames, reply, openai_chat.KEEPALIVE_FRAME)
         else:
             plan = self._json_plan(openai_chat.chat_completion(answer), reply)
-        self.ledger.record(root, index, prompt, emitted)
+        self.ledger.record(root, index, prompt, emitted, weight=len(request.body))
         self._count(prompt.n_tokens, cached, 0, comparison)
         self._record(
             request,
@@ -584,12 +635,11 @@ class FakeProvider:
         call: anthropic.MessagesCall,
         reply: Reply,
         now: float,
+        prepared: _Prepared,
     ) -> ResponsePlan:
         profile = self._profile
-        root = self._partition(request, call.model, call.body)
-        segments = anthropic.messages_segments(call, profile.render_order)
-        anthropic.check_breakpoints(segments, profile.breakpoint_limit)
-        prompt = render_prompt(segments, self.encoder)
+        root, prompt = prepared.root, prepared.prompt
+        assert prompt is not None
         comparison = self.ledger.compare(root, prompt)
         result = anthropic.account_breakpoints(
             self.index,
@@ -624,7 +674,7 @@ class FakeProvider:
             plan = self._stream_plan(frames, reply, anthropic.PING_FRAME)
         else:
             plan = self._json_plan(anthropic.messages_body(answer), reply)
-        self.ledger.record(root, index, prompt, emitted)
+        self.ledger.record(root, index, prompt, emitted, weight=len(request.body))
         self._count(prompt.n_tokens, cached, result.written_total, comparison)
         self._record(
             request,
@@ -728,6 +778,19 @@ class FakeProvider:
                 key=api_key_digest(request),
             )
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Prepared:
+    """A provider request parsed, validated and tokenized, or why not."""
+
+    body: JSONValue
+    call: openai_chat.ChatCall | anthropic.MessagesCall | None = None
+    prompt: RenderedPrompt | None = None
+    root: bytes = b""
+    keys: list[bytes] = dataclasses.field(default_factory=list)
+    profile: Profile | None = None
+    error: InvalidRequest | None = None
 
 
 @dataclass(slots=True)
@@ -841,6 +904,37 @@ def key_digest(key: str) -> str:
     return hashlib.blake2b(
         key.encode("utf-8", "surrogatepass"), digest_size=8
     ).hexdigest()
+
+
+def unknown_model(profile: Profile, model: str) -> InvalidRequest:
+    """The error the real provider answers for a model it does not serve.
+
+    DeepSeek: 400 "Model Not Exist"; OpenAI: 404 `model_not_found`;
+    Anthropic: 404 `not_found_error` "model: NAME". The message also names
+    the models this fake serves.
+    """
+    served = ", ".join(profile.models) or "none"
+    hint = (
+        f" (this fake serves: {served}; add models with --model or "
+        "the 'models' profile field)"
+    )
+    if profile.dialect == "anthropic":
+        return InvalidRequest(
+            f"model: {model}{hint}", status=404, error_type="not_found_error"
+        )
+    if profile.dialect == "openai":
+        return InvalidRequest(
+            f"The model `{model}` does not exist or you do not have access to it."
+            + hint,
+            status=404,
+            param="model",
+            code="model_not_found",
+        )
+    return InvalidRequest(
+        f"Model Not Exist: {model!r}{hint}",
+        param="model",
+        code="invalid_request_error",
+    )
 
 
 def make_diagnostic(

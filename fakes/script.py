@@ -28,7 +28,13 @@ from dataclasses import dataclass, replace
 
 from fakes.errors import ScriptError
 from fakes.gate import Gate
-from fakes.jsontypes import JSONObject, JSONValue, dumps_compact, type_name
+from fakes.jsontypes import (
+    JSONObject,
+    JSONValue,
+    dumps_compact,
+    has_lone_surrogate,
+    type_name,
+)
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
 
@@ -45,6 +51,12 @@ class ToolCall:
     name: str
     arguments: str = "{}"
     id: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_text("name", self.name)
+        _check_text("arguments", self.arguments)
+        if self.id is not None:
+            _check_text("id", self.id)
 
     @classmethod
     def of(
@@ -94,6 +106,15 @@ class Reply:
 
     def __post_init__(self) -> None:
         _check_delivery(self.delay, self.hold)
+        for name in ("text", "reasoning", "finish_reason"):
+            value = getattr(self, name)
+            if value is not None:
+                _check_text(name, value)
+        for call in self.tool_calls:
+            if not isinstance(call, ToolCall):
+                raise TypeError(f"tool_calls holds ToolCall, not {type(call).__name__}")
+        if self.completion_tokens is not None:
+            _check_count("completion_tokens", self.completion_tokens)
         if self.cut_after is not None and self.cut_after < 0:
             raise ValueError(f"cut_after must be >= 0, got {self.cut_after}")
         if self.keepalives < 0:
@@ -122,6 +143,12 @@ class Fault:
         _check_delivery(self.delay, self.hold)
         if not 400 <= self.status <= 599:
             raise ValueError(f"a fault status must be 4xx or 5xx, got {self.status}")
+        for name in ("message", "error_type"):
+            value = getattr(self, name)
+            if value is not None:
+                _check_text(name, value)
+        if self.retry_after is not None:
+            _check_seconds("retry_after", self.retry_after)
 
 
 Action = Reply | Fault
@@ -242,15 +269,43 @@ def slow_first_byte(
 
 
 def _check_delivery(delay: float, hold: object) -> None:
-    if isinstance(delay, bool) or not isinstance(delay, int | float):
-        raise TypeError(
-            f"delay must be a number of seconds, not {type(delay).__name__}"
-        )
-    if not math.isfinite(delay) or delay < 0:
-        raise ValueError(f"delay must be a finite number >= 0, got {delay}")
+    _check_seconds("delay", delay)
     if hold is not None and not isinstance(hold, Gate | str):
         raise TypeError(
             f"hold must be a Gate or a gate name, not {type(hold).__name__}"
+        )
+    if isinstance(hold, str):
+        _check_text("hold", hold)
+
+
+def _check_seconds(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(
+            f"{name} must be a number of seconds, not {type(value).__name__}"
+        )
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        finite = False
+    if not finite or value < 0:
+        shown = str(value) if len(str(value)) <= 40 else str(value)[:40] + "..."
+        raise ValueError(f"{name} must be a finite number >= 0, got {shown}")
+
+
+def _check_count(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+
+
+def _check_text(name: str, value: object) -> None:
+    """A string that is valid Unicode: it must be sent as UTF-8 later."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+    if has_lone_surrogate(value):
+        raise ValueError(
+            f"{name} holds an unpaired UTF-16 surrogate (not valid Unicode text)"
         )
 
 

@@ -16,12 +16,12 @@ import signal
 import socket
 import threading
 from collections.abc import Generator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import uvicorn
 
-if TYPE_CHECKING:
-    from fakes.provider import FakeProvider
+from fakes.app import create_app
+from fakes.provider import FakeProvider
 
 LOOPBACK = "127.0.0.1"
 
@@ -113,7 +113,7 @@ def running_server(
     if app is None:
         if provider is None:
             raise TypeError("running_server needs a provider or an app")
-        app = provider.asgi_app()
+        app = create_app(provider)
     sock = bind_socket(host, port)
     server = make_server(app, **options)
     failure: list[BaseException] = []

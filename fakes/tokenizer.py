@@ -33,8 +33,10 @@ from __future__ import annotations
 import array
 import hashlib
 import re
+import threading
 import zlib
 from collections import OrderedDict
+from collections.abc import Iterator
 
 TOKENIZER_NAME = "approx-v1"
 
@@ -52,20 +54,65 @@ _PIECE = re.compile(
 BOUNDARY_TOKEN = zlib.crc32(b"<|segment|>")
 
 
+WINDOW = 1 << 14
+"""Characters tokenized at a time: a long text is split into pieces one
+window at a time, so the temporary piece strings stay small whatever the
+text's length, and no single call holds the interpreter for long (other
+threads keep running while a large prompt is tokenized)."""
+
+
+def _piece_windows(text: str, window: int = WINDOW) -> Iterator[list[str]]:
+    """The pieces of `text`, one window's worth at a time, in order.
+
+    A piece that ends before the window's end is the piece the whole text
+    has there (a match only looks ahead into the text it covers), so each
+    window keeps its pieces but the last, and the next window starts where
+    the kept ones end.
+    """
+    start, end = 0, len(text)
+    findall = _PIECE.findall
+    while start < end:
+        stop = min(start + window, end)
+        pieces = findall(text[start:stop])
+        while stop < end and len(pieces) < 2:
+            # One piece (a long whitespace run) fills the window: double it
+            # (doubling keeps a run of n characters at O(n) work in all).
+            stop = min(start + 2 * (stop - start), end)
+            pieces = findall(text[start:stop])
+        if stop < end:
+            pieces.pop()
+        yield pieces
+        start += sum(map(len, pieces))
+
+
 def split_pieces(text: str) -> list[str]:
     """Split `text` into the pieces that become tokens (they join back to it)."""
-    return _PIECE.findall(text)
+    return [piece for pieces in _piece_windows(text) for piece in pieces]
+
+
+def _token_ids(text: str) -> Iterator[list[int]]:
+    crc = zlib.crc32
+    for pieces in _piece_windows(text):
+        yield [crc(piece.encode("utf-8", "surrogatepass")) for piece in pieces]
 
 
 def tokenize(text: str) -> list[int]:
     """Return the `approx-v1` token ids of `text`."""
-    crc = zlib.crc32
-    return [crc(piece.encode("utf-8", "surrogatepass")) for piece in split_pieces(text)]
+    return [token for ids in _token_ids(text) for token in ids]
 
 
 def count_tokens(text: str) -> int:
     """Return how many `approx-v1` tokens `text` has."""
-    return len(_PIECE.findall(text))
+    return sum(map(len, _piece_windows(text)))
+
+
+def _digest(text: str) -> bytes:
+    """BLAKE2b-128 of the UTF-8 text, encoded a window at a time."""
+    hasher = hashlib.blake2b(digest_size=16)
+    step = WINDOW * 16
+    for start in range(0, len(text), step):
+        hasher.update(text[start : start + step].encode("utf-8", "surrogatepass"))
+    return hasher.digest()
 
 
 def segment_token_count(text: str) -> int:
@@ -79,34 +126,55 @@ class SegmentEncoder:
     `encode(text)` returns `(digest, packed)` where `digest` is a 16-byte
     BLAKE2b digest of the text and `packed` the segment's tokens (boundary
     token first) as native unsigned 32-bit integers. The memo keeps at most
-    `max_entries` segments and forgets the oldest first; results never
-    depend on what is memoized.
+    `max_entries` segments and `max_bytes` bytes of packed tokens (a
+    segment larger than an eighth of that is not kept), and forgets the
+    oldest first; results never depend on what is memoized.
+    Safe to call from several threads: tokenizing runs outside the memo's
+    lock.
     """
 
-    def __init__(self, max_entries: int = 65_536) -> None:
+    def __init__(
+        self, max_entries: int = 65_536, max_bytes: int = 64 * 1024 * 1024
+    ) -> None:
         if max_entries < 0:
             raise ValueError(f"max_entries must be >= 0, got {max_entries}")
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
         self._max_entries = max_entries
+        self._max_bytes = max_bytes
         self._memo: OrderedDict[bytes, bytes] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
 
     def encode(self, text: str) -> tuple[bytes, bytes]:
         """Return the digest and packed tokens of one segment."""
-        raw = text.encode("utf-8", "surrogatepass")
-        digest = hashlib.blake2b(raw, digest_size=16).digest()
-        packed = self._memo.get(digest)
-        if packed is None:
-            ids = array.array("I", [BOUNDARY_TOKEN])
-            ids.extend(tokenize(text))
-            packed = ids.tobytes()
-            if self._max_entries:
-                if len(self._memo) >= self._max_entries:
-                    self._memo.popitem(last=False)  # O(1), oldest first
-                self._memo[digest] = packed
+        digest = _digest(text)
+        with self._lock:
+            packed = self._memo.get(digest)
+        if packed is not None:
+            return digest, packed
+        ids = array.array("I", [BOUNDARY_TOKEN])
+        for window in _token_ids(text):
+            ids.extend(window)
+        packed = ids.tobytes()
+        del ids
+        if self._max_entries and len(packed) <= self._max_bytes // 8:
+            with self._lock:
+                if digest not in self._memo:
+                    self._memo[digest] = packed
+                    self._bytes += len(packed)
+                while len(self._memo) > self._max_entries or (
+                    self._bytes > self._max_bytes
+                ):
+                    _, old = self._memo.popitem(last=False)  # O(1), oldest first
+                    self._bytes -= len(old)
         return digest, packed
 
     def clear(self) -> None:
         """Forget every memoized segment."""
-        self._memo.clear()
+        with self._lock:
+            self._memo.clear()
+            self._bytes = 0
 
 
 TOKEN_BYTES = array.array("I").itemsize

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 import httpx
 
 from fakes.http import HttpRequest, ResponsePlan
+from fakes.provider import FakeProvider
+from fakes.routing import serve_request
 
 if TYPE_CHECKING:
     import respx
-
-    from fakes.provider import FakeProvider
 
 CUT_MESSAGE = (
     "peer closed connection without sending complete message body (fake stream cut)"
@@ -89,7 +89,7 @@ class FakeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Answer a sync request."""
-        plan = self.provider.handle(to_core_request(request, request.read()))
+        plan = serve_request(self.provider, to_core_request(request, request.read()))
         if plan.delay:
             time.sleep(plan.delay)
         if plan.hold is not None and not plan.hold.wait_blocking(self.hold_timeout):
@@ -106,7 +106,9 @@ class FakeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Answer an async request."""
-        plan = self.provider.handle(to_core_request(request, await request.aread()))
+        plan = serve_request(
+            self.provider, to_core_request(request, await request.aread())
+        )
         if plan.delay:
             await asyncio.sleep(plan.delay)
         if plan.hold is not None:
@@ -131,7 +133,7 @@ def route_provider(
     """
 
     def answer(request: httpx.Request) -> httpx.Response:
-        plan = provider.handle(to_core_request(request, request.read()))
+        plan = serve_request(provider, to_core_request(request, request.read()))
         return httpx.Response(
             plan.status, headers=list(plan.headers), content=plan.body, request=request
         )

@@ -144,6 +144,9 @@ def _check_block(block: JSONValue, path: str) -> None:
         )
     required: dict[str, tuple[tuple[str, type], ...]] = {
         "text": (("text", str),),
+        "image": (("source", dict),),
+        "document": (("source", dict),),
+        "redacted_thinking": (("data", str),),
         "tool_use": (("id", str), ("name", str), ("input", dict)),
         "tool_result": (("tool_use_id", str),),
         "thinking": (("thinking", str),),
@@ -163,6 +166,49 @@ def _check_block(block: JSONValue, path: str) -> None:
             )
     if "cache_control" in block:
         _ttl_class(block["cache_control"], f"{path}.cache_control")
+
+
+TOOL_CHOICE_TYPES = ("auto", "any", "tool", "none")
+
+
+def _check_choice_and_thinking(value: JSONObject) -> None:
+    choice = value.get("tool_choice")
+    if choice is not None:
+        if not isinstance(choice, dict) or choice.get("type") not in TOOL_CHOICE_TYPES:
+            raise InvalidRequest(
+                _expected(
+                    "tool_choice",
+                    f"an object whose type is one of {', '.join(TOOL_CHOICE_TYPES)}",
+                    choice,
+                ),
+                param="tool_choice",
+            )
+        if choice["type"] == "tool" and not isinstance(choice.get("name"), str):
+            raise InvalidRequest(
+                _expected("tool_choice.name", "a valid string", choice.get("name")),
+                param="tool_choice.name",
+            )
+    thinking = value.get("thinking")
+    if thinking is None:
+        return
+    if not isinstance(thinking, dict) or thinking.get("type") not in (
+        "enabled",
+        "disabled",
+    ):
+        raise InvalidRequest(
+            _expected(
+                "thinking", "an object whose type is enabled or disabled", thinking
+            ),
+            param="thinking",
+        )
+    budget = thinking.get("budget_tokens")
+    if thinking["type"] == "enabled" and (
+        isinstance(budget, bool) or not isinstance(budget, int)
+    ):
+        raise InvalidRequest(
+            _expected("thinking.budget_tokens", "a valid integer", budget),
+            param="thinking.budget_tokens",
+        )
 
 
 def parse_messages_request(value: JSONValue) -> MessagesCall:
@@ -255,6 +301,7 @@ def parse_messages_request(value: JSONValue) -> MessagesCall:
                 )
             if "cache_control" in tool:
                 _ttl_class(tool["cache_control"], f"{path}.cache_control")
+    _check_choice_and_thinking(value)
     stream = value.get("stream")
     if stream is not None and not isinstance(stream, bool):
         raise InvalidRequest(

@@ -168,6 +168,7 @@ def parse_chat_request(value: JSONValue) -> ChatCall:
         raise InvalidRequest(
             "this fake only generates one choice ('n' must be 1)", param="n"
         )
+    _check_options(value)
     stop = value.get("stop")
     if (
         stop is not None
@@ -185,6 +186,74 @@ def parse_chat_request(value: JSONValue) -> ChatCall:
         stream=stream,
         include_usage=include_usage,
     )
+
+
+TOOL_CHOICES = ("none", "auto", "required")
+RESPONSE_FORMATS = ("text", "json_object", "json_schema")
+THINKING_TYPES = ("enabled", "disabled")
+PART_MEMBERS = {
+    "text": ("text", str),
+    "image_url": ("image_url", dict),
+    "input_audio": ("input_audio", dict),
+    "file": ("file", dict),
+}
+
+
+def _check_options(value: JSONObject) -> None:
+    """Type-check the optional members both flavours accept."""
+    choice = value.get("tool_choice")
+    if choice is not None:
+        if isinstance(choice, dict):
+            function = choice.get("function")
+            if choice.get("type") != "function" or not (
+                isinstance(function, dict) and isinstance(function.get("name"), str)
+            ):
+                raise InvalidRequest(
+                    "'tool_choice' as an object must be "
+                    '{"type": "function", "function": {"name": ...}}',
+                    param="tool_choice",
+                )
+        elif choice not in TOOL_CHOICES:
+            raise InvalidRequest(
+                _expected(
+                    "tool_choice",
+                    f"one of {', '.join(TOOL_CHOICES)} or an object",
+                    choice,
+                ),
+                param="tool_choice",
+            )
+    response_format = value.get("response_format")
+    if response_format is not None and (
+        not isinstance(response_format, dict)
+        or response_format.get("type") not in RESPONSE_FORMATS
+    ):
+        raise InvalidRequest(
+            _expected(
+                "response_format",
+                f"an object whose 'type' is one of {', '.join(RESPONSE_FORMATS)}",
+                response_format,
+            ),
+            param="response_format",
+        )
+    thinking = value.get("thinking")
+    if thinking is not None and (
+        not isinstance(thinking, dict) or thinking.get("type") not in THINKING_TYPES
+    ):
+        raise InvalidRequest(
+            _expected(
+                "thinking", 'an object {"type": "enabled" or "disabled"}', thinking
+            ),
+            param="thinking",
+        )
+    for name in ("reasoning_effort", "user", "user_id"):
+        _optional(value, name, str)
+    for name in ("logprobs", "parallel_tool_calls"):
+        _optional(value, name, bool)
+    top = value.get("top_logprobs")
+    if top is not None and (isinstance(top, bool) or not isinstance(top, int)):
+        raise InvalidRequest(
+            _expected("top_logprobs", "an integer", top), param="top_logprobs"
+        )
 
 
 def _expected(path: str, what: str, got: JSONValue) -> str:
@@ -227,10 +296,18 @@ def _check_content(content: JSONValue, path: str, *, allow_null: bool) -> None:
                 _expected(f"{part_path}.type", "a string", kind),
                 param=f"{part_path}.type",
             )
-        if kind == "text" and not isinstance(part.get("text"), str):
+        if kind not in PART_MEMBERS:
             raise InvalidRequest(
-                _expected(f"{part_path}.text", "a string", part.get("text")),
-                param=f"{part_path}.text",
+                f"'{part_path}.type' must be one of {', '.join(PART_MEMBERS)}; "
+                f"got {dumps_compact(kind)}",
+                param=f"{part_path}.type",
+            )
+        member, member_type = PART_MEMBERS[kind]
+        if not isinstance(part.get(member), member_type):
+            what = "a string" if member_type is str else "an object"
+            raise InvalidRequest(
+                _expected(f"{part_path}.{member}", what, part.get(member)),
+                param=f"{part_path}.{member}",
             )
 
 

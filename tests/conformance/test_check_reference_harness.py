@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.check import check_lines, read_captures
-from fakes import FakeProvider, dump_captured_request
+from fakes import FakeProvider, FakeTransport, dump_captured_request
 from reference.jsonl import dump_line, make_storage_line
 from reference.loop import AgentLoop, ChatCompletionsClient, Framing, counter_clock
 from reference.revisions import Revision
@@ -59,7 +59,7 @@ def user(value: str) -> dict[str, object]:
 
 async def two_turns(revision: Revision, fake: FakeProvider) -> AgentLoop:
     client = ChatCompletionsClient(
-        base_url="http://fake.test", transport=fake.transport()
+        base_url="http://fake.test", transport=FakeTransport(fake)
     )
     loop = AgentLoop(
         provider=client,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from fakes import FakeProvider
+from fakes import FakeProvider, FakeTransport
 
 SSEParser = Callable[[str], list[tuple[str | None, str]]]
 
@@ -36,7 +36,7 @@ def anthropic() -> FakeProvider:
 @pytest.fixture
 def client(deepseek: FakeProvider) -> Iterator[httpx.Client]:
     with httpx.Client(
-        transport=deepseek.transport(),
+        transport=FakeTransport(deepseek),
         base_url="https://api.deepseek.com",
         headers={"authorization": "Bearer sk-test"},
     ) as session:

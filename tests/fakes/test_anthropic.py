@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from fakes import FakeProvider, Reply, ToolCall, count_tokens
+from fakes import FakeProvider, FakeTransport, Reply, ToolCall, count_tokens
 
 BOOK = " ".join(["word"] * 3000)
 QUESTION = "What is the first word of the book?"
@@ -25,7 +25,7 @@ def body_with(system, messages=None, **fields):
 @pytest.fixture
 def messages(anthropic):
     with httpx.Client(
-        transport=anthropic.transport(),
+        transport=FakeTransport(anthropic),
         base_url="https://api.anthropic.com",
         headers={"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"},
     ) as client:
@@ -270,7 +270,7 @@ def test_bad_messages_requests_get_anthropic_shaped_400(messages, patch, message
 
 def test_chat_paths_are_not_served_by_an_anthropic_provider():
     provider = FakeProvider("anthropic")
-    with httpx.Client(transport=provider.transport(), base_url="http://f") as client:
+    with httpx.Client(transport=FakeTransport(provider), base_url="http://f") as client:
         response = client.post("/chat/completions", json={})
     assert response.status_code == 404
     assert response.json()["error"]["type"] == "not_found_error"

@@ -6,7 +6,10 @@ import json
 
 from fakes import FakeProvider, HttpRequest, dump_capture_jsonl
 
-BODY = b'{"model": "m",  "messages": [{"role": "user", "content": "h\\u00e9"}]}'
+BODY = (
+    b'{"model": "deepseek-chat",  "messages": '
+    b'[{"role": "user", "content": "h\\u00e9"}]}'
+)
 
 
 def test_every_request_is_captured_with_its_exact_raw_body(deepseek):
@@ -14,7 +17,7 @@ def test_every_request_is_captured_with_its_exact_raw_body(deepseek):
     record = deepseek.last_request
     assert record.raw_body == BODY
     assert record.body == {
-        "model": "m",
+        "model": "deepseek-chat",
         "messages": [{"role": "user", "content": "hé"}],
     }
     assert record.reply == {"role": "assistant", "content": "ok"}
@@ -40,7 +43,7 @@ def test_capture_jsonl_has_one_line_per_request_with_the_checker_fields(deepseek
 
 
 def test_body_member_order_survives_the_jsonl_round_trip(deepseek):
-    raw = b'{"messages": [{"content": "x", "role": "user"}], "model": "m"}'
+    raw = b'{"messages": [{"content": "x", "role": "user"}], "model": "deepseek-chat"}'
     deepseek.handle(HttpRequest(method="POST", path="/chat/completions", body=raw))
     line = json.loads(deepseek.capture_jsonl())
     assert list(line["body"]) == ["messages", "model"]

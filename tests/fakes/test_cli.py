@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -13,9 +14,12 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
+COMMAND = (sys.executable, "-m", "conformance.cli", "fake", "serve")
+
+
 def spawn(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "conformance.cli", "fake", "serve", *args],
+        [*COMMAND, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -40,7 +44,10 @@ def test_serve_prints_its_url_first_then_serves_until_signalled(stop, tmp_path):
         assert child.stdout is not None
         url = child.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:")
-        body = {"model": "m", "messages": [{"role": "user", "content": "hi " * 100}]}
+        body = {
+            "model": "deepseek-chat",
+            "messages": [{"role": "user", "content": "hi " * 100}],
+        }
         with httpx.Client(
             base_url=url, headers={"authorization": "Bearer sk-cli-secret"}
         ) as client:
@@ -79,7 +86,7 @@ def test_serve_serves_the_anthropic_dialect():
             response = client.post(
                 "/v1/messages",
                 json={
-                    "model": "claude",
+                    "model": "claude-sonnet-4-5",
                     "max_tokens": 10,
                     "messages": [{"role": "user", "content": "hi"}],
                 },
@@ -108,3 +115,140 @@ def test_a_seconds_option_refuses_values_that_are_not_finite_non_negative_number
     with pytest.raises(SystemExit):
         parser.parse_args(["serve", f"--ttl={text}"])
     assert "finite" in capsys.readouterr().err
+
+
+def test_serve_answers_the_dialects_models_and_those_given_by_model():
+    child = spawn("--model", "my-model")
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        user = [{"role": "user", "content": "hi"}]
+        with httpx.Client(base_url=url) as client:
+            statuses = [
+                client.post(
+                    "/chat/completions", json={"model": model, "messages": user}
+                ).status_code
+                for model in ("my-model", "deepseek-chat", "gpt-4o")
+            ]
+        child.send_signal(signal.SIGTERM)
+        child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert statuses == [200, 200, 400]
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [("missing-dir/x.jsonl", "does not exist"), (".", "is a directory")],
+)
+def test_a_capture_path_that_cannot_be_written_is_refused_before_serving(
+    where, reason, tmp_path
+):
+    child = spawn("--capture-out", str(tmp_path / where))
+    stdout, stderr = child.communicate(timeout=20)
+    assert child.returncode == 2
+    assert stdout == ""
+    assert reason in stderr
+    assert "Traceback" not in stderr
+
+
+def test_a_capture_that_cannot_reach_its_path_at_exit_is_saved_elsewhere(tmp_path):
+    folder = tmp_path / "gone"
+    folder.mkdir()
+    spare = tmp_path / "spare"
+    spare.mkdir()
+    child = subprocess.Popen(
+        [*COMMAND, "--capture-out", str(folder / "x.jsonl")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(spare)},
+    )
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        body = {
+            "model": "deepseek-chat",
+            "messages": [{"role": "user", "content": "a"}],
+        }
+        with httpx.Client(base_url=url) as client:
+            assert client.post("/chat/completions", json=body).status_code == 200
+        folder.rmdir()
+        child.send_signal(signal.SIGTERM)
+        _, stderr = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 1
+    assert "Traceback" not in stderr
+    (saved,) = spare.glob("reqfold-capture-*.jsonl")
+    assert str(saved) in stderr
+    lines = saved.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["index"] for line in lines] == [0]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--ttl", "abc", "must be a finite number >= 0 seconds (or 'none'), got 'abc'"),
+        ("--max-age", "x", "must be a finite number >= 0 seconds"),
+        ("--block-size", "big", "must be an integer >= 1, got 'big'"),
+        ("--capture-max-bytes", "lots", "must be an integer >= 0, got 'lots'"),
+    ],
+)
+def test_a_malformed_option_value_is_explained_in_words(option, value, message, capsys):
+    import argparse
+
+    from fakes.cli import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["serve", option, value])
+    err = capsys.readouterr().err
+    assert message in err
+    assert "invalid _" not in err
+
+
+def test_the_log_level_option_lists_its_values(capsys):
+    import argparse
+
+    from fakes.cli import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["serve", "--log-level", "loud"])
+    assert "'critical', 'error', 'warning', 'info', 'debug'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parser.parse_args(["serve", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "critical, error, warning, info, debug, trace" in help_text
+
+
+def test_serve_says_on_exit_when_the_capture_bounds_dropped_requests(tmp_path):
+    capture = tmp_path / "capture.jsonl"
+    child = spawn("--capture-limit", "1", "--capture-out", str(capture))
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        body = {
+            "model": "deepseek-chat",
+            "messages": [{"role": "user", "content": "a"}],
+        }
+        with httpx.Client(base_url=url) as client:
+            for _ in range(3):
+                assert client.post("/chat/completions", json=body).status_code == 200
+        child.send_signal(signal.SIGTERM)
+        _, stderr = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 0
+    assert "the 2 before them" in stderr
+    lines = capture.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["index"] for line in lines] == [2]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 BODY = {
-    "model": "m",
+    "model": "deepseek-chat",
     "messages": [
         {"role": "system", "content": "s " * 200},
         {"role": "user", "content": "hi"},
@@ -165,5 +165,5 @@ def test_a_config_value_of_the_wrong_type_is_refused_and_changes_nothing(
     assert response.status_code == 400
     assert deepseek.profile is before
     assert deepseek.index.capacity_tokens == before.capacity_tokens
-    body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    body = {"model": "deepseek-chat", "messages": [{"role": "user", "content": "x"}]}
     assert client.post("/chat/completions", json=body).status_code == 200

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from fakes import FakeProvider, Reply, ToolCall
+from fakes import FakeProvider, FakeTransport, Reply, ToolCall
 from fakes.diagnostics import describe_divergence
 from fakes.prompt import Segment
 
@@ -14,10 +14,12 @@ SYSTEM = {"role": "system", "content": "You are a careful coding agent. " * 20}
 
 @pytest.fixture
 def send(deepseek):
-    client = httpx.Client(transport=deepseek.transport(), base_url="http://f")
+    client = httpx.Client(transport=FakeTransport(deepseek), base_url="http://f")
 
     def post(messages):
-        client.post("/chat/completions", json={"model": "m", "messages": messages})
+        client.post(
+            "/chat/completions", json={"model": "deepseek-chat", "messages": messages}
+        )
         return deepseek.last_request
 
     yield post
@@ -171,8 +173,11 @@ def test_excerpts_are_short_and_marked_when_cut():
 
 def test_lost_tokens_count_shared_content_the_cache_no_longer_holds():
     provider = FakeProvider("deepseek", ttl=10)
-    with httpx.Client(transport=provider.transport(), base_url="http://f") as client:
-        body = {"model": "m", "messages": [SYSTEM, {"role": "user", "content": "hi"}]}
+    with httpx.Client(transport=FakeTransport(provider), base_url="http://f") as client:
+        body = {
+            "model": "deepseek-chat",
+            "messages": [SYSTEM, {"role": "user", "content": "hi"}],
+        }
         client.post("/chat/completions", json=body)
         provider.advance(11)
         client.post("/chat/completions", json=body)

@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from fakes import FakeProvider, Reply, ToolCall
+from fakes import FakeProvider, FakeTransport, Reply, ToolCall
 
 SYSTEM = {"role": "system", "content": "You are terse."}
 USER = {"role": "user", "content": "list files"}
@@ -112,7 +112,7 @@ def test_deepseek_stream_sends_reasoning_before_content_and_fragmented_tool_call
 def test_openai_stream_has_usage_only_when_include_usage_is_set(sse_json):
     provider = FakeProvider("openai")
     with httpx.Client(
-        transport=provider.transport(), base_url="https://api.openai.com/v1"
+        transport=FakeTransport(provider), base_url="https://api.openai.com/v1"
     ) as client:
         body = {"model": "gpt-4o", "messages": [USER], "stream": True}
         plain = sse_json(client.post("/chat/completions", json=body).text)
@@ -163,7 +163,7 @@ def test_openai_flavour_reports_null_content_with_tool_calls_and_full_usage_deta
     provider = FakeProvider("openai")
     provider.push(Reply(tool_calls=(ToolCall.of("ls"),)))
     with httpx.Client(
-        transport=provider.transport(), base_url="https://x/v1"
+        transport=FakeTransport(provider), base_url="https://x/v1"
     ) as client:
         body = client.post(
             "/chat/completions", json={"model": "gpt-4o", "messages": [USER]}
@@ -179,7 +179,9 @@ def test_openai_flavour_reports_null_content_with_tool_calls_and_full_usage_deta
 def test_both_chat_paths_are_served(client):
     for path in ("/chat/completions", "/v1/chat/completions"):
         assert (
-            client.post(path, json={"model": "m", "messages": [USER]}).status_code
+            client.post(
+                path, json={"model": "deepseek-chat", "messages": [USER]}
+            ).status_code
             == 200
         )
 
@@ -203,21 +205,32 @@ INVALID = [
         "model",
         "non-empty string",
     ),
-    (json.dumps({"model": "m"}).encode(), "messages", "'messages' is required"),
-    (json.dumps({"model": "m", "messages": []}).encode(), "messages", "at least one"),
     (
-        json.dumps({"model": "m", "messages": [{"content": "x"}]}).encode(),
+        json.dumps({"model": "deepseek-chat"}).encode(),
+        "messages",
+        "'messages' is required",
+    ),
+    (
+        json.dumps({"model": "deepseek-chat", "messages": []}).encode(),
+        "messages",
+        "at least one",
+    ),
+    (
+        json.dumps({"model": "deepseek-chat", "messages": [{"content": "x"}]}).encode(),
         "messages[0].role",
         "must be one of",
     ),
     (
-        json.dumps({"model": "m", "messages": [{"role": "user"}]}).encode(),
+        json.dumps({"model": "deepseek-chat", "messages": [{"role": "user"}]}).encode(),
         "messages[0].content",
         "required",
     ),
     (
         json.dumps(
-            {"model": "m", "messages": [{"role": "assistant", "content": None}]}
+            {
+                "model": "deepseek-chat",
+                "messages": [{"role": "assistant", "content": None}],
+            }
         ).encode(),
         "messages[0].content",
         "unless 'tool_calls'",
@@ -225,7 +238,7 @@ INVALID = [
     (
         json.dumps(
             {
-                "model": "m",
+                "model": "deepseek-chat",
                 "messages": [
                     {
                         "role": "assistant",
@@ -246,32 +259,40 @@ INVALID = [
     ),
     (
         json.dumps(
-            {"model": "m", "messages": [{"role": "tool", "content": "x"}]}
+            {"model": "deepseek-chat", "messages": [{"role": "tool", "content": "x"}]}
         ).encode(),
         "messages[0].tool_call_id",
         "tool_call_id",
     ),
     (
-        json.dumps({"model": "m", "messages": [USER], "tools": {}}).encode(),
+        json.dumps(
+            {"model": "deepseek-chat", "messages": [USER], "tools": {}}
+        ).encode(),
         "tools",
         "an array",
     ),
     (
         json.dumps(
-            {"model": "m", "messages": [USER], "tools": [{"type": "function"}]}
+            {
+                "model": "deepseek-chat",
+                "messages": [USER],
+                "tools": [{"type": "function"}],
+            }
         ).encode(),
         "tools[0].function",
         "an object",
     ),
     (
-        json.dumps({"model": "m", "messages": [USER], "stream": "yes"}).encode(),
+        json.dumps(
+            {"model": "deepseek-chat", "messages": [USER], "stream": "yes"}
+        ).encode(),
         "stream",
         "boolean",
     ),
     (
         json.dumps(
             {
-                "model": "m",
+                "model": "deepseek-chat",
                 "messages": [USER],
                 "stream_options": {"include_usage": True},
             }
@@ -280,17 +301,23 @@ INVALID = [
         "only allowed",
     ),
     (
-        json.dumps({"model": "m", "messages": [USER], "temperature": "hot"}).encode(),
+        json.dumps(
+            {"model": "deepseek-chat", "messages": [USER], "temperature": "hot"}
+        ).encode(),
         "temperature",
         "a number",
     ),
     (
-        json.dumps({"model": "m", "messages": [USER], "max_tokens": 1.5}).encode(),
+        json.dumps(
+            {"model": "deepseek-chat", "messages": [USER], "max_tokens": 1.5}
+        ).encode(),
         "max_tokens",
         "an integer",
     ),
     (
-        json.dumps({"model": "m", "messages": [USER], "stop": [1]}).encode(),
+        json.dumps(
+            {"model": "deepseek-chat", "messages": [USER], "stop": [1]}
+        ).encode(),
         "stop",
         "strings",
     ),
@@ -316,7 +343,7 @@ def test_bad_requests_get_a_provider_shaped_400_naming_the_field(
 
 def test_a_body_over_the_limit_gets_413():
     provider = FakeProvider("deepseek", max_body_bytes=1000)
-    with httpx.Client(transport=provider.transport(), base_url="http://f") as client:
+    with httpx.Client(transport=FakeTransport(provider), base_url="http://f") as client:
         response = client.post("/chat/completions", content=b"x" * 1001)
     assert response.status_code == 413
     assert "limit of 1000 bytes" in response.json()["error"]["message"]
@@ -334,10 +361,10 @@ def test_openai_echo_of_a_reasoning_tool_call_reply_is_not_a_divergence():
     provider = FakeProvider("openai")
     provider.push(Reply(reasoning="secret plan", tool_calls=(ToolCall.of("f", {}),)))
     with httpx.Client(
-        transport=provider.transport(), base_url="https://api.openai.com/v1"
+        transport=FakeTransport(provider), base_url="https://api.openai.com/v1"
     ) as client:
         first = client.post(
-            "/chat/completions", json={"model": "m", "messages": [USER]}
+            "/chat/completions", json={"model": "gpt-4o", "messages": [USER]}
         )
         message = first.json()["choices"][0]["message"]
         assert "reasoning_content" not in message
@@ -345,7 +372,8 @@ def test_openai_echo_of_a_reasoning_tool_call_reply_is_not_a_divergence():
         call_id = message["tool_calls"][0]["id"]
         tool = {"role": "tool", "tool_call_id": call_id, "content": "1"}
         client.post(
-            "/chat/completions", json={"model": "m", "messages": [USER, message, tool]}
+            "/chat/completions",
+            json={"model": "gpt-4o", "messages": [USER, message, tool]},
         )
     diagnostic = provider.last_request.diagnostic
     assert diagnostic["relation"] == "append"
@@ -360,8 +388,10 @@ def test_the_stream_usage_setting_decides_where_a_stream_carries_usage(
     sse_json, dialect, stream_usage
 ):
     provider = FakeProvider(dialect, stream_usage=stream_usage)
-    body = {"model": "m", "messages": [USER], "stream": True}
-    with httpx.Client(transport=provider.transport(), base_url="https://x") as client:
+    body = {"model": provider.profile.models[0], "messages": [USER], "stream": True}
+    with httpx.Client(
+        transport=FakeTransport(provider), base_url="https://x"
+    ) as client:
         plain = sse_json(client.post("/chat/completions", json=body).text)
         opted = sse_json(
             client.post(

@@ -40,11 +40,12 @@ def sized(
     provider: FakeProvider,
     total: int,
     history: list[dict] | None = None,
-    model: str = "gpt-4o",
+    model: str | None = None,
 ) -> dict:
-    """A chat body of exactly `total` prompt tokens, ending in a user message."""
+    """A chat body of exactly `total` prompt tokens, ending in a user message
+    (for `model`, by default the first the provider serves)."""
     messages = [*(history or []), {"role": "user", "content": ""}]
-    body = {"model": model, "messages": messages}
+    body = {"model": model or provider.profile.models[0], "messages": messages}
     overhead = provider.count_prompt_tokens(body)
     assert total > overhead
     messages[-1]["content"] = words(total - overhead)
@@ -264,7 +265,8 @@ def test_append_only_conversation_never_loses_cached_tokens(turns, dialect):
     previous = 0
     for user, assistant in turns:
         messages.append({"role": "user", "content": user})
-        _, record = post(provider, {"model": "m", "messages": messages})
+        model = provider.profile.models[0]
+        _, record = post(provider, {"model": model, "messages": messages})
         now = cached(record)
         assert now >= previous
         assert record.diagnostic["relation"] in ("first", "append")
@@ -292,7 +294,7 @@ def test_an_edit_before_position_p_caps_the_hit_at_the_last_block_boundary_befor
 ):
     provider = FakeProvider("deepseek", block_size=block, min_cacheable_tokens=block)
     messages = [{"role": "user", "content": text} for text in texts]
-    original = {"model": "m", "messages": messages}
+    original = {"model": "deepseek-chat", "messages": messages}
     post(provider, original)
     target = data.draw(st.integers(0, len(texts) - 1), label="edited message")
     text = texts[target]
@@ -300,12 +302,12 @@ def test_an_edit_before_position_p_caps_the_hit_at_the_last_block_boundary_befor
     insert = data.draw(st.text(min_size=1, max_size=5), label="inserted text")
     edited_messages = [dict(m) for m in messages]
     edited_messages[target]["content"] = text[:cut] + insert + text[cut:]
-    edited = {"model": "m", "messages": edited_messages}
+    edited = {"model": "deepseek-chat", "messages": edited_messages}
     assume(edited != original)
 
     encode = provider.encoder
-    before = render_prompt(provider._segments(original), encode)
-    after = render_prompt(provider._segments(edited), encode)
+    before = render_prompt(provider.prompt_segments(original), encode)
+    after = render_prompt(provider.prompt_segments(edited), encode)
     p = _first_difference(before.tokens, after.tokens)
     n = after.n_tokens
     _, record = post(provider, edited)
@@ -337,7 +339,7 @@ def test_eviction_keeps_the_index_within_capacity_and_the_latest_prompt_cached(
     bodies = []
     for position, blocks in enumerate(sizes):
         history = [{"role": "system", "content": f"conversation {position}"}]
-        body = sized(provider, blocks * 64 + 1, history=history, model="m")
+        body = sized(provider, blocks * 64 + 1, history=history)
         bodies.append(body)
         post(provider, body)
         assert provider.stats().index.cached_tokens <= capacity
@@ -399,7 +401,7 @@ def test_a_full_reset_restarts_numbering_so_the_same_requests_get_the_same_bytes
     from fakes import ToolCall
 
     provider = FakeProvider("deepseek")
-    body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    body = {"model": "deepseek-chat", "messages": [{"role": "user", "content": "x"}]}
 
     def run() -> tuple[int, bytes]:
         provider.push(Reply(tool_calls=(ToolCall.of("f", {}),)))
@@ -428,11 +430,11 @@ def raw_post(provider: FakeProvider, raw: bytes, path: str = "/chat/completions"
 @pytest.mark.parametrize(
     "raw",
     [
-        b'{"model":"m","max_tokens":' + b"9" * 5000 + b',"messages":[]}',
+        b'{"model":"deepseek-chat","max_tokens":' + b"9" * 5000 + b',"messages":[]}',
         b'{"model":"\\ud800","messages":[{"role":"user","content":"x"}]}',
-        b'{"model":"m","messages":[{"role":"user","content":"\\ud800"}]}',
-        b'{"model":"m","\\udfff":1,"messages":[{"role":"user","content":"x"}]}',
-        b'{"model":"m","metadata":{"x":1e400},"messages":[{"role":"user","content":"x"}]}',
+        b'{"model":"deepseek-chat","messages":[{"role":"user","content":"\\ud800"}]}',
+        b'{"model":"deepseek-chat","\\udfff":1,"messages":[{"role":"user","content":"x"}]}',
+        b'{"model":"deepseek-chat","metadata":{"x":1e400},"messages":[{"role":"user","content":"x"}]}',
     ],
     ids=["huge-int", "surrogate-model", "surrogate-content", "surrogate-key", "1e400"],
 )
@@ -445,7 +447,10 @@ def test_valid_json_python_cannot_represent_gets_a_400_and_keeps_the_capture_exp
     assert deepseek.last_request.index == 0
     lines = deepseek.capture_jsonl().encode("utf-8").splitlines()
     assert len(lines) == 1
-    ok = raw_post(deepseek, b'{"model":"m","messages":[{"role":"user","content":"x"}]}')
+    ok = raw_post(
+        deepseek,
+        b'{"model":"deepseek-chat","messages":[{"role":"user","content":"x"}]}',
+    )
     assert ok.status == 200
     assert deepseek.last_request.index == 1
 
@@ -455,7 +460,7 @@ def test_a_request_that_crashes_the_handler_is_recorded_under_its_index(deepseek
         raise RuntimeError("responder bug")
 
     deepseek.respond_with(boom)
-    body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    body = {"model": "deepseek-chat", "messages": [{"role": "user", "content": "x"}]}
     with pytest.raises(RuntimeError):
         post(deepseek, body)
     record = deepseek.last_request

@@ -27,7 +27,10 @@ def text_of(response: httpx.Response) -> str:
 def ask(client, content="hi"):
     return client.post(
         "/chat/completions",
-        json={"model": "m", "messages": [{"role": "user", "content": content}]},
+        json={
+            "model": "deepseek-chat",
+            "messages": [{"role": "user", "content": content}],
+        },
     )
 
 
@@ -142,3 +145,20 @@ def test_malformed_script_items_are_refused_with_a_reason(value, message):
 def test_pushing_something_else_than_an_action_is_a_type_error(deepseek):
     with pytest.raises(TypeError, match="Reply or Fault"):
         deepseek.push("ok")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Reply(text="\ud800"),
+        lambda: Reply(reasoning="x\udfff"),
+        lambda: Reply(completion_tokens=-1),
+        lambda: ToolCall(name="ls", arguments="\ud800"),
+        lambda: Fault(status=500, message="\ud800"),
+        lambda: Fault(status=429, retry_after=-5),
+        lambda: Fault(status=429, retry_after=float("inf")),
+    ],
+)
+def test_actions_that_could_not_be_sent_are_refused_when_built(build):
+    with pytest.raises(ValueError, match=r"surrogate|>= 0"):
+        build()

@@ -8,18 +8,29 @@ import httpx
 import pytest
 import respx
 
-from fakes import FakeProvider, Reply, route_provider, slow_first_byte, stream_cut
+from fakes import (
+    FakeProvider,
+    FakeTransport,
+    Reply,
+    route_provider,
+    slow_first_byte,
+    stream_cut,
+)
 
 pytestmark = pytest.mark.anyio
 
-BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+BODY = {
+    "model": "deepseek-chat",
+    "messages": [{"role": "user", "content": "hi"}],
+    "stream": True,
+}
 
 
 async def test_async_streams_arrive_one_sse_frame_at_a_time(deepseek):
     deepseek.push(Reply(text="abcdefghij" * 5))
     async with (
         httpx.AsyncClient(
-            transport=deepseek.transport(), base_url="http://f"
+            transport=FakeTransport(deepseek), base_url="http://f"
         ) as client,
         client.stream("POST", "/chat/completions", json=BODY) as response,
     ):
@@ -35,7 +46,7 @@ async def test_a_gate_holds_the_first_byte_until_the_test_opens_it(deepseek):
     gate = deepseek.gate("first-byte")
     deepseek.push(slow_first_byte(Reply(text="late"), hold=gate))
     async with httpx.AsyncClient(
-        transport=deepseek.transport(), base_url="http://f"
+        transport=FakeTransport(deepseek), base_url="http://f"
     ) as client:
         pending = asyncio.create_task(client.post("/chat/completions", json=BODY))
         assert await asyncio.to_thread(gate.wait_until_held, 10)
@@ -57,7 +68,7 @@ async def test_a_cut_stream_raises_after_the_delivered_frames(deepseek):
 
     async with (
         httpx.AsyncClient(
-            transport=deepseek.transport(), base_url="http://f"
+            transport=FakeTransport(deepseek), base_url="http://f"
         ) as client,
         client.stream("POST", "/chat/completions", json=BODY) as response,
     ):
@@ -70,7 +81,7 @@ async def test_a_cut_stream_raises_after_the_delivered_frames(deepseek):
 async def test_keepalive_comments_precede_the_first_event(deepseek):
     deepseek.push(Reply(text="hi", keepalives=2))
     async with httpx.AsyncClient(
-        transport=deepseek.transport(), base_url="http://f"
+        transport=FakeTransport(deepseek), base_url="http://f"
     ) as client:
         response = await client.post("/chat/completions", json=BODY)
     assert response.text.startswith(": keep-alive\n\n: keep-alive\n\ndata: ")
@@ -79,7 +90,7 @@ async def test_keepalive_comments_precede_the_first_event(deepseek):
 def test_the_sync_transport_times_out_on_a_gate_nobody_opens():
     provider = FakeProvider("deepseek")
     provider.push(slow_first_byte(hold="never"))
-    transport = provider.transport()
+    transport = FakeTransport(provider)
     transport.hold_timeout = 0.01
     with (
         httpx.Client(transport=transport, base_url="http://f") as client,
@@ -91,7 +102,7 @@ def test_the_sync_transport_times_out_on_a_gate_nobody_opens():
 def test_a_non_streaming_cut_truncates_the_body(deepseek):
     deepseek.push(stream_cut(after_frames=0))
     with (
-        httpx.Client(transport=deepseek.transport(), base_url="http://f") as client,
+        httpx.Client(transport=FakeTransport(deepseek), base_url="http://f") as client,
         pytest.raises(httpx.RemoteProtocolError),
     ):
         client.post("/chat/completions", json={**BODY, "stream": False})
@@ -117,7 +128,7 @@ async def test_a_gate_obtained_before_a_reset_still_releases_a_response_held_aft
     deepseek.reset()
     deepseek.push(Reply(text="late", hold="g"))
     async with httpx.AsyncClient(
-        transport=deepseek.transport(), base_url="http://f"
+        transport=FakeTransport(deepseek), base_url="http://f"
     ) as client:
         pending = asyncio.create_task(client.post("/chat/completions", json=BODY))
         assert await asyncio.to_thread(gate.wait_until_held, 2)
@@ -129,7 +140,7 @@ async def test_a_gate_obtained_before_a_reset_still_releases_a_response_held_aft
 async def test_a_reset_releases_a_response_held_on_a_gate(deepseek):
     deepseek.push(Reply(text="late", hold="g"))
     async with httpx.AsyncClient(
-        transport=deepseek.transport(), base_url="http://f"
+        transport=FakeTransport(deepseek), base_url="http://f"
     ) as client:
         pending = asyncio.create_task(client.post("/chat/completions", json=BODY))
         assert await asyncio.to_thread(deepseek.gate("g").wait_until_held, 2)

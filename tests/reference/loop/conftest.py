@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from fakes import FakeProvider
+from fakes import FakeProvider, FakeTransport
 from reference.json_values import canonical_json
 from reference.loop import AgentLoop, ChatCompletionsClient, counter_clock
 from reference.reconstruct import compare_with_captures, rebuild_requests
@@ -52,7 +52,7 @@ class Harness:
 
     def client(self, **options: Any) -> ChatCompletionsClient:
         """A provider client on the fake's in-process transport."""
-        options.setdefault("transport", self.fake.transport())
+        options.setdefault("transport", FakeTransport(self.fake))
         client = ChatCompletionsClient(base_url=BASE_URL, **options)
         self.clients.append(client)
         return client

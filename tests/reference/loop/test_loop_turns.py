@@ -306,6 +306,8 @@ def test_a_failing_tool_becomes_an_error_result_not_a_failed_turn(harness, fake)
 def test_the_request_waterfall_switches_models_by_returning_a_replacement_config(
     harness,
 ):
+    harness.fake.configure(models=(*harness.fake.profile.models, "other-model"))
+
     async def scenario():
         loop = harness.loop()
         mutations = []

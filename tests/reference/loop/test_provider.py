@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-from fakes import FakeProvider, Reply, ToolCall, server_error
+from fakes import FakeProvider, FakeTransport, Reply, ToolCall, server_error
 from reference.json_values import canonical_json
 from reference.loop import (
     AbortSignal,
@@ -50,7 +50,7 @@ def test_streaming_and_plain_replies_assemble_the_same_content(stream):
         )
     )
     client = ChatCompletionsClient(
-        base_url="http://fake", transport=fake.transport(), stream=stream
+        base_url="http://fake", transport=FakeTransport(fake), stream=stream
     )
     reply = complete(client)
     assert reply.content == [
@@ -76,7 +76,7 @@ def test_the_client_sends_compact_json_with_its_own_headers_and_deployment_setti
     client = ChatCompletionsClient(
         base_url="http://fake/v1/",
         api_key="sk-test",
-        transport=fake.transport(),
+        transport=FakeTransport(fake),
         settings={"thinking": {"type": "disabled"}},
     )
     complete(
@@ -105,9 +105,11 @@ def test_the_client_sends_compact_json_with_its_own_headers_and_deployment_setti
 
 @pytest.mark.parametrize("dialect", ["deepseek", "openai"])
 def test_usage_records_cache_reads_and_excludes_them_from_input_tokens(dialect):
-    fake = FakeProvider(dialect, min_cacheable_tokens=0, block_size=8)
+    fake = FakeProvider(dialect, min_cacheable_tokens=0, block_size=8, models=("*",))
     long = request(system="a fairly long system prompt that spans blocks " * 10)
-    client = ChatCompletionsClient(base_url="http://fake", transport=fake.transport())
+    client = ChatCompletionsClient(
+        base_url="http://fake", transport=FakeTransport(fake)
+    )
 
     async def main():
         async with client:
@@ -154,7 +156,9 @@ def test_map_usage_prefers_cached_tokens_and_falls_back_to_deepseek_hit_tokens()
 def test_an_error_status_raises_a_provider_error_with_its_code(status, code):
     fake = FakeProvider("deepseek")
     fake.push(server_error(status, message="nope") if status >= 500 else _fault(status))
-    client = ChatCompletionsClient(base_url="http://fake", transport=fake.transport())
+    client = ChatCompletionsClient(
+        base_url="http://fake", transport=FakeTransport(fake)
+    )
     with pytest.raises(ProviderError) as caught:
         complete(client)
     assert (caught.value.code, caught.value.status) == (code, status)
