@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conformance.check import check_lines, read_captures
-from fakes import FakeProvider, dump_captured_request
+from fakes import FakeProvider, FakeTransport, dump_captured_request
 from reference.jsonl import dump_line, make_storage_line
 from reference.loop import AgentLoop, ChatCompletionsClient, counter_clock
 from reference.session_log import SessionLog
@@ -224,7 +224,7 @@ async def clock_in_the_system_prompt(fake: FakeProvider, sends: int) -> AgentLoo
     """A reference loop whose harness writes the time into the system prompt
     before every send (the defect CACHE-2 warns of), one request per turn."""
     client = ChatCompletionsClient(
-        base_url="http://fake.test", transport=fake.transport()
+        base_url="http://fake.test", transport=FakeTransport(fake)
     )
     tick = counter_clock()
     base = "You are a careful assistant.\n" + "Answer briefly and exactly.\n" * 40

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance.check.revision_inference import infer_revision
-from fakes import FakeProvider, dump_capture_jsonl
+from fakes import FakeProvider, FakeTransport, dump_capture_jsonl
 from reference.loop import AgentLoop, ChatCompletionsClient, Framing, counter_clock
 from reference.loop.persistence import create_session_file
 from reference.revisions import Revision
@@ -122,7 +122,7 @@ def write_undeclared_request_messages_log(folder: Path) -> tuple[Path, Path]:
 
     async def session() -> None:
         async with ChatCompletionsClient(
-            base_url="http://fake", api_key="k", transport=fake.transport()
+            base_url="http://fake", api_key="k", transport=FakeTransport(fake)
         ) as client:
             revision = Revision.REQUEST_MESSAGES
             log_session, sink = create_session_file(
