@@ -21,10 +21,7 @@ implementation could not be run, or some check errored and none failed),
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import shlex
-import signal
 import sys
 import tempfile
 import time
@@ -42,12 +39,15 @@ from conformance.adapters.lifecycle import (
     codec_connector,
     declared_revisions,
     describe,
+    impl_problem,
+    timeout_problem,
 )
 from conformance.adapters.messages import check_result
 from conformance.codec.runner import run_vectors
 from conformance.errors import AdapterError, AdapterProtocolError
 from conformance.harness.runner import ClosableHarness, run_scenarios
 from conformance.harness.scenarios import ScenarioError, load_scenarios
+from conformance.interrupts import raise_if_stopped, run_guarded
 from conformance.outcomes import MARKS, Outcome
 from conformance.run.verdict import (
     BROKEN,
@@ -152,8 +152,7 @@ class _Run:
         message: str | None = None,
     ) -> None:
         """Keep one result of any part as a `Check`, and show it."""
-        if _stopped:
-            raise _Interrupted(_stopped[0])
+        raise_if_stopped()
         check = Check(
             part=part,
             id=check_id,
@@ -166,31 +165,13 @@ class _Run:
         show(check)
 
 
-MAX_TIMEOUT = 86_400.0
-"""The longest --timeout taken (a day): more is a typo, and overflows clocks."""
-
-
-class _Interrupted(KeyboardInterrupt):
-    """SIGTERM, raised as an interrupt: hypothesis and asyncio let it through
-    (a SystemExit would be taken for a failing example), and every adapter
-    and server is closed on the way out."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 def _usage_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments, in one line, or None."""
-    if args.impl is not None and args.impl != REFERENCE:
-        try:
-            argv = shlex.split(args.impl)
-        except ValueError as error:
-            return f"--impl {args.impl!r} cannot be split like a shell would: {error}"
-        if not argv:
-            return "--impl is empty: give the adapter command (or leave --impl out)"
-    if not (0 < args.timeout <= MAX_TIMEOUT):  # also refuses nan
-        return f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]"
+    problem = (
+        None if args.impl is None else impl_problem(args.impl)
+    ) or timeout_problem(args.timeout)
+    if problem is not None:
+        return problem
     if args.examples is not None and not (0 < args.examples <= 100_000):
         return "--examples must be between 1 and 100000"
     if args.keep is not None:
@@ -230,52 +211,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         scenarios = [s for s in scenarios if s.id in args.scenario]
-    _stopped.clear()
-    previous = {
-        signum: signal.signal(signum, _terminated)
-        for signum in (signal.SIGTERM, signal.SIGINT)
-    }
-    try:
-        return _run(args, revisions, scenarios)
-    except KeyboardInterrupt as stop:
-        signum = stop.signum if isinstance(stop, _Interrupted) else signal.SIGINT
-        _say_stderr("reqfold run: interrupted; no verdict")
-        return 128 + signum
-    except BrokenPipeError:
-        # The reader went away (``| head``): stop quietly; stdout goes to
-        # devnull so the exit flush cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return NO_VERDICT
-    except Exception as error:  # a bug of ours: say so, and it is no verdict
-        _say_stderr(
-            f"reqfold run: internal error, no verdict: {type(error).__name__}: {error}"
-        )
-        return NO_VERDICT
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
-def _say_stderr(text: str) -> None:
-    with contextlib.suppress(OSError):
-        print(text, file=sys.stderr, flush=True)
-
-
-_stopped: list[int] = []
-"""The signal that asked the run to stop, once one did."""
-
-
-def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM and SIGINT unwind the run, so every adapter and server is closed.
-
-    The exception can be lost when the signal lands in code that swallows
-    what it raises (a garbage-collection callback): the signal is also
-    remembered, and every result recorded checks for it (`_Run.record`).
-    """
-    _stopped.append(signum)
-    raise _Interrupted(signum)
+    return run_guarded("reqfold run", lambda: _run(args, revisions, scenarios))
 
 
 def _connectors(
