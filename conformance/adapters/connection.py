@@ -275,18 +275,20 @@ def _read_once(fd: int, feed: Callable[[bytes], None]) -> bool:
     return bool(chunk)
 
 
-def _drain(fd: int, feed: Callable[[bytes], None]) -> None:
-    """Read what is left in `fd` without waiting, up to `EXIT_DRAIN_BYTES`."""
+def _drain(fd: int, feed: Callable[[bytes], None]) -> bool:
+    """Read what is left in `fd` without waiting, up to `EXIT_DRAIN_BYTES`;
+    True when its end was reached (nothing else holds the pipe open)."""
     taken = 0
     while taken < EXIT_DRAIN_BYTES:
         try:
             chunk = os.read(fd, 1 << 16)
         except BlockingIOError:
-            return
+            return False
         if not chunk:
-            return
+            return True
         taken += len(chunk)
         feed(chunk)
+    return False
 
 
 class StdioConnection:
@@ -328,6 +330,9 @@ class StdioConnection:
         self._exit_fd: int | None = None
         with contextlib.suppress(AttributeError, OSError):  # Linux 5.3+ only
             self._exit_fd = os.pidfd_open(self._process.pid)
+        self._held_open = True
+        """Whether stdout or stderr may still be held open by some process
+        (the reader did not reach both ends)."""
         self._reader = threading.Thread(target=self._read_output, daemon=True)
         self._reader.start()
 
@@ -353,8 +358,9 @@ class StdioConnection:
                 if self._exit_fd in ready or (
                     tick is not None and self._process.poll() is not None
                 ):
-                    for fd, feed in sinks.items():
-                        _drain(fd, feed)
+                    for fd, feed in list(sinks.items()):
+                        if _drain(fd, feed):
+                            del sinks[fd]
                     break
                 for fd in ready:
                     if fd in sinks and not _read_once(fd, sinks[fd]):
@@ -363,6 +369,7 @@ class StdioConnection:
         except (OSError, ValueError):
             pass
         finally:
+            self._held_open = bool(sinks)
             selector.close()
             lines.end()
             tail.end()
@@ -689,7 +696,7 @@ class StdioConnection:
         try:
             # The adapter leads its own process group; POSIX keeps a group's
             # id from being reused while any member lives.
-            process_tree.kill_tree(self._process.pid, self._mark, self._pipes)
+            process_tree.kill_tree(self._process.pid, self._mark, ())
             with contextlib.suppress(ProcessLookupError):
                 self._process.kill()
             self._process.wait()
@@ -697,6 +704,8 @@ class StdioConnection:
             # The adapter is gone, so the reader ends now (see `_read_output`),
             # whatever still holds the pipes.
             self._reader.join(timeout=READER_GRACE)
+            if self._held_open:  # look for holders too (slower: every fd)
+                process_tree.kill_tree(self._process.pid, self._mark, self._pipes)
             if not self._reader.is_alive():
                 for stream in (self._process.stdout, self._process.stderr):
                     if stream is not None:

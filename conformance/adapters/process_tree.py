@@ -73,7 +73,8 @@ def _members(mark: str, pipes: Collection[int]) -> Iterator[int]:
     links = {f"pipe:[{inode}]" for inode in pipes}
     me, uid = os.getpid(), os.getuid()
     try:
-        entries = list(os.scandir(PROC))
+        with os.scandir(PROC) as listing:
+            entries = list(listing)
     except OSError:  # no /proc: only the process group is killed
         return
     for entry in entries:
@@ -92,8 +93,9 @@ def _members(mark: str, pipes: Collection[int]) -> Iterator[int]:
 def _holds(fds: Path, links: Collection[str]) -> bool:
     if not links:
         return False
-    for fd in os.scandir(fds):
-        with contextlib.suppress(OSError):
-            if os.readlink(fd.path) in links:
-                return True
+    with os.scandir(fds) as entries:
+        for fd in entries:
+            with contextlib.suppress(OSError):
+                if os.readlink(fd.path) in links:
+                    return True
     return False

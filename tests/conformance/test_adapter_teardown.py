@@ -77,11 +77,14 @@ def test_a_crash_is_seen_at_once_though_a_detached_helper_holds_stdout(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("how", [(), ("--clear-env",)], ids=["marked", "unmarked"])
 def test_a_helper_that_left_the_process_group_is_killed_on_close(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: tuple[str, ...]
 ) -> None:
+    """Found by the marker in its environment, or, once it has cleared its
+    environment, by the pipe it holds."""
     monkeypatch.setenv("REQFOLD_BAD_STATE", str(tmp_path))
-    connection = StdioConnection(adapter("detaches_grandchild"), timeout=10)
+    connection = StdioConnection([*adapter("detaches_grandchild"), *how], timeout=10)
     connection.initialize()
     [helper] = detached_helpers(tmp_path)
     assert os.getpgid(helper) != os.getpgid(connection._process.pid)
