@@ -50,6 +50,7 @@ from conformance.errors import (
     AdapterTimeout,
     VersionMismatch,
 )
+from conformance.interrupts import stop_requested
 from reference.json_values import JsonObject, has_lone_surrogate
 
 PROTOCOL_VERSION = 1
@@ -667,14 +668,18 @@ class StdioConnection:
         self._release()
 
     def close(self) -> None:
-        """Ask the adapter to shut down, kill what is left, release the pipes."""
+        """Ask the adapter to shut down, kill what is left, release the pipes.
+
+        When the run is being interrupted (SIGINT, SIGTERM), the adapter is
+        killed at once instead: a hung one would hold the exit for a timeout.
+        """
         if self._released:
             return
         try:
-            if self.alive and self._inbox.healthy:
+            if stop_requested() is None and self.alive and self._inbox.healthy:
                 with contextlib.suppress(AdapterError):
                     self.request("shutdown", {})
-            if not self._released:
+            if not self._released and stop_requested() is None:
                 self._close_stdin()
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self._process.wait(timeout=self.timeout)

@@ -193,3 +193,36 @@ def test_an_impl_that_is_no_command_is_a_bad_argument(
     assert complaint in err
     assert len(err.strip().splitlines()) == 1
     assert "internal error" not in err
+
+
+@pytest.mark.slow
+def test_sigterm_to_reqfold_run_kills_a_hung_harness_adapter_without_waiting(
+    tmp_path: Path,
+) -> None:
+    """The polite shutdown a hung adapter would never answer is skipped: the
+    run ends at once, not after --timeout."""
+    pids = tmp_path / "pids"
+    chaos = Path(__file__).parent / "chaos_harnesses" / "never_answers_send.py"
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "conformance.cli", "run", "--only", "scenarios"),
+            *("--impl", f"{sys.executable} {chaos}", "--timeout", "600"),
+            *("--revision", "session-prefix", "--scenario", "plain-turns"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "REQFOLD_CHAOS_PIDS": str(pids)},
+    )
+    try:
+        assert wait_until(lambda: pids.exists() and "waiting" in pids.read_text(), 60)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143
+    assert err.strip().endswith("reqfold run: interrupted; no verdict")
+    assert "Traceback" not in out + err
+    recorded = [int(line.split()[0]) for line in pids.read_text().splitlines()]
+    assert wait_until(lambda: all(process_gone(pid) for pid in recorded), 5)
