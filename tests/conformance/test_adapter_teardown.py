@@ -134,6 +134,22 @@ def test_an_adapter_that_hangs_after_initialize_stops_the_run_with_no_verdict() 
     assert elapsed < 30
 
 
+@pytest.mark.slow
+def test_an_adapter_that_cannot_be_restarted_stops_the_run_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REQFOLD_BAD_STATE", str(tmp_path))
+    cases = list(iter_cases(revisions={Revision.SESSION_PREFIX}))[:5]
+    argv = adapter("dies_for_good")
+    report = run_vectors(lambda: StdioConnection(argv, timeout=10), cases=cases)
+    assert report.stopped == "the adapter could not be restarted"
+    assert "exit status 4" in report.results[0].message
+    assert [r.not_run for r in report.results] == [False, True, True, True, True]
+    assert {r.outcome for r in report.results} == {Outcome.ERROR}
+    assert report.dump()["stopped"] == report.stopped
+    assert report.exit_status() == 3
+
+
 # ------------------------------------------------------------ signals
 
 
