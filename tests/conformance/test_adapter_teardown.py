@@ -190,6 +190,7 @@ def wait_for_child(pid: int) -> int:
 # ------------------------------------------------------------ bad --impl values
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("impl", "complaint"),
     [

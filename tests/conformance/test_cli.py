@@ -25,6 +25,7 @@ def reqfold(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
+@pytest.mark.slow
 def test_reqfold_version_prints_the_version_and_exits_0() -> None:
     status, out, err = reqfold("--version")
     assert status == 0
@@ -32,6 +33,7 @@ def test_reqfold_version_prints_the_version_and_exits_0() -> None:
     assert err == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["check", "vectors", "run", "demo", "fake"])
 def test_an_unknown_option_after_a_subcommand_prints_that_subcommands_usage(
     command: str,
