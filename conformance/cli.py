@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Sequence
 
@@ -35,6 +36,7 @@ def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
         description="Conformance suite for reconstructable, cache-stable "
         "LLM harness requests.",
     )
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in _SUBCOMMANDS.items():
         if names is not None and name not in names:
@@ -43,8 +45,16 @@ def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
         module = importlib.import_module(module_name)
         command = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(command)
-        command.set_defaults(_run=module.run)
+        command.set_defaults(_run=module.run, _parser=command)
     return parser
+
+
+def _version() -> str:
+    """``reqfold VERSION``, from the installed distribution's metadata."""
+    try:
+        return f"reqfold {importlib.metadata.version('reqfold')}"
+    except importlib.metadata.PackageNotFoundError:  # run from a bare checkout
+        return "reqfold (version unknown: not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     wanted = [a for a in args_list[:1] if a in _SUBCOMMANDS]
     parser = build_parser(wanted or None)
-    args = parser.parse_args(args_list)
+    args, unknown = parser.parse_known_args(args_list)
+    if unknown:  # said by the subcommand, with its own usage
+        args._parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     status: int = args._run(args)
     return status
 

@@ -308,11 +308,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _output_problem(option: str, path: Path) -> str | None:
+    """Why `path` cannot take a file `option` writes, in one line, or None."""
+    if path.is_dir():
+        return f"{option} {str(path)!r} is a folder: give the path of a file"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return f"{option} {str(path)!r}: cannot make its folder: {error.strerror}"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the demo; returns the exit status (1 if reconstruction fails)."""
+    """Run the demo; returns the exit status (1 if reconstruction fails).
+
+    A log or requests path that cannot be written is a bad argument (2),
+    said in one line, checked before anything runs where it can be.
+    """
+    outputs = [("--log", args.log), ("--requests", args.requests)]
+    for option, path in outputs:
+        problem = None if path is None else _output_problem(option, path)
+        if problem is not None:
+            sys.stderr.write(f"reqfold demo: {problem}\n")
+            return 2
+    try:
+        return _run(args)
+    except OSError as error:  # a full disk, a permission denied on the way
+        where = f" {error.filename!s}" if error.filename else ""
+        sys.stderr.write(f"reqfold demo: cannot write{where}: {error.strerror}\n")
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     out = sys.stdout
     log: Path = args.log
-    log.parent.mkdir(parents=True, exist_ok=True)
     fake = FakeProvider("deepseek")
     _script(fake)
     out.write(

@@ -16,6 +16,8 @@ interpret events beyond their envelope.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -174,7 +176,9 @@ class JsonlWriter:
     ) -> JsonlWriter:
         """Write a new file (storage line and `events`) via a temp file and rename.
 
-        An existing file at `path` is replaced as a whole, atomically.
+        An existing file at `path` is replaced as a whole, atomically; when
+        writing fails (a full disk), the temporary file is removed and the
+        error raised. A folder at `path` is refused (`IsADirectoryError`).
         """
         where = os.fspath(path)
         problem = check_storage_line(storage)
@@ -183,13 +187,22 @@ class JsonlWriter:
         batch = list(events)
         for index, event in enumerate(batch):
             check_event(event, index=index)
+        if os.path.isdir(where):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", where)
         temp = f"{where}.{os.getpid()}.tmp"
-        with open(temp, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(dump_line(storage))
-            handle.writelines(dump_line(event) for event in batch)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, where)
+        try:
+            with open(temp, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(dump_line(storage))
+                handle.writelines(dump_line(event) for event in batch)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, where)
+        except BaseException:
+            # A full disk, a folder in the way, an interrupt: the old file (if
+            # any) stays whole, and no temporary file is left beside it.
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+            raise
         directory = os.open(os.path.dirname(os.path.abspath(where)), os.O_RDONLY)
         try:
             os.fsync(directory)

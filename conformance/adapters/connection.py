@@ -8,14 +8,19 @@ keep unbounded output:
 
 * the request is written without blocking, against the same deadline as
   the answer, so an adapter that stops reading its stdin times out;
-* two reader threads keep stdout and stderr drained; stdout lines wait in
+* one reader thread keeps stdout and stderr drained; stdout lines wait in
   a bounded inbox (a flood of lines nobody asked for is a protocol error),
   stderr keeps only a tail of truncated lines;
-* the adapter runs in its own session, and ending it kills the whole
-  process group, so a helper it started cannot hold the pipes open; a pipe
-  is closed only once its reader thread is done with it.
+* the reader watches the adapter process too (a pidfd): once it exits,
+  what it wrote is read and its stdout counts as ended, even if a helper
+  it started still holds the pipe, so a crash is seen at once and the
+  reader always finishes;
+* ending the adapter kills its whole tree: its process group, and every
+  process that left the group but carries its marker or holds its pipes
+  (`conformance.adapters.process_tree`).
 
-POSIX only (process groups, non-blocking pipes). `DirectConnection` serves
+POSIX only (process groups, non-blocking pipes); the tree beyond the
+process group is found through Linux's ``/proc``. `DirectConnection` serves
 the same protocol from the in-process reference, for fast runs and for the
 suite's own tests.
 """
@@ -33,8 +38,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
+from conformance.adapters import process_tree
 from conformance.codec.corpus import encode_json, load_json
 from conformance.errors import (
     AdapterCrashed,
@@ -44,6 +50,7 @@ from conformance.errors import (
     AdapterTimeout,
     VersionMismatch,
 )
+from conformance.interrupts import stop_requested
 from reference.json_values import JsonObject, has_lone_surrogate
 
 PROTOCOL_VERSION = 1
@@ -57,9 +64,15 @@ MAX_PENDING_NOTIFICATIONS = 10_000
 STDERR_TAIL_LINES = 20
 STDERR_LINE_BYTES = 4096
 """A longer stderr line is cut here and marked ``[truncated]``."""
-RELEASE_GRACE = 2.0
-"""Seconds to wait for both reader threads, in all, once the process group is
-dead (they only take longer when a process that left the group holds a pipe)."""
+EXIT_DRAIN_BYTES = 4 * 1024 * 1024
+"""Bytes read from each pipe once the adapter has exited: more than a pipe
+holds, so all it wrote is read, while a helper that keeps writing cannot
+keep the reader busy."""
+EXIT_POLL = 0.05
+"""Seconds between looks at the adapter where no pidfd tells of its exit."""
+READER_GRACE = 5.0
+"""Seconds to wait for the reader thread once the adapter is reaped; it ends
+at once then (the adapter's exit ends it), so this only bounds a bug."""
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -181,6 +194,104 @@ class _Inbox:
             return self._problem or _End.EOF
 
 
+class _LineSplitter:
+    """Cuts stdout chunks into lines for the inbox; once a limit breaks, drops."""
+
+    def __init__(self, inbox: _Inbox) -> None:
+        self._inbox = inbox
+        self._line = bytearray()
+        self._keeping = True
+
+    def feed(self, chunk: bytes) -> None:
+        """Take one chunk read from stdout."""
+        if not self._keeping:
+            return
+        start = len(self._line)
+        self._line += chunk
+        while self._keeping:
+            end = self._line.find(b"\n", start)
+            if end < 0:
+                if len(self._line) > MAX_RESPONSE_BYTES:
+                    self._put(bytes(self._line))  # too long: the inbox says so
+                return
+            line = bytes(self._line[: end + 1])
+            del self._line[: end + 1]
+            start = 0
+            self._put(line)
+
+    def end(self) -> None:
+        """No more output: a last line without a newline is still a line."""
+        if self._keeping and self._line:
+            self._put(bytes(self._line))
+
+    def _put(self, line: bytes) -> None:
+        self._keeping = self._inbox.put(line)
+        if not self._keeping:
+            self._line.clear()
+
+
+class _TailKeeper:
+    """Keeps the last stderr lines, each cut at `STDERR_LINE_BYTES`."""
+
+    def __init__(self, tail: deque[str]) -> None:
+        self._tail = tail
+        self._line = bytearray()
+        self._cut = False  # inside a line already kept, truncated
+
+    def feed(self, chunk: bytes) -> None:
+        """Take one chunk read from stderr."""
+        self._line += chunk
+        while (end := self._line.find(b"\n")) >= 0:
+            if not self._cut:
+                self._keep(bytes(self._line[:end]))
+            del self._line[: end + 1]
+            self._cut = False
+        if len(self._line) >= STDERR_LINE_BYTES:
+            if not self._cut:
+                self._keep(bytes(self._line))
+            self._line.clear()
+            self._cut = True
+
+    def end(self) -> None:
+        """No more output: keep a last line without a newline."""
+        if self._line and not self._cut:
+            self._keep(bytes(self._line))
+        self._line.clear()
+
+    def _keep(self, line: bytes) -> None:
+        text = line[:STDERR_LINE_BYTES].decode("utf-8", "replace").rstrip("\r")
+        if len(line) >= STDERR_LINE_BYTES:
+            text += " [truncated]"
+        self._tail.append(text)
+
+
+def _read_once(fd: int, feed: Callable[[bytes], None]) -> bool:
+    """Read what `fd` has; False at its end."""
+    try:
+        chunk = os.read(fd, 1 << 16)
+    except BlockingIOError:
+        return True
+    if chunk:
+        feed(chunk)
+    return bool(chunk)
+
+
+def _drain(fd: int, feed: Callable[[bytes], None]) -> bool:
+    """Read what is left in `fd` without waiting, up to `EXIT_DRAIN_BYTES`;
+    True when its end was reached (nothing else holds the pipe open)."""
+    taken = 0
+    while taken < EXIT_DRAIN_BYTES:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return False
+        if not chunk:
+            return True
+        taken += len(chunk)
+        feed(chunk)
+    return False
+
+
 class StdioConnection:
     """An adapter child process spoken to over stdin/stdout.
 
@@ -198,6 +309,7 @@ class StdioConnection:
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._released = False
         self._notifications: deque[JsonObject] = deque()
+        self._mark, value = process_tree.marker()
         try:
             self._process = subprocess.Popen(
                 self.argv,
@@ -205,64 +317,64 @@ class StdioConnection:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                env={**os.environ, self._mark: value},
             )
         except OSError as error:
             raise AdapterStartupFailed(
                 f"cannot start {' '.join(self.argv)!r}: {error.strerror or error}"
             ) from None
-        assert self._process.stdin is not None
-        os.set_blocking(self._process.stdin.fileno(), False)
-        self._threads = [
-            threading.Thread(target=self._pump_stdout, daemon=True),
-            threading.Thread(target=self._pump_stderr, daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
+        streams = (self._process.stdin, self._process.stdout, self._process.stderr)
+        self._pipes = [process_tree.pipe_inode(s.fileno()) for s in streams if s]
+        for stream in streams:
+            assert stream is not None
+            os.set_blocking(stream.fileno(), False)
+        self._exit_fd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):  # Linux 5.3+ only
+            self._exit_fd = os.pidfd_open(self._process.pid)
+        self._held_open = True
+        """Whether stdout or stderr may still be held open by some process
+        (the reader did not reach both ends)."""
+        self._reader = threading.Thread(target=self._read_output, daemon=True)
+        self._reader.start()
 
-    # ------------------------------------------------------------ threads
+    # ------------------------------------------------------------ the reader
 
-    def _pump_stdout(self) -> None:
-        stream = self._process.stdout
-        assert stream is not None
+    def _read_output(self) -> None:
+        """Drain stdout and stderr until both end or the adapter exits."""
+        out, err = self._process.stdout, self._process.stderr
+        assert out is not None
+        assert err is not None
+        lines = _LineSplitter(self._inbox)
+        tail = _TailKeeper(self._stderr)
+        sinks = {out.fileno(): lines.feed, err.fileno(): tail.feed}
+        selector = selectors.DefaultSelector()
         try:
-            keeping = True
-            while True:
-                if keeping:
-                    line = stream.readline(MAX_RESPONSE_BYTES + 1)
-                    if not line:
-                        break
-                    keeping = self._inbox.put(line)
-                elif not stream.read(1 << 16):
+            for fd in sinks:
+                selector.register(fd, selectors.EVENT_READ)
+            if self._exit_fd is not None:
+                selector.register(self._exit_fd, selectors.EVENT_READ)
+            tick = None if self._exit_fd is not None else EXIT_POLL
+            while sinks:
+                ready = {key.fd for key, _ in selector.select(tick)}
+                if self._exit_fd in ready or (
+                    tick is not None and self._process.poll() is not None
+                ):
+                    for fd, feed in list(sinks.items()):
+                        if _drain(fd, feed):
+                            del sinks[fd]
                     break
+                for fd in ready:
+                    if fd in sinks and not _read_once(fd, sinks[fd]):
+                        selector.unregister(fd)
+                        del sinks[fd]
         except (OSError, ValueError):
             pass
         finally:
+            self._held_open = bool(sinks)
+            selector.close()
+            lines.end()
+            tail.end()
             self._inbox.finish()
-            self._pump_done(stream)
-
-    def _pump_stderr(self) -> None:
-        stream = self._process.stderr
-        assert stream is not None
-        cut = False  # inside a line already truncated
-        try:
-            while chunk := stream.readline(STDERR_LINE_BYTES):
-                whole = chunk.endswith(b"\n")
-                if not cut:
-                    text = chunk.decode("utf-8", "replace").rstrip("\r\n")
-                    if not whole and len(chunk) == STDERR_LINE_BYTES:
-                        text += " [truncated]"
-                    self._stderr.append(text)
-                cut = not whole
-        except (OSError, ValueError):
-            pass
-        finally:
-            self._pump_done(stream)
-
-    def _pump_done(self, stream: IO[bytes]) -> None:
-        # Once the connection is released, the last one out closes the pipe.
-        if self._released:
-            with contextlib.suppress(OSError):
-                stream.close()
 
     # ------------------------------------------------------------ protocol
 
@@ -524,11 +636,8 @@ class StdioConnection:
         self.kill()
         if code is None:
             message += "; the adapter was killed"
-        else:  # gone, but a process it started still holds its stdout
-            message += (
-                f"; the adapter had exited (status {code}) but a process it"
-                f" started kept its stdout open; its process group was killed"
-            )
+        else:  # it exited just as the time ran out
+            message += f"; the adapter had exited (status {code})"
         return AdapterTimeout(message, stderr_tail=self.stderr_tail)
 
     def _crashed(self, message: str, deadline: float) -> AdapterCrashed:
@@ -559,14 +668,18 @@ class StdioConnection:
         self._release()
 
     def close(self) -> None:
-        """Ask the adapter to shut down, kill what is left, release the pipes."""
+        """Ask the adapter to shut down, kill what is left, release the pipes.
+
+        When the run is being interrupted (SIGINT, SIGTERM), the adapter is
+        killed at once instead: a hung one would hold the exit for a timeout.
+        """
         if self._released:
             return
         try:
-            if self.alive and self._inbox.healthy:
+            if stop_requested() is None and self.alive and self._inbox.healthy:
                 with contextlib.suppress(AdapterError):
                     self.request("shutdown", {})
-            if not self._released:
+            if not self._released and stop_requested() is None:
                 self._close_stdin()
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self._process.wait(timeout=self.timeout)
@@ -574,29 +687,40 @@ class StdioConnection:
             self._release()
 
     def _release(self) -> None:
-        """Kill the process group, reap the adapter, close the pipes (once)."""
+        """Kill the adapter's tree, reap it, close the pipes (once).
+
+        SIGINT and SIGTERM wait until this is done, so an interrupted run
+        never leaves half a tree behind.
+        """
         if self._released:
             return
         self._released = True
-        # The adapter leads its own session and process group: killing the
-        # group also ends any helper that inherited the pipes. POSIX keeps a
-        # group's id from being reused while any member lives.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._process.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            self._process.kill()
-        self._process.wait()
-        self._close_stdin()
-        streams = (self._process.stdout, self._process.stderr)
-        deadline = time.monotonic() + RELEASE_GRACE
-        for thread, stream in zip(self._threads, streams, strict=True):
-            thread.join(timeout=max(0.0, deadline - time.monotonic()))
-            # A reader thread may hold the stream's lock in a blocking read
-            # (a process outside the group keeps the pipe open): then the
-            # thread closes it itself when the read ends (`_pump_done`).
-            if not thread.is_alive() and stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        blocked = signal.pthread_sigmask(
+            signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}
+        )
+        try:
+            # The adapter leads its own process group; POSIX keeps a group's
+            # id from being reused while any member lives.
+            process_tree.kill_tree(self._process.pid, self._mark, ())
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+            self._process.wait()
+            self._close_stdin()
+            # The adapter is gone, so the reader ends now (see `_read_output`),
+            # whatever still holds the pipes.
+            self._reader.join(timeout=READER_GRACE)
+            if self._held_open:  # look for holders too (slower: every fd)
+                process_tree.kill_tree(self._process.pid, self._mark, self._pipes)
+            if not self._reader.is_alive():
+                for stream in (self._process.stdout, self._process.stderr):
+                    if stream is not None:
+                        with contextlib.suppress(OSError):
+                            stream.close()
+                if self._exit_fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(self._exit_fd)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def _close_stdin(self) -> None:
         stdin = self._process.stdin

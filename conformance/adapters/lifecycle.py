@@ -1,7 +1,10 @@
 """What every part of the suite needs around an adapter: its start, identity, failures.
 
+`impl_problem` and `timeout_problem` check the ``--impl`` and
+``--timeout`` every command that runs an implementation takes;
 `codec_connector` turns an ``--impl`` value into what starts the codec
-implementation (the in-process reference, or an adapter command).
+implementation (the in-process reference, or an adapter command);
+`abandon` ends a connection at once when a run is cut short.
 
 `declared_revisions` reads the revisions an ``initialize`` answer declares
 (the ones the suite knows, in the order given); `describe` says in words
@@ -29,6 +32,39 @@ _KNOWN = {revision.value: revision for revision in Revision}
 
 REFERENCE = "reference"
 """The ``--impl`` value that runs the reference in process."""
+
+
+MAX_TIMEOUT = 86_400.0
+"""The longest --timeout taken (a day): more is a typo, and overflows clocks."""
+
+
+def impl_problem(impl: str) -> str | None:
+    """What is wrong with an ``--impl`` value, in one line, or None."""
+    if impl == REFERENCE:
+        return None
+    try:
+        argv = shlex.split(impl)
+    except ValueError as error:
+        return f"--impl {impl!r} cannot be split like a shell would: {error}"
+    if not argv:
+        return "--impl is empty: give the adapter command (or leave --impl out)"
+    return None
+
+
+def timeout_problem(timeout: float) -> str | None:
+    """What is wrong with a ``--timeout`` value, in one line, or None."""
+    if not (0 < timeout <= MAX_TIMEOUT):  # also refuses nan
+        return f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]"
+    return None
+
+
+def abandon(connection: Connection) -> None:
+    """End `connection` at once, without asking it to shut down (an interrupt)."""
+    kill = getattr(connection, "kill", None)
+    if callable(kill):
+        kill()
+    else:
+        connection.close()
 
 
 def codec_connector(impl: str, timeout: float) -> Callable[[], Connection]:

@@ -5,7 +5,8 @@ started as a child process; by default the reference's own adapter. Exit
 status: 0 conformant (SHOULD warnings allowed unless ``--strict``), 1 a
 MUST broken, 2 bad arguments, 3 no verdict possible (the adapter would not
 start, crashed or hung on some case, or no case ran; or the suite itself
-failed unexpectedly, which it reports in one line, never as a traceback).
+failed unexpectedly, which it reports in one line, never as a traceback),
+130 or 143 when interrupted (SIGINT, SIGTERM: the adapter is killed first).
 """
 
 from __future__ import annotations
@@ -15,8 +16,13 @@ import json
 import shlex
 import sys
 
-from conformance.adapters.lifecycle import codec_connector
+from conformance.adapters.lifecycle import (
+    codec_connector,
+    impl_problem,
+    timeout_problem,
+)
 from conformance.codec.runner import CaseResult, VectorReport, run_vectors
+from conformance.interrupts import run_guarded
 from conformance.outcomes import MARKS, Outcome
 from reference.revisions import Revision, parse_revision
 
@@ -83,6 +89,14 @@ def _print_summary(report: VectorReport, strict: bool) -> None:
         1: "NOT conformant: a rule is broken",
         3: "no verdict: the implementation could not be run on every case",
     }[status]
+    if report.stopped is not None:
+        not_run = sum(result.not_run for result in report.results)
+        print(
+            f"Stopped: {report.stopped}; the {not_run} case(s) left were not run"
+            " (counted as errors)"
+        )
+        if status == 3:
+            verdict = f"no verdict: the run stopped ({report.stopped})"
     print(f"Verdict: {verdict}")
 
 
@@ -95,27 +109,24 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"reqfold vectors: {error}", file=sys.stderr)
         return 2
-    if args.timeout <= 0:
-        print("reqfold vectors: --timeout must be positive", file=sys.stderr)
+    problem = impl_problem(args.impl) or timeout_problem(args.timeout)
+    if problem is not None:
+        print(f"reqfold vectors: {problem}", file=sys.stderr)
         return 2
-    try:
-        return _run(args, revisions)
-    except Exception as error:  # a bug of ours: say so, and it is no verdict
-        print(
-            f"reqfold vectors: internal error, no verdict: {type(error).__name__}:"
-            f" {error}",
-            file=sys.stderr,
-        )
-        return 3
+    return run_guarded("reqfold vectors", lambda: _run(args, revisions))
 
 
 def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
     text = args.format == "text"
 
     def show(result: CaseResult) -> None:
-        if text and (
-            args.show == "all"
-            or result.outcome in (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
+        if (
+            text
+            and not result.not_run
+            and (
+                args.show == "all"
+                or result.outcome in (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
+            )
         ):
             _print_result(result)
 

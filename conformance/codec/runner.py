@@ -9,12 +9,14 @@ answer and a broken implementation):
 * ``error``: no verdict: the adapter crashed, hung, or answered with
   something that is not a JSON-RPC response (or the suite itself failed
   on the case). The adapter is restarted and the run goes on with the
-  next case;
+  next case, unless it timed out on `MAX_TIMEOUTS_IN_A_ROW` cases in a row
+  or could not be restarted: then the run stops, says why, and every case
+  left is an ``error`` marked as not run;
 * ``skip``: the implementation does not declare the case's revision.
 
 The run is sequential and deterministic: same implementation, same
 vectors, same report. Whatever happens, the implementation is closed
-when the run ends.
+when the run ends, and killed at once when the run is interrupted.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from conformance.adapters.connection import Connection
-from conformance.adapters.lifecycle import declared_revisions, describe
+from conformance.adapters.lifecycle import abandon, declared_revisions, describe
 from conformance.codec.corpus import VectorCase, Verdict, iter_cases, judge_response
 from conformance.errors import AdapterError, AdapterTimeout
 from conformance.outcomes import Outcome
@@ -52,6 +54,8 @@ class CaseResult:
     level: str
     outcome: Outcome
     message: str = ""
+    not_run: bool = False
+    """An error only because the run had stopped before this case."""
 
     def dump(self) -> JsonObject:
         """The JSON form used in reports."""
@@ -73,6 +77,8 @@ class VectorReport:
     implementation: JsonObject
     results: list[CaseResult] = field(default_factory=list)
     startup_error: str | None = None
+    stopped: str | None = None
+    """Why the run stopped sending cases before the end, if it did."""
 
     def counts(self) -> dict[str, int]:
         """How many cases had each outcome (every outcome listed)."""
@@ -95,15 +101,22 @@ class VectorReport:
             "format": "reqfold-vectors/1",
             "implementation": self.implementation,
             "startupError": self.startup_error,
+            "stopped": self.stopped,
             "counts": self.counts(),
             "results": [result.dump() for result in self.results],
         }
 
 
 def _result(
-    case: VectorCase, revision: Revision, outcome: Outcome, message: str = ""
+    case: VectorCase,
+    revision: Revision,
+    outcome: Outcome,
+    message: str = "",
+    *,
+    not_run: bool = False,
 ) -> CaseResult:
     return CaseResult(
+        not_run=not_run,
         case_id=case.id,
         revision=revision.value,
         method=case.method,
@@ -161,16 +174,19 @@ def run_vectors(
                     Outcome.SKIP,
                     f"the implementation does not declare {revision.value}",
                 )
-            elif live is None:
-                result = _result(
-                    case, revision, Outcome.ERROR, "the adapter could not be restarted"
-                )
-            elif timeouts >= MAX_TIMEOUTS_IN_A_ROW:
+            elif live is None or timeouts >= MAX_TIMEOUTS_IN_A_ROW:
+                if report.stopped is None:
+                    report.stopped = (
+                        "the adapter could not be restarted"
+                        if live is None
+                        else f"the adapter timed out on {timeouts} cases in a row"
+                    )
                 result = _result(
                     case,
                     revision,
                     Outcome.ERROR,
-                    f"not run: the adapter timed out on {timeouts} cases in a row",
+                    f"not run: {report.stopped}",
+                    not_run=True,
                 )
             else:
                 try:
@@ -179,6 +195,7 @@ def run_vectors(
                     timeouts = timeouts + 1 if isinstance(error, AdapterTimeout) else 0
                     result = _result(case, revision, Outcome.ERROR, describe(error))
                     _close(live)
+                    live = None
                     live, failed_restarts = _restart(connect, failed_restarts)
                 else:
                     timeouts = 0
@@ -187,6 +204,11 @@ def run_vectors(
             if on_result is not None:
                 on_result(result)
         return report
+    except BaseException:  # interrupted: no shutdown, no waiting
+        if live is not None:
+            abandon(live)
+            live = None
+        raise
     finally:
         if live is not None:
             _close(live)
@@ -238,5 +260,9 @@ def _restart(
                 _close(connection)
             failed += 1
             continue
+        except BaseException:  # interrupted while restarting
+            if connection is not None:
+                abandon(connection)
+            raise
         return connection, 0
     return None, failed

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shlex
 import signal
 import sys
@@ -48,6 +47,8 @@ from conformance.adapters.lifecycle import (
     codec_connector,
     declared_revisions,
     describe,
+    impl_problem,
+    timeout_problem,
 )
 from conformance.adapters.messages import check_result
 from conformance.codec.runner import run_vectors
@@ -56,6 +57,12 @@ from conformance.harness.evidence import Evidence
 from conformance.harness.results import level_of
 from conformance.harness.runner import ClosableHarness, run_scenarios
 from conformance.harness.scenarios import ScenarioError, iter_runs, load_scenarios
+from conformance.interrupts import (
+    Interrupted,
+    raise_if_stopped,
+    run_guarded,
+    say_stderr,
+)
 from conformance.outcomes import MARKS, Outcome
 from conformance.report.model import STATUSES, Reproduction
 from conformance.report.reproduction import (
@@ -242,8 +249,7 @@ class _Run:
         result that is not a pass or a skip, and a bug in it costs the
         report its reproduction, never the run.
         """
-        if _stopped:
-            raise _Interrupted(_stopped[0])
+        raise_if_stopped()
         now = self.clock()
         rules = tuple(result.rules)
         check = Check(
@@ -277,31 +283,14 @@ class _Run:
 
 PROBLEM_OUTCOMES = (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
 
-MAX_TIMEOUT = 86_400.0
-"""The longest --timeout taken (a day): more is a typo, and overflows clocks."""
-
-
-class _Interrupted(KeyboardInterrupt):
-    """SIGTERM, raised as an interrupt: hypothesis and asyncio let it through
-    (a SystemExit would be taken for a failing example), and every adapter
-    and server is closed on the way out."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments, in one line, or None."""
-    if args.impl is not None and args.impl != REFERENCE:
-        try:
-            argv = shlex.split(args.impl)
-        except ValueError as error:
-            return f"--impl {args.impl!r} cannot be split like a shell would: {error}"
-        if not argv:
-            return "--impl is empty: give the adapter command (or leave --impl out)"
-    if not (0 < args.timeout <= MAX_TIMEOUT):  # also refuses nan
-        return f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]"
+    problem = (
+        None if args.impl is None else impl_problem(args.impl)
+    ) or timeout_problem(args.timeout)
+    if problem is not None:
+        return problem
     if args.examples is not None and not (0 < args.examples <= 100_000):
         return "--examples must be between 1 and 100000"
     if args.keep is not None:
@@ -392,20 +381,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"reqfold run: {error}", file=sys.stderr)
         return 2
     outcome = _Run(expected=expected)
-    _stopped.clear()
-    previous = {
-        signum: signal.signal(signum, _terminated)
-        for signum in (signal.SIGTERM, signal.SIGINT)
-    }
-    progress = Progress(sys.stderr, enabled=not args.quiet and _is_terminal(sys.stderr))
+    outcome.progress = Progress(
+        sys.stderr, enabled=not args.quiet and _is_terminal(sys.stderr)
+    )
+    return run_guarded(
+        "reqfold run", lambda: _run_reporting(args, revisions, scenarios, outcome)
+    )
+
+
+def _run_reporting(
+    args: argparse.Namespace,
+    revisions: list[Revision] | None,
+    scenarios: Any,
+    outcome: _Run,
+) -> int:
+    """`_run`; an interrupted run still writes the reports asked for, with
+    what ran before the interrupt (nothing is lost)."""
     try:
-        outcome.progress = progress
         return _run(args, revisions, scenarios, outcome)
     except KeyboardInterrupt as stop:
-        progress.clear()
-        signum = stop.signum if isinstance(stop, _Interrupted) else signal.SIGINT
-        _say_stderr("reqfold run: interrupted; no verdict")
-        # The reports keep what ran before the interrupt: nothing is lost.
+        outcome.progress.clear()
+        signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
         with contextlib.suppress(Exception, KeyboardInterrupt):
             _write_reports(
                 args,
@@ -414,23 +410,10 @@ def run(args: argparse.Namespace) -> int:
                 "NO VERDICT: interrupted; the checks below ran before it",
                 time.monotonic() - outcome.started,
             )
-        return 128 + signum
-    except BrokenPipeError:
-        # The reader went away (``| head``): stop quietly; stdout goes to
-        # devnull so the exit flush cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return NO_VERDICT
-    except Exception as error:  # a bug of ours: say so, and it is no verdict
-        progress.clear()
-        _say_stderr(
-            f"reqfold run: internal error, no verdict: {type(error).__name__}: {error}"
-        )
-        return NO_VERDICT
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        raise
+    except BaseException:
+        outcome.progress.clear()
+        raise
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -438,26 +421,6 @@ def _is_terminal(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
         return False
-
-
-def _say_stderr(text: str) -> None:
-    with contextlib.suppress(OSError):
-        print(text, file=sys.stderr, flush=True)
-
-
-_stopped: list[int] = []
-"""The signal that asked the run to stop, once one did."""
-
-
-def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM and SIGINT unwind the run, so every adapter and server is closed.
-
-    The exception can be lost when the signal lands in code that swallows
-    what it raises (a garbage-collection callback): the signal is also
-    remembered, and every result recorded checks for it (`_Run.record`).
-    """
-    _stopped.append(signum)
-    raise _Interrupted(signum)
 
 
 def _connectors(
@@ -864,7 +827,7 @@ def _write_reports(
         try:
             Path(target).write_text(renderers[option](report), encoding="utf-8")
         except OSError as error:
-            _say_stderr(
+            say_stderr(
                 f"reqfold run: --{option} {target!r} cannot be written:"
                 f" {error.strerror or error}"
             )

@@ -17,10 +17,12 @@ from reference.loop.agent import (
     DispatchContext,
     Framing,
     Hooks,
+    PostExecuteContext,
     PrefixContext,
     PreStepContext,
     RequestContext,
     RequestMessagesContext,
+    ToolContext,
     TurnResult,
 )
 from reference.loop.clock import Clock, counter_clock, wall_clock
@@ -45,7 +47,7 @@ from reference.loop.provider import (
     ProviderReply,
     map_usage,
 )
-from reference.loop.tools import PostExecuteContext, Tool, ToolContext, ToolResult
+from reference.loop.tools import Tool, ToolResult
 
 __all__ = [
     "AbortSignal",

@@ -83,14 +83,7 @@ from reference.loop.freeze import FrozenObject, deep_freeze, thaw
 from reference.loop.frozen_request import FrozenRequest
 from reference.loop.invariant import check_request
 from reference.loop.provider import Provider, ProviderReply
-from reference.loop.tools import (
-    Content,
-    PostExecuteContext,
-    Tool,
-    ToolContext,
-    ToolResult,
-    content_blocks,
-)
+from reference.loop.tools import Content, Tool, ToolResult, content_blocks
 from reference.loop.waterfall import SerialHook, Waterfall
 from reference.request import request_messages
 from reference.revisions import ALL_REVISIONS, LATEST, Revision
@@ -208,6 +201,28 @@ class DispatchContext:
     loop: AgentLoop
     request: FrozenRequest
     signal: AbortSignal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    """What a tool (or a post-execute listener) knows about its call."""
+
+    loop: AgentLoop
+    turn: int
+    step: int
+    call_id: str
+    name: str
+    arguments: str
+    """The raw arguments string, exactly as the model sent it."""
+    signal: AbortSignal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostExecuteContext:
+    """What a post-execute listener sees: the call and its logged result."""
+
+    call: ToolContext
+    result: ToolResult
 
 
 PrefixValue = Sequence[Mapping[str, Any]]

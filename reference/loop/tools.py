@@ -9,19 +9,18 @@ surface. A tool may return a string, a list of content blocks, or a
 `ToolResult`; an exception, or content that cannot be logged (JSON-1: a
 lone surrogate from a ``surrogateescape``'d file name...), becomes an error
 result (``isError: true``), never a failed turn.
+
+What a running tool knows (`ToolContext`, `PostExecuteContext`) lives with
+the loop in `reference.loop.agent`: this module does not import the loop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reference.json_values import JsonObject, check_json_value
-from reference.loop.abort import AbortSignal
-
-if TYPE_CHECKING:
-    from reference.loop.agent import AgentLoop
 
 Content = str | list[JsonObject]
 """Message content as a listener or tool may give it: text or content blocks."""
@@ -55,29 +54,10 @@ class ToolResult:
     is_error: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolContext:
-    """What a tool (or a post-execute listener) knows about its call."""
-
-    loop: AgentLoop
-    turn: int
-    step: int
-    call_id: str
-    name: str
-    arguments: str
-    """The raw arguments string, exactly as the model sent it."""
-    signal: AbortSignal
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PostExecuteContext:
-    """What a post-execute listener sees: the call and its logged result."""
-
-    call: ToolContext
-    result: ToolResult
-
-
-Execute = Callable[[Any, ToolContext], Awaitable["ToolResult | Content"]]
+Execute = Callable[[Any, Any], Awaitable["ToolResult | Content"]]
+"""``execute(arguments, context)``: the parsed arguments, and the call's
+`reference.loop.agent.ToolContext` (typed loosely here so this module does
+not import the loop, which imports it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -307,13 +307,15 @@ def test_an_adapter_that_cannot_be_restarted_costs_the_later_scenarios_with_why(
     [
         pytest.param(
             "hang",
-            f"no answer to instance/send within {TIMEOUT}s; the adapter was killed",
+            f"AdapterTimeout: no answer to instance/send within {TIMEOUT}s; the"
+            " adapter was killed",
             id="then-hangs",
         ),
         pytest.param(
             "exit",
-            "the adapter had exited (status 9) but a process it started kept its"
-            " stdout open; its process group was killed",
+            # Seen at once, though the helper still holds stdout open.
+            "AdapterCrashed: the adapter exited while answering instance/send"
+            " (exit status 9)",
             id="then-exits",
         ),
     ],
@@ -322,9 +324,7 @@ def test_a_helper_holding_stdout_open_is_killed_with_the_broken_adapter(
     chaos: Callable[..., Run], then: str, context: str
 ) -> None:
     run = chaos("spawns_grandchild", "--then", then)
-    assert_no_verdict(
-        run, context, "while step 3 of 4", "keeps stdout open", "AdapterTimeout"
-    )
+    assert_no_verdict(run, context, "while step 3 of 4", "keeps stdout open")
     assert sum(role == "helper" for _, role in run.pids) >= 2
     assert_nothing_left(run)
 
@@ -333,14 +333,14 @@ def test_a_helper_holding_stdout_open_is_killed_with_the_broken_adapter(
 def test_a_helper_that_leaves_the_process_group_cannot_hold_the_run(
     chaos: Callable[..., Run],
 ) -> None:
-    # The suite cannot kill what left the group (the fixture does); it must
-    # still end the run in bounded time, with the error reported.
+    # The suite finds what left the group by the marker in its environment:
+    # the run ends in bounded time, with the error reported, and nothing
+    # (escaped helpers included) is left for the fixture to clean up.
     run = chaos("spawns_grandchild", "--then", "hang", "--escape")
     assert_no_verdict(run, "no answer to instance/send", "keeps stdout open")
     assert run.seconds < RUN_LIMIT / 2
-    adapters = [pid for pid, role in run.pids if role == "adapter"]
-    assert len(adapters) >= 2
-    assert wait_until(lambda: all(process_gone(pid) for pid in adapters), 5)
+    assert sum(role == "escaped" for _, role in run.pids) >= 2
+    assert_nothing_left(run)
 
 
 # ------------------------------------------------------------ protocol breaches

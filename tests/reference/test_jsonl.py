@@ -194,3 +194,51 @@ def test_the_storage_line_reads_integral_floats_and_rejects_bad_optional_members
         with pytest.raises(LogDamaged) as caught:
             load_session_file(path)
         assert caught.value.line == 1
+
+
+FULL_DISK_CREATE = """
+import os, resource, signal, sys
+from reference.jsonl import JsonlWriter, load_session_file, make_storage_line
+from reference.session_log import make_event
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+path = sys.argv[1]
+JsonlWriter.create(path, make_storage_line("s", 0), [make_event("note", 0, 0, {})])
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+big = [make_event("note", seq, 0, {"x": "b" * 100}) for seq in range(100)]
+try:
+    JsonlWriter.create(path, make_storage_line("s", 0), big)
+except OSError:
+    print("refused")
+print(sorted(os.listdir(os.path.dirname(path))))
+print(len(load_session_file(path).events))
+"""
+
+
+@pytest.mark.slow
+def test_a_create_that_fills_the_disk_leaves_the_old_file_whole_and_no_temp_file(
+    tmp_path: Path,
+) -> None:
+    """RLIMIT_FSIZE in a child process stands in for a full disk."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", FULL_DISK_CREATE, str(tmp_path / "s.jsonl")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert result.stdout.split("\n")[:3] == ["refused", "['s.jsonl']", "1"]
+
+
+def test_creating_a_log_where_a_folder_is_refused_and_leaves_no_temp_file(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError):
+        JsonlWriter.create(folder, make_storage_line("s", 0))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs"]
+    assert list(folder.iterdir()) == []

@@ -3,12 +3,14 @@ minute), records its pid, then serves like the reference until the second
 turn, where ``--then hang`` blocks the adapter's event loop forever and
 ``--then exit`` exits with status 9. Either way the helper still holds the
 adapter's stdout open, so the suite sees no end of file: it must give up at
---timeout and kill the whole process group, helper included.
+--timeout on a hang, see the exit at once (not wait for an end of file),
+and kill the whole process group, helper included.
 
 With ``--escape`` the helper starts a session of its own, out of the
-adapter's process group, where the suite cannot reach it (an adapter must
-not do that: docs/adapter-protocol.md). It still holds the pipes open; the
-run must end all the same, in bounded time."""
+adapter's process group (an adapter must not do that:
+docs/adapter-protocol.md). It still holds the pipes open and still carries
+the marker in the adapter's environment: the run must end all the same, in
+bounded time, and the suite must kill the helper too."""
 
 from __future__ import annotations
 

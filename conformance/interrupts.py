@@ -1,0 +1,95 @@
+"""Stopping a command that runs an implementation: SIGINT, SIGTERM, a closed pipe.
+
+`run_guarded` runs a command's body with SIGTERM and SIGINT turned into an
+`Interrupted` exception, so every adapter, server and temporary folder is
+closed on the way out (an adapter runs in a session of its own, so nothing
+else would end it), and turns the ways a run can end early into exit
+statuses without a traceback: 130 or 143 when interrupted, 3 when the
+reader of stdout went away or the suite itself failed unexpectedly.
+
+Only the first signal interrupts; later ones are remembered, so a second
+Ctrl-C cannot break off the cleanup the first one started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable
+
+NO_VERDICT = 3
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGINT, raised as an interrupt: hypothesis and asyncio let it
+    through (a SystemExit would be taken for a failing example)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_received: list[int] = []
+"""The signals received during the current guarded run, in order."""
+
+
+def stop_requested() -> int | None:
+    """The signal that asked the current run to stop, or None."""
+    return _received[0] if _received else None
+
+
+def raise_if_stopped() -> None:
+    """Raise `Interrupted` if a signal asked the run to stop.
+
+    The exception a signal raises can be lost when it lands in code that
+    swallows what it raises (a garbage-collection callback): calling this
+    at each step makes the stop stick.
+    """
+    if _received:
+        raise Interrupted(_received[0])
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    _received.append(signum)
+    if len(_received) == 1:
+        raise Interrupted(signum)
+
+
+def run_guarded(prog: str, body: Callable[[], int]) -> int:
+    """Run `body` with SIGINT and SIGTERM handled; returns the exit status."""
+    _received.clear()
+    previous = {
+        signum: signal.signal(signum, _on_signal)
+        for signum in (signal.SIGTERM, signal.SIGINT)
+    }
+    try:
+        return body()
+    except KeyboardInterrupt as stop:
+        signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
+        say_stderr(f"{prog}: interrupted; no verdict")
+        return 128 + signum
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly; stdout goes to
+        # devnull so the exit flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return NO_VERDICT
+    except Exception as error:  # a bug of ours: say so, and it is no verdict
+        say_stderr(
+            f"{prog}: internal error, no verdict: {type(error).__name__}: {error}"
+        )
+        return NO_VERDICT
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        _received.clear()
+
+
+def say_stderr(text: str) -> None:
+    """Print one line to stderr, even when stderr is gone."""
+    with contextlib.suppress(OSError):
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()

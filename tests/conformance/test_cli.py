@@ -1,0 +1,76 @@
+"""The `reqfold` entry point and `reqfold demo`, run as child processes."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VALID_LOG = ROOT / "tests" / "conformance" / "check_fixtures" / "valid"
+
+
+def reqfold(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.slow
+def test_reqfold_version_prints_the_version_and_exits_0() -> None:
+    status, out, err = reqfold("--version")
+    assert status == 0
+    assert out == f"reqfold {importlib.metadata.version('reqfold')}\n"
+    assert err == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["check", "vectors", "run", "demo", "fake"])
+def test_an_unknown_option_after_a_subcommand_prints_that_subcommands_usage(
+    command: str,
+) -> None:
+    log = str(next(VALID_LOG.glob("*.jsonl")))
+    args = (command, log, "--bogus") if command == "check" else (command, "--bogus")
+    status, out, err = reqfold(*args)
+    assert status == 2
+    assert out == ""
+    assert err.startswith(f"usage: reqfold {command} ")
+    assert f"reqfold {command}: error: " in err
+    assert "--bogus" in err or "required" in err
+
+
+@pytest.mark.slow
+def test_demo_with_a_folder_as_the_log_exits_2_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    status, out, err = reqfold("demo", "--log", "logs", cwd=tmp_path)
+    assert status == 2
+    assert err == "reqfold demo: --log 'logs' is a folder: give the path of a file\n"
+    assert "Traceback" not in out + err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs"]
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_demo_with_a_folder_as_the_requests_file_exits_2_before_running(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "requests").mkdir()
+    status, out, err = reqfold(
+        "demo", "--log", "s.jsonl", "--requests", "requests", cwd=tmp_path
+    )
+    assert status == 2
+    assert "--requests 'requests' is a folder" in err
+    assert out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["requests"]
