@@ -73,6 +73,15 @@ FAMILIES: Final[Mapping[str, str]] = {
 
 LEVELS: Final = ("MUST", "SHOULD")
 
+CORE, STRICT = "core", "strict"
+PROFILES: Final = (CORE, STRICT)
+"""The profiles a case belongs to (docs/vectors.md, "Profiles"): ``core``,
+behaviour on what a conforming writer produces, which every implementation
+is judged on; ``strict``, rejecting malformed, conflicting or non-JSON
+input and reading non-canonical input to ``equals``/``diff``/``apply``/
+``fold``, judged when an implementation claims it (the ``strict``
+capability of ``initialize``) or when asked to (``--profile strict``)."""
+
 ERROR_KINDS: Final = (
     "malformed-header",
     "malformed-delta",
@@ -152,6 +161,7 @@ class VectorCase:
     method: str
     rules: tuple[str, ...]
     level: str
+    profile: str
     revisions: tuple[Revision, ...]
     description: str
     params: JsonObject
@@ -412,7 +422,16 @@ def _load_case(
     def fail(message: str) -> VectorError:
         return VectorError(path, message, case_id=case_id)
 
-    required = {"id", "rules", "level", "revisions", "description", "params", "expect"}
+    required = {
+        "id",
+        "rules",
+        "level",
+        "profile",
+        "revisions",
+        "description",
+        "params",
+        "expect",
+    }
     if set(raw) != required:
         raise fail(f"a case has exactly the members {sorted(required)}")
     rules = raw["rules"]
@@ -422,6 +441,8 @@ def _load_case(
         raise fail("rules must be a non-empty array of rule IDs")
     if raw["level"] not in LEVELS:
         raise fail(f"level must be one of {LEVELS}")
+    if raw["profile"] not in PROFILES:
+        raise fail(f"profile must be one of {PROFILES}")
     names = raw["revisions"]
     if not (
         isinstance(names, list) and names and all(isinstance(n, str) for n in names)
@@ -459,6 +480,7 @@ def _load_case(
         method=method,
         rules=tuple(rules),
         level=raw["level"],
+        profile=raw["profile"],
         revisions=revisions,
         description=description,
         params=params,
@@ -468,8 +490,14 @@ def _load_case(
 
 
 def load_cases(root: Path = VECTORS_DIR) -> list[VectorCase]:
-    """Every case of every vector file; raises `VectorError` on a repeated id."""
+    """Every case of every vector file; raises `VectorError` on a repeated id.
+
+    Two cases that send the same method the same params (member order
+    included) under a common revision are one case written twice: refused
+    too, since the second shows nothing the first does not.
+    """
     seen: dict[str, Path] = {}
+    inputs: dict[tuple[str, str], list[VectorCase]] = {}
     cases: list[VectorCase] = []
     for path in vector_files(root):
         for case in load_file(path):
@@ -478,6 +506,17 @@ def load_cases(root: Path = VECTORS_DIR) -> list[VectorCase]:
                     path, f"id also used in {seen[case.id]}", case_id=case.id
                 )
             seen[case.id] = path
+            same = inputs.setdefault((case.method, encode_json(case.params)), [])
+            for other in same:
+                if set(other.revisions) & set(case.revisions):
+                    raise VectorError(
+                        path,
+                        f"same method and params as {other.id}"
+                        f" ({other.path.parent.name}/{other.path.name})"
+                        " under a common revision",
+                        case_id=case.id,
+                    )
+            same.append(case)
             cases.append(case)
     return cases
 

@@ -11,9 +11,12 @@ import jsonschema
 import pytest
 
 from conformance.codec.corpus import (
+    CORE,
     ERROR_KINDS,
     FAMILIES,
+    PROFILES,
     SCHEMA_PATH,
+    STRICT,
     VECTORS_DIR,
     VectorCase,
     VectorError,
@@ -31,6 +34,9 @@ from conformance.codec.corpus import (
     vector_files,
 )
 from conformance.rules import load_rules
+from reference.errors import CodecError
+from reference.header import canonical_header
+from reference.json_values import JsonValue, json_equal
 from reference.revisions import Revision
 
 FILES = vector_files()
@@ -94,6 +100,8 @@ def test_every_vector_file_validates_against_the_schema(path: Path) -> None:
             id="error-kind",
         ),
         pytest.param(lambda d: d["cases"][0].update(extra=1), id="extra-member"),
+        pytest.param(lambda d: d["cases"][0].pop("profile"), id="no-profile"),
+        pytest.param(lambda d: d["cases"][0].update(profile="full"), id="profile"),
     ],
 )
 def test_the_schema_rejects_broken_files(mutate: Any) -> None:
@@ -196,6 +204,7 @@ def make_case(method: str, expect: dict[str, Any], level: str = "MUST") -> Vecto
         method=method,
         rules=("EQ-1",),
         level=level,
+        profile=CORE,
         revisions=(Revision.HEADER_EVENTS,),
         description="an example",
         params={},
@@ -372,6 +381,7 @@ def minimal_case(**changes: Any) -> dict[str, Any]:
         "id": "equals-a",
         "rules": ["EQ-1"],
         "level": "MUST",
+        "profile": "core",
         "revisions": ["header-events"],
         "description": "a",
         "params": {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}},
@@ -420,6 +430,7 @@ def test_the_loader_reads_a_minimal_file(tmp_path: Path) -> None:
             "belongs in request-messages/",
         ),
         ("header-events", document(minimal_case(level="MAY")), "level"),
+        ("header-events", document(minimal_case(profile="full")), "profile"),
         (
             "header-events",
             document(minimal_case(description="a\nb")),
@@ -464,3 +475,95 @@ def test_the_loader_rejects_repeated_keys_in_a_file(tmp_path: Path) -> None:
     path.write_text('{"family": "equals", "family": "diff"}', encoding="utf-8")
     with pytest.raises(VectorError, match="repeats the key"):
         load_file(path)
+
+
+def test_the_loader_rejects_two_cases_with_the_same_method_and_params(
+    tmp_path: Path,
+) -> None:
+    twice = document(minimal_case(), minimal_case(id="equals-b", description="b"))
+    write_vectors(tmp_path, "header-events", "equals", twice)
+    with pytest.raises(VectorError, match="same method and params as equals-a"):
+        load_cases(tmp_path)
+
+
+def test_the_loader_takes_the_same_params_under_disjoint_revisions(
+    tmp_path: Path,
+) -> None:
+    write_vectors(tmp_path, "header-events", "equals", document(minimal_case()))
+    later = minimal_case(id="equals-b", revisions=["request-messages"])
+    write_vectors(tmp_path, "request-messages", "equals", document(later))
+    assert [case.id for case in load_cases(tmp_path)] == ["equals-a", "equals-b"]
+
+
+# ---------------------------------------------------------------- profiles
+
+
+def _headers_read_as_canonical(case: VectorCase) -> list[JsonValue]:
+    """The header inputs a conforming writer only ever hands over canonical."""
+    params = case.params
+    if case.method == "codec/equals":
+        return [params["a"], params["b"]]
+    if case.method == "codec/diff":
+        return [params["prev"], params["next"]]
+    if case.method == "codec/apply":
+        return [params["prev"]]
+    if case.method == "codec/fold":
+        headers = [params["from"]] if "from" in params else []
+        for event in params["events"]:
+            data = event.get("data") if isinstance(event, dict) else None
+            if event.get("type") == "request/header" and isinstance(data, dict):
+                headers.extend([data["header"]] if "header" in data else [])
+        return headers
+    return []
+
+
+def _is_canonical(header: JsonValue, revision: Revision) -> bool:
+    """`header` is valid and equal (as a JSON value) to its canonical form.
+
+    Member order is left out on purpose: it is a SHOULD (HDR-5), so a
+    conforming writer may hand over another order.
+    """
+    try:
+        canonical = canonical_header(header, revision)  # type: ignore[arg-type]
+    except CodecError:
+        return False
+    return json_equal(canonical, header, ordered=False)
+
+
+def principled_profile(case: VectorCase) -> str:
+    """The profile docs/vectors.md's principle gives `case`."""
+    if case.expects_error:
+        kind = case.expect["error"]["kind"]
+        return CORE if kind == "delta-before-snapshot" else STRICT
+    revision = case.revisions[0]
+    headers = _headers_read_as_canonical(case)
+    return CORE if all(_is_canonical(h, revision) for h in headers) else STRICT
+
+
+def test_every_case_is_in_the_profile_the_principle_gives() -> None:
+    wrong = {
+        case.id: f"{case.profile}, principle says {principled_profile(case)}"
+        for case in CASES
+        if case.profile != principled_profile(case)
+    }
+    assert wrong == {}
+
+
+def test_both_profiles_have_cases_in_every_revision() -> None:
+    seen = {(revision, case.profile) for case in CASES for revision in case.revisions}
+    assert seen == {(r, p) for r in Revision for p in PROFILES}
+
+
+@pytest.mark.parametrize(
+    ("case_id", "profile"),
+    [
+        ("fold-delta-before-snapshot-rejected", CORE),
+        ("equals-empty-system-equals-absent", STRICT),
+        ("fold-from-state-canonicalized", STRICT),
+    ],
+)
+def test_the_principle_puts_the_designs_rejection_in_core_and_lenient_reads_in_strict(
+    case_id: str, profile: str
+) -> None:
+    (case,) = [case for case in CASES if case.id == case_id]
+    assert principled_profile(case) == profile
