@@ -26,7 +26,8 @@ when it has a positive case and a negative case that are not the same
 single case.
 
 Judging. Results are compared as JSON values (JSON-2: ``true`` is not
-``1``, ``1`` equals ``1.0``) *and* by object member order (JSON-3), giving
+``1``, ``1`` equals ``1.0``; an integer beyond 2^53 equals any number with
+the same nearest double, JSON-5) *and* by object member order (JSON-3), giving
 a `Verdict`: `Verdict.PASS` when both agree, `Verdict.WARN` when only the
 member order differs (a SHOULD finding), `Verdict.FAIL` otherwise. On a
 ``SHOULD`` case a failure is reported as a warning. A rejection case
@@ -269,7 +270,7 @@ def values_equal(a: JsonValue, b: JsonValue, *, ordered: bool = False) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
+        return a == b or _same_double(a, b)
     if isinstance(a, str) and isinstance(b, str):
         return a == b
     if a is None or b is None:
@@ -283,6 +284,25 @@ def values_equal(a: JsonValue, b: JsonValue, *, ordered: bool = False) -> bool:
             return False
         return all(values_equal(a[key], b[key], ordered=ordered) for key in a)
     return False
+
+
+DOUBLE_EXACT: Final = 2**53
+"""Beyond this magnitude not every integer is a double (JSON-5)."""
+
+
+def _same_double(a: int | float, b: int | float) -> bool:
+    """An integer beyond 2^53 matches a number with the same nearest double.
+
+    JSON-5: an implementation may hold every number as a double, so such an
+    integer need only come back as its nearest double (JavaScript writes
+    9007199254740993 back as 9007199254740992).
+    """
+    if not any(isinstance(x, int) and abs(x) > DOUBLE_EXACT for x in (a, b)):
+        return False
+    try:
+        return float(a) == float(b)
+    except OverflowError:  # beyond any double: only an exact match counts
+        return False
 
 
 def compare_results(expected: JsonValue, actual: JsonValue) -> Verdict:

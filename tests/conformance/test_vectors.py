@@ -567,3 +567,21 @@ def test_the_principle_puts_the_designs_rejection_in_core_and_lenient_reads_in_s
 ) -> None:
     (case,) = [case for case in CASES if case.id == case_id]
     assert principled_profile(case) == profile
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "verdict"),
+    [
+        pytest.param(2**53 + 1, 2**53, Verdict.PASS, id="nearest-double"),
+        pytest.param(2**53 + 1, float(2**53), Verdict.PASS, id="as-a-float"),
+        pytest.param(2**53 + 3, 2**53 + 4, Verdict.PASS, id="same-double"),
+        pytest.param(2**53 + 1, 2**53 + 2, Verdict.FAIL, id="another-double"),
+        pytest.param(2**53, 2**53 - 1, Verdict.FAIL, id="exact-below-2-53"),
+        pytest.param(10**400, 10**400 + 1, Verdict.FAIL, id="beyond-any-double"),
+        pytest.param(2**53 + 1, True, Verdict.FAIL, id="never-a-boolean"),
+    ],
+)
+def test_an_integer_beyond_2_53_is_judged_by_its_nearest_double(
+    expected: int, actual: Any, verdict: Verdict
+) -> None:
+    assert compare_results({"seed": expected}, {"seed": actual}) is verdict
