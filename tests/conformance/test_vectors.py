@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from conformance.adapters.messages import check_codec_result, check_params
 from conformance.codec.corpus import (
     CORE,
     ERROR_KINDS,
@@ -585,3 +586,45 @@ def test_an_integer_beyond_2_53_is_judged_by_its_nearest_double(
     expected: int, actual: Any, verdict: Verdict
 ) -> None:
     assert compare_results({"seed": expected}, {"seed": actual}) is verdict
+
+
+# ---------------------------------------------------------------- method schemas
+
+
+@pytest.mark.parametrize("method", sorted(FAMILIES.values()))
+def test_every_vectors_params_and_expected_result_fit_the_methods_schemas(
+    method: str,
+) -> None:
+    cases = [(r, c) for r, c in iter_cases() if c.method == method]
+    assert cases
+    for revision, case in cases:
+        assert check_params(method, case.request_params(revision)) is None, case.id
+        if not case.expects_error:
+            found = check_codec_result(method, case.expected_result)
+            assert found is None, (case.id, found)
+
+
+@pytest.mark.parametrize(
+    ("method", "result"),
+    [
+        ("codec/canonical", {"header": {"config": {"model": "m"}, "system": ""}}),
+        ("codec/canonical", {"header": {"config": {"model": "m"}, "extra": 1}}),
+        ("codec/equals", {"equal": 1}),
+        ("codec/diff", {"delta": {}}),
+        ("codec/diff", {"delta": {"system": {"keepStart": 0, "keepEnd": 0}}}),
+        ("codec/apply", {"header": None}),
+        ("codec/fold", {}),
+        ("codec/record", {"event": {"type": "request/header", "data": {}}}),
+        ("codec/record", {"event": {"type": "request/header-delta", "data": {}}}),
+    ],
+)
+def test_the_result_schemas_refuse_results_of_the_wrong_shape(
+    method: str, result: Any
+) -> None:
+    assert check_codec_result(method, result) is not None
+
+
+def test_the_params_schemas_refuse_what_the_protocol_answers_with_32602() -> None:
+    assert check_params("codec/fold", {"events": {}}) is not None
+    assert check_params("codec/record", {"baseline": None, "header": {}}) is not None
+    assert check_params("codec/equals", {"a": None, "b": 1, "revision": "r9"})
