@@ -44,6 +44,7 @@ import copy
 import enum
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,8 +227,9 @@ def encode_json(value: JsonValue) -> str:
     """Compact JSON text of `value`, members in insertion order.
 
     Unlike `json.dumps`, an infinite float is written as the number
-    ``1e400`` (or ``-1e400``), the way the vector files spell it, so the
-    text stays JSON; NaN raises ValueError.
+    ``1e400`` (or ``-1e400``), the way the vector files spell it, and a
+    lone surrogate as its escape (``"\\ud800"``), so the text stays JSON
+    and UTF-8; NaN raises ValueError.
     """
     parts: list[str] = []
     stack: list[Any] = [value]
@@ -242,7 +244,7 @@ def encode_json(value: JsonValue) -> str:
                 key, child = members[index]
                 stack.append(child)
                 prefix = "," if index else ""
-                stack.append(_Token(prefix + json.dumps(key, ensure_ascii=False) + ":"))
+                stack.append(_Token(prefix + _string(key) + ":"))
             stack.append(_Token("{"))
         elif isinstance(item, list):
             stack.append(_Token("]"))
@@ -255,9 +257,21 @@ def encode_json(value: JsonValue) -> str:
             if math.isnan(item):
                 raise ValueError("NaN cannot be written as JSON")
             parts.append("1e400" if item > 0 else "-1e400")
+        elif isinstance(item, str):
+            parts.append(_string(item))
         else:
             parts.append(json.dumps(item, ensure_ascii=False))
     return "".join(parts)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _string(text: str) -> str:
+    """A JSON string literal; a lone surrogate (JSON-1 vectors hold some) is
+    written as its ``\\uXXXX`` escape, so the text is still UTF-8."""
+    literal = json.dumps(text, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", literal)
 
 
 @dataclass(frozen=True, slots=True)

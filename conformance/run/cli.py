@@ -5,8 +5,10 @@ default the reference's own harness adapter, run as a child process
 exactly as a foreign one is (``--impl reference`` runs it in process
 instead). What runs follows what ``initialize`` declares:
 
-* ``codec``: every codec vector, then the differential properties
-  (generated inputs, compared with the reference);
+* ``codec``: every codec vector (judged: the ``core`` profile plus what
+  the implementation claims, or ``--profile``; the ``strict`` results
+  always get a note line), then the differential properties (generated
+  inputs, compared with the reference);
 * ``harness``: every scenario that applies to a declared revision, played
   against the fake provider on 127.0.0.1 and judged.
 
