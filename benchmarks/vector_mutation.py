@@ -27,6 +27,12 @@ does, and **survives** otherwise. Every survivor is printed with its
 line and change; docs/vectors.md publishes the score and says, for each
 survivor, why it is equivalent or which vector now kills it.
 
+With ``--search N``, each survivor is also put through the differential
+properties (``reqfold run --only properties --examples N``): a hypothesis
+search, through the protocol, for inputs a conforming writer produces on
+which the mutant and the reference disagree. A disagreement it finds is
+printed as a shrunk vector, ready to commit.
+
 Deterministic: mutants are enumerated in source order; the run takes a few
 minutes (one adapter process per mutant).
 """
@@ -194,6 +200,27 @@ def judge(mutant: Mutant | None, workdir: Path, timeout: float) -> Outcome | Non
     return Outcome(mutant, killed, by_core, first or "(did not start)" * killed)
 
 
+def search(mutant: Mutant, workdir: Path, examples: int, timeout: float) -> str:
+    """Run the differential properties against `mutant`: "" when they agree
+    with the reference, else their report (with the shrunk counterexample)."""
+    copy = workdir / "reference"
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(ROOT / "reference", copy)
+    (workdir / mutant.module).write_text(mutated_source(mutant), encoding="utf-8")
+    impl = f"env PYTHONPATH={workdir} {sys.executable} -P -m reference.adapter"
+    command = [sys.executable, "-m", "conformance.cli", "run", "--impl", impl]
+    options = ["--only", "properties", "--examples", str(examples)]
+    process = subprocess.run(
+        [*command, *options, "--timeout", str(timeout)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    return "" if process.returncode == 0 else process.stdout + process.stderr
+
+
 def _broken(report: dict[str, object]) -> Outcome:
     raise SystemExit(f"the unmutated reference does not pass the vectors: {report}")
 
@@ -204,6 +231,13 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=2.0)
     parser.add_argument("--limit", type=int, default=None, help="first N mutants")
     parser.add_argument("--json", type=Path, help="write every outcome here")
+    parser.add_argument(
+        "--search",
+        type=int,
+        default=0,
+        metavar="N",
+        help="put each survivor through the differential properties, N examples",
+    )
     args = parser.parse_args()
     modules = args.module or list(DEFAULT_MODULES)
     every = [m for module in modules for m in mutants(module)][: args.limit]
@@ -229,10 +263,21 @@ def main() -> int:
     killed = sum(o.killed for o in outcomes)
     print(f"total: {killed}/{len(outcomes)} killed")
     print("survivors:")
-    for outcome in outcomes:
-        if not outcome.killed:
+    found: list[tuple[Mutant, str]] = []
+    with tempfile.TemporaryDirectory(prefix="reqfold-search-") as tmp:
+        for outcome in outcomes:
+            if outcome.killed:
+                continue
             m = outcome.mutant
-            print(f"  {m.module}:{m.line} {m.change}")
+            verdict = ""
+            if args.search:
+                report = search(m, Path(tmp), args.search, args.timeout)
+                verdict = "  properties DISAGREE" if report else "  properties agree"
+                if report:
+                    found.append((m, report))
+            print(f"  {m.module}:{m.line} {m.change}{verdict}", flush=True)
+    for m, report in found:
+        print(f"\n== {m.module}:{m.line} {m.change}\n{report}")
     if args.json is not None:
         rows = [
             {
