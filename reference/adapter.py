@@ -91,7 +91,7 @@ def _initialize(params: JsonObject) -> JsonObject:
         "version": VERSION,
         "language": "python",
         "revisions": [revision.value for revision in Revision],
-        "capabilities": ["codec"],
+        "capabilities": ["codec", "strict"],
     }
 
 

@@ -75,7 +75,7 @@ from reference.session_log import SessionLog
 
 __all__ = ["STATE_ERROR", "HarnessServer", "Instance", "RpcError", "main", "serve"]
 
-CAPABILITIES = ["codec", "harness"]
+CAPABILITIES = ["codec", "harness", "strict"]
 
 SETTLE_SECONDS = 5.0
 """How long a disposed instance's turn may take to end before it is cancelled."""

@@ -7,6 +7,10 @@ notifications an adapter sends, which `check_result` and
 `check_notification` validate before the suite believes them. A message
 that breaks its schema is a protocol error (no verdict), never a finding
 against the harness's behaviour.
+
+The codec methods (part 1) have schemas too, for adapter authors: their
+params and the shape of their results (`check_codec_result`); the values
+are judged by the vectors.
 """
 
 from __future__ import annotations
@@ -41,6 +45,28 @@ PARAMS_SCHEMAS: Final = {
     if method != "initialize"
 }
 """The schema of the params the suite sends with each harness method."""
+
+CODEC_METHODS: Final = (
+    "codec/canonical",
+    "codec/equals",
+    "codec/diff",
+    "codec/apply",
+    "codec/fold",
+    "codec/record",
+)
+
+CODEC_PARAMS_SCHEMAS: Final = {
+    method: f"{method.replace('/', '.')}.params.json" for method in CODEC_METHODS
+}
+"""The schema of the params the suite sends with each codec method: any JSON
+value where a header, delta or event goes (the strict profile sends
+malformed ones), the protocol's own params typed."""
+
+CODEC_RESULT_SCHEMAS: Final = {
+    method: f"{method.replace('/', '.')}.result.json" for method in CODEC_METHODS
+}
+"""The shape of each codec method's result. The vectors judge the values;
+these schemas document the shapes for adapter authors (docs/vectors.md)."""
 
 NOTIFICATION_SCHEMAS: Final = {
     "contributor/started": "contributor.started.json",
@@ -86,8 +112,14 @@ def check_result(method: str, result: Any) -> str | None:
 
 def check_params(method: str, params: Any) -> str | None:
     """Why params the suite would send break their schema, or None (tests)."""
-    name = PARAMS_SCHEMAS.get(method)
+    name = PARAMS_SCHEMAS.get(method) or CODEC_PARAMS_SCHEMAS.get(method)
     return problem(name, params) if name is not None else None
+
+
+def check_codec_result(method: str, result: Any) -> str | None:
+    """Why a codec method's result breaks its schema, or None."""
+    name = CODEC_RESULT_SCHEMAS.get(method)
+    return problem(name, result) if name is not None else None
 
 
 def check_notification(message: Any) -> str | None:

@@ -1,12 +1,16 @@
 """``reqfold vectors``: run the codec vectors against an implementation.
 
 The implementation is an adapter command (docs/adapter-protocol.md),
-started as a child process; by default the reference's own adapter. Exit
-status: 0 conformant (SHOULD warnings allowed unless ``--strict``), 1 a
-MUST broken, 2 bad arguments, 3 no verdict possible (the adapter would not
-start, crashed or hung on some case, or no case ran; or the suite itself
-failed unexpectedly, which it reports in one line, never as a traceback),
-130 or 143 when interrupted (SIGINT, SIGTERM: the adapter is killed first).
+started as a child process; by default the reference's own adapter. The
+verdict covers the ``core`` profile plus what the implementation claims
+(``--profile`` chooses instead); the ``strict`` results always get a line
+of their own. Exit status: 0 conformant (SHOULD warnings allowed unless
+``--strict``), 1 a MUST broken, 2 bad arguments (also a ``--revision``
+the implementation does not declare), 3 no verdict possible (the adapter
+would not start, crashed or hung on some case, or no case ran; or the
+suite itself failed unexpectedly, which it reports in one line, never as
+a traceback), 130 or 143 when interrupted (SIGINT, SIGTERM: the adapter is
+killed first).
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ import sys
 
 from conformance.adapters.lifecycle import (
     codec_connector,
+    declared_revisions,
     impl_problem,
     timeout_problem,
 )
+from conformance.codec.corpus import CORE, PROFILES, STRICT
 from conformance.codec.runner import CaseResult, VectorReport, run_vectors
 from conformance.interrupts import run_guarded
 from conformance.outcomes import MARKS, Outcome
@@ -51,6 +57,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how long one request may take before the adapter is killed (10)",
     )
     parser.add_argument("--strict", action="store_true", help="SHOULD warnings fail")
+    parser.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default=None,
+        help="what the verdict covers: 'core', or 'strict' (core and input"
+        " validation); default: core plus what the implementation claims",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
         "--show",
@@ -62,7 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _print_result(result: CaseResult) -> None:
     rules = ",".join(result.rules)
-    print(f"  {MARKS[result.outcome]}  {result.revision}/{result.case_id}  [{rules}]")
+    where = f"{result.revision}/{result.case_id}"
+    profile = "" if result.profile == CORE else f"  ({result.profile})"
+    print(f"  {MARKS[result.outcome]}  {where}  [{rules}]{profile}")
     if result.message:
         print(f"         {result.message}")
 
@@ -76,6 +91,8 @@ def _print_summary(report: VectorReport, strict: bool) -> None:
     print(f"Revisions declared: {', '.join(identity.get('revisions', [])) or 'none'}")
     by_revision: dict[str, dict[str, int]] = {}
     for result in report.results:
+        if not report.counted(result):
+            continue
         tally = by_revision.setdefault(result.revision, dict.fromkeys(Outcome, 0))
         tally[result.outcome] += 1
     for revision, tally in by_revision.items():
@@ -83,6 +100,7 @@ def _print_summary(report: VectorReport, strict: bool) -> None:
         print(f"  {revision:<17} {parts}")
     total = ", ".join(f"{counts[o.value]} {o.value}" for o in Outcome)
     print(f"Total: {total}")
+    print(report.profile_line(STRICT))
     status = report.exit_status(strict=strict)
     verdict = {
         0: "conformant" + (" (with SHOULD warnings)" if counts["warn"] else ""),
@@ -118,15 +136,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
     text = args.format == "text"
+    problems = (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
+    held: list[CaseResult] = []
 
     def show(result: CaseResult) -> None:
-        if (
+        # Core results are shown as they come; the others wait until the
+        # run knows whether they are judged (the claim comes with initialize).
+        if result.profile != CORE:
+            held.append(result)
+        elif (
             text
             and not result.not_run
-            and (
-                args.show == "all"
-                or result.outcome in (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
-            )
+            and (args.show == "all" or result.outcome in problems)
         ):
             _print_result(result)
 
@@ -134,7 +155,19 @@ def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
         codec_connector(args.impl, args.timeout),
         revisions=revisions,
         on_result=show,
+        profile=args.profile,
     )
+    missing = _undeclared(report, revisions)
+    if missing is not None:
+        print(f"reqfold vectors: {missing}", file=sys.stderr)
+        return 2
+    if text:
+        # A profile left out of the verdict is listed with --show all only:
+        # its failures are not the contract's (its one line sums them up).
+        for result in held:
+            judged = report.counted(result)
+            if args.show == "all" or (judged and result.outcome in problems):
+                _print_result(result)
     if report.startup_error is not None and text:
         print(
             f"reqfold vectors: the implementation did not start: "
@@ -146,6 +179,21 @@ def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
     else:
         print(json.dumps(report.dump(), ensure_ascii=False))
     return report.exit_status(strict=args.strict)
+
+
+def _undeclared(report: VectorReport, revisions: list[Revision] | None) -> str | None:
+    """Why nothing ran when every revision asked for is undeclared, or None."""
+    if revisions is None or report.startup_error is not None:
+        return None
+    declared = declared_revisions(report.implementation)
+    if any(revision in declared for revision in revisions):
+        return None
+    asked = ", ".join(revision.value for revision in revisions)
+    names = ", ".join(revision.value for revision in declared) or "no revision"
+    return (
+        f"nothing to run: the implementation does not declare {asked}"
+        f" (it declares {names})"
+    )
 
 
 __all__ = ["Revision", "add_arguments", "run"]

@@ -26,7 +26,8 @@ when it has a positive case and a negative case that are not the same
 single case.
 
 Judging. Results are compared as JSON values (JSON-2: ``true`` is not
-``1``, ``1`` equals ``1.0``) *and* by object member order (JSON-3), giving
+``1``, ``1`` equals ``1.0``; an integer beyond 2^53 equals any number with
+the same nearest double, JSON-5) *and* by object member order (JSON-3), giving
 a `Verdict`: `Verdict.PASS` when both agree, `Verdict.WARN` when only the
 member order differs (a SHOULD finding), `Verdict.FAIL` otherwise. On a
 ``SHOULD`` case a failure is reported as a warning. A rejection case
@@ -43,6 +44,7 @@ import copy
 import enum
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +74,15 @@ FAMILIES: Final[Mapping[str, str]] = {
 """Each family (file name) and the adapter method its cases call."""
 
 LEVELS: Final = ("MUST", "SHOULD")
+
+CORE, STRICT = "core", "strict"
+PROFILES: Final = (CORE, STRICT)
+"""The profiles a case belongs to (docs/vectors.md, "Profiles"): ``core``,
+behaviour on what a conforming writer produces, which every implementation
+is judged on; ``strict``, rejecting malformed, conflicting or non-JSON
+input and reading non-canonical input to ``equals``/``diff``/``apply``/
+``fold``, judged when an implementation claims it (the ``strict``
+capability of ``initialize``) or when asked to (``--profile strict``)."""
 
 ERROR_KINDS: Final = (
     "malformed-header",
@@ -152,6 +163,7 @@ class VectorCase:
     method: str
     rules: tuple[str, ...]
     level: str
+    profile: str
     revisions: tuple[Revision, ...]
     description: str
     params: JsonObject
@@ -215,8 +227,9 @@ def encode_json(value: JsonValue) -> str:
     """Compact JSON text of `value`, members in insertion order.
 
     Unlike `json.dumps`, an infinite float is written as the number
-    ``1e400`` (or ``-1e400``), the way the vector files spell it, so the
-    text stays JSON; NaN raises ValueError.
+    ``1e400`` (or ``-1e400``), the way the vector files spell it, and a
+    lone surrogate as its escape (``"\\ud800"``), so the text stays JSON
+    and UTF-8; NaN raises ValueError.
     """
     parts: list[str] = []
     stack: list[Any] = [value]
@@ -231,7 +244,7 @@ def encode_json(value: JsonValue) -> str:
                 key, child = members[index]
                 stack.append(child)
                 prefix = "," if index else ""
-                stack.append(_Token(prefix + json.dumps(key, ensure_ascii=False) + ":"))
+                stack.append(_Token(prefix + _string(key) + ":"))
             stack.append(_Token("{"))
         elif isinstance(item, list):
             stack.append(_Token("]"))
@@ -244,9 +257,21 @@ def encode_json(value: JsonValue) -> str:
             if math.isnan(item):
                 raise ValueError("NaN cannot be written as JSON")
             parts.append("1e400" if item > 0 else "-1e400")
+        elif isinstance(item, str):
+            parts.append(_string(item))
         else:
             parts.append(json.dumps(item, ensure_ascii=False))
     return "".join(parts)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _string(text: str) -> str:
+    """A JSON string literal; a lone surrogate (JSON-1 vectors hold some) is
+    written as its ``\\uXXXX`` escape, so the text is still UTF-8."""
+    literal = json.dumps(text, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", literal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +284,7 @@ def values_equal(a: JsonValue, b: JsonValue, *, ordered: bool = False) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
+        return a == b or _same_double(a, b)
     if isinstance(a, str) and isinstance(b, str):
         return a == b
     if a is None or b is None:
@@ -273,6 +298,25 @@ def values_equal(a: JsonValue, b: JsonValue, *, ordered: bool = False) -> bool:
             return False
         return all(values_equal(a[key], b[key], ordered=ordered) for key in a)
     return False
+
+
+DOUBLE_EXACT: Final = 2**53
+"""Beyond this magnitude not every integer is a double (JSON-5)."""
+
+
+def _same_double(a: int | float, b: int | float) -> bool:
+    """An integer beyond 2^53 matches a number with the same nearest double.
+
+    JSON-5: an implementation may hold every number as a double, so such an
+    integer need only come back as its nearest double (JavaScript writes
+    9007199254740993 back as 9007199254740992).
+    """
+    if not any(isinstance(x, int) and abs(x) > DOUBLE_EXACT for x in (a, b)):
+        return False
+    try:
+        return float(a) == float(b)
+    except OverflowError:  # beyond any double: only an exact match counts
+        return False
 
 
 def compare_results(expected: JsonValue, actual: JsonValue) -> Verdict:
@@ -412,7 +456,16 @@ def _load_case(
     def fail(message: str) -> VectorError:
         return VectorError(path, message, case_id=case_id)
 
-    required = {"id", "rules", "level", "revisions", "description", "params", "expect"}
+    required = {
+        "id",
+        "rules",
+        "level",
+        "profile",
+        "revisions",
+        "description",
+        "params",
+        "expect",
+    }
     if set(raw) != required:
         raise fail(f"a case has exactly the members {sorted(required)}")
     rules = raw["rules"]
@@ -422,6 +475,8 @@ def _load_case(
         raise fail("rules must be a non-empty array of rule IDs")
     if raw["level"] not in LEVELS:
         raise fail(f"level must be one of {LEVELS}")
+    if raw["profile"] not in PROFILES:
+        raise fail(f"profile must be one of {PROFILES}")
     names = raw["revisions"]
     if not (
         isinstance(names, list) and names and all(isinstance(n, str) for n in names)
@@ -459,6 +514,7 @@ def _load_case(
         method=method,
         rules=tuple(rules),
         level=raw["level"],
+        profile=raw["profile"],
         revisions=revisions,
         description=description,
         params=params,
@@ -468,8 +524,14 @@ def _load_case(
 
 
 def load_cases(root: Path = VECTORS_DIR) -> list[VectorCase]:
-    """Every case of every vector file; raises `VectorError` on a repeated id."""
+    """Every case of every vector file; raises `VectorError` on a repeated id.
+
+    Two cases that send the same method the same params (member order
+    included) under a common revision are one case written twice: refused
+    too, since the second shows nothing the first does not.
+    """
     seen: dict[str, Path] = {}
+    inputs: dict[tuple[str, str], list[VectorCase]] = {}
     cases: list[VectorCase] = []
     for path in vector_files(root):
         for case in load_file(path):
@@ -478,6 +540,17 @@ def load_cases(root: Path = VECTORS_DIR) -> list[VectorCase]:
                     path, f"id also used in {seen[case.id]}", case_id=case.id
                 )
             seen[case.id] = path
+            same = inputs.setdefault((case.method, encode_json(case.params)), [])
+            for other in same:
+                if set(other.revisions) & set(case.revisions):
+                    raise VectorError(
+                        path,
+                        f"same method and params as {other.id}"
+                        f" ({other.path.parent.name}/{other.path.name})"
+                        " under a common revision",
+                        case_id=case.id,
+                    )
+            same.append(case)
             cases.append(case)
     return cases
 

@@ -14,6 +14,13 @@ answer and a broken implementation):
   left is an ``error`` marked as not run;
 * ``skip``: the implementation does not declare the case's revision.
 
+Every case belongs to a profile (docs/vectors.md, "Profiles"): ``core``
+is always judged, ``strict`` (input validation) when the implementation
+claims the ``strict`` capability in ``initialize`` or the caller asks for
+it. Every case runs either way; the results of a profile that is not
+judged are reported on their own (`VectorReport.profile_line`) and never
+change the exit status.
+
 The run is sequential and deterministic: same implementation, same
 vectors, same report. Whatever happens, the implementation is closed
 when the run ends, and killed at once when the run is interrupted.
@@ -28,7 +35,15 @@ from dataclasses import dataclass, field
 
 from conformance.adapters.connection import Connection
 from conformance.adapters.lifecycle import abandon, declared_revisions, describe
-from conformance.codec.corpus import VectorCase, Verdict, iter_cases, judge_response
+from conformance.codec.corpus import (
+    CORE,
+    PROFILES,
+    STRICT,
+    VectorCase,
+    Verdict,
+    iter_cases,
+    judge_response,
+)
 from conformance.errors import AdapterError, AdapterTimeout
 from conformance.outcomes import Outcome
 from reference.json_values import JsonObject
@@ -56,6 +71,7 @@ class CaseResult:
     message: str = ""
     not_run: bool = False
     """An error only because the run had stopped before this case."""
+    profile: str = CORE
 
     def dump(self) -> JsonObject:
         """The JSON form used in reports."""
@@ -65,28 +81,88 @@ class CaseResult:
             "method": self.method,
             "rules": list(self.rules),
             "level": self.level,
+            "profile": self.profile,
             "outcome": self.outcome.value,
             "message": self.message,
         }
 
 
+def claimed_profiles(identity: JsonObject) -> frozenset[str]:
+    """``core``, plus ``strict`` when ``initialize`` lists it in ``capabilities``."""
+    capabilities = identity.get("capabilities")
+    claims = capabilities if isinstance(capabilities, list) else []
+    return frozenset({CORE} | ({STRICT} if STRICT in claims else set()))
+
+
+def judged_profiles(identity: JsonObject, profile: str | None) -> frozenset[str]:
+    """The profiles the verdict covers: `profile` and what it extends, when
+    the caller chose one (``strict`` extends ``core``), else the claimed ones."""
+    if profile is None:
+        return claimed_profiles(identity)
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
+    return frozenset(PROFILES[: PROFILES.index(profile) + 1])
+
+
 @dataclass(slots=True, kw_only=True)
 class VectorReport:
-    """Every case result of a run, with the implementation's identity."""
+    """Every case result of a run, with the implementation's identity.
+
+    `judged` holds the profiles the verdict covers; results of the others
+    are kept, counted apart (`counts(profile=...)`) and shown on their own
+    line (`profile_line`).
+    """
 
     implementation: JsonObject
     results: list[CaseResult] = field(default_factory=list)
     startup_error: str | None = None
     stopped: str | None = None
     """Why the run stopped sending cases before the end, if it did."""
+    judged: frozenset[str] = frozenset({CORE})
+    chosen: str | None = None
+    """The ``--profile`` the caller gave, if any."""
 
-    def counts(self) -> dict[str, int]:
-        """How many cases had each outcome (every outcome listed)."""
-        tally = Counter(result.outcome for result in self.results)
+    def counted(self, result: CaseResult) -> bool:
+        """The result is one of a judged profile, so it counts in the verdict."""
+        return result.profile in self.judged
+
+    def counts(self, *, profile: str | None = None) -> dict[str, int]:
+        """How many cases had each outcome (every outcome listed): the judged
+        ones by default, or those of `profile`, judged or not."""
+        tally = Counter(
+            result.outcome
+            for result in self.results
+            if (self.counted(result) if profile is None else result.profile == profile)
+        )
         return {outcome.value: tally.get(outcome, 0) for outcome in Outcome}
 
+    def profile_line(self, profile: str = STRICT) -> str:
+        """`profile`'s results on one line, and whether they are in the verdict:
+        ``strict input validation: 12 of 99 pass, not claimed (not in the
+        verdict)``."""
+        counts = self.counts(profile=profile)
+        ran = sum(n for outcome, n in counts.items() if outcome != Outcome.SKIP.value)
+        right = counts["pass"] + counts["warn"]
+        others = ", ".join(
+            f"{counts[o]} {o}" for o in ("fail", "error", "skip") if counts[o]
+        )
+        claimed = profile in claimed_profiles(self.implementation)
+        judged = profile in self.judged
+        if self.chosen is None:
+            status = "claimed" if claimed else "not claimed (not in the verdict)"
+        else:
+            status = ("claimed" if claimed else "not claimed") + (
+                f", judged as --profile {self.chosen} asks"
+                if judged
+                else f", left out of the verdict as --profile {self.chosen} asks"
+            )
+        name = "strict input validation" if profile == STRICT else f"{profile} profile"
+        detail = f" ({others})" if others else ""
+        return f"{name}: {right} of {ran} pass{detail}, {status}"
+
     def exit_status(self, *, strict: bool = False) -> int:
-        """0 conformant, 1 a failure, 3 errors only (or nothing ran)."""
+        """0 conformant, 1 a failure, 3 errors only (or nothing ran), over the
+        judged profiles only."""
         counts = self.counts()
         if counts["fail"] or (strict and counts["warn"]):
             return 1
@@ -102,7 +178,12 @@ class VectorReport:
             "implementation": self.implementation,
             "startupError": self.startup_error,
             "stopped": self.stopped,
+            "profiles": {
+                "claimed": sorted(claimed_profiles(self.implementation)),
+                "judged": sorted(self.judged),
+            },
             "counts": self.counts(),
+            "profileCounts": {name: self.counts(profile=name) for name in PROFILES},
             "results": [result.dump() for result in self.results],
         }
 
@@ -124,6 +205,7 @@ def _result(
         level=case.level,
         outcome=outcome,
         message=message,
+        profile=case.profile,
     )
 
 
@@ -140,11 +222,14 @@ def run_vectors(
     revisions: Iterable[Revision] | None = None,
     cases: Iterable[tuple[Revision, VectorCase]] | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
+    profile: str | None = None,
 ) -> VectorReport:
     """Run `cases` (default: every vector) against the implementation.
 
     `connect` starts (or restarts) the implementation; `revisions` limits
-    the run to those revisions; `on_result` sees each result as it comes.
+    the run to those revisions; `on_result` sees each result as it comes;
+    `profile` chooses what the verdict covers (`judged_profiles`; default:
+    what the implementation claims).
     No exception from the implementation or from judging escapes: each
     costs its case an ``error``.
     """
@@ -161,7 +246,11 @@ def run_vectors(
         except AdapterError as error:
             return VectorReport(implementation={}, startup_error=describe(error))
         declared = {revision.value for revision in declared_revisions(identity)}
-        report = VectorReport(implementation=identity)
+        report = VectorReport(
+            implementation=identity,
+            judged=judged_profiles(identity, profile),
+            chosen=profile,
+        )
         failed_restarts = 0
         timeouts = 0
         for revision, case in selected:

@@ -5,8 +5,10 @@ default the reference's own harness adapter, run as a child process
 exactly as a foreign one is (``--impl reference`` runs it in process
 instead). What runs follows what ``initialize`` declares:
 
-* ``codec``: every codec vector, then the differential properties
-  (generated inputs, compared with the reference);
+* ``codec``: every codec vector (judged: the ``core`` profile plus what
+  the implementation claims, or ``--profile``; the ``strict`` results
+  always get a note line), then the differential properties (generated
+  inputs, compared with the reference);
 * ``harness``: every scenario that applies to a declared revision, played
   against the fake provider on 127.0.0.1 and judged.
 
@@ -51,6 +53,7 @@ from conformance.adapters.lifecycle import (
     timeout_problem,
 )
 from conformance.adapters.messages import check_result
+from conformance.codec.corpus import CORE, PROFILES, STRICT
 from conformance.codec.runner import run_vectors
 from conformance.errors import AdapterError, AdapterProtocolError
 from conformance.harness.evidence import Evidence
@@ -173,6 +176,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="examples per differential property and revision (default 40)",
     )
     parser.add_argument("--strict", action="store_true", help="SHOULD warnings fail")
+    parser.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default=None,
+        help="what the vectors' verdict covers: 'core', or 'strict' (core and input"
+        " validation); default: core plus what the implementation claims",
+    )
     parser.add_argument(
         "--show",
         choices=("problems", "all"),
@@ -496,7 +506,7 @@ def _run(
                 f"{part} not run: the implementation does not declare {needs!r}"
             )
         elif part == "vectors":
-            _vectors(outcome, codec, revisions, show)
+            _vectors(outcome, codec, revisions, show, args.profile)
         elif part == "properties":
             _properties(outcome, codec, revisions, args.examples, show)
         else:
@@ -547,6 +557,7 @@ def _vectors(
     connect: Callable[[], Connection],
     revisions: list[Revision] | None,
     show: Callable[[Check], None],
+    profile: str | None = None,
 ) -> None:
     from conformance.codec.corpus import iter_cases
 
@@ -554,8 +565,9 @@ def _vectors(
     selected = list(iter_cases(revisions=revisions))
     cases = {(revision.value, case.id): case for revision, case in selected}
     outcome.progress.start("vectors", len(selected))
+    held: list[Any] = []
 
-    def add(result: Any) -> None:
+    def record(result: Any, *, advance: bool = True) -> None:
         case = cases.get((result.revision, result.case_id))
 
         def reproduce() -> Reproduction | None:
@@ -572,11 +584,26 @@ def _vectors(
             show,
             reproduce=reproduce,
         )
-        outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
+        if advance:
+            outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
 
-    report = run_vectors(connect, revisions=revisions, on_result=add)
+    def add(result: Any) -> None:
+        # Results of the strict profile wait: whether they count is known
+        # once the run has the implementation's claim (docs/vectors.md).
+        if result.profile != CORE:
+            held.append(result)
+            outcome.progress.advance()
+            return
+        record(result)
+
+    report = run_vectors(connect, revisions=revisions, on_result=add, profile=profile)
+    for result in held:
+        if report.counted(result):
+            record(result, advance=False)
     if report.startup_error is not None:
         outcome.startup_error = report.startup_error
+    else:
+        outcome.notes.append(report.profile_line(STRICT))
 
 
 def _properties(

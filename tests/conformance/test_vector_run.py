@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from processes import process_gone, wait_until
 
 from conformance.adapters.connection import DirectConnection, StdioConnection
 from conformance.codec import cli as vectors_cli
-from conformance.codec.corpus import Verdict, iter_cases, judge_response
+from conformance.codec.corpus import CORE, STRICT, Verdict, iter_cases, judge_response
 from conformance.codec.runner import run_vectors
 from conformance.errors import (
     AdapterProtocolError,
@@ -140,6 +141,21 @@ def test_unordered_maps_only_draw_should_warnings_unless_strict(tmp_path: Path) 
 
 
 @pytest.mark.slow
+@pytest.mark.spec("JSON-3")
+def test_integer_like_keys_moved_first_draw_warnings_on_exactly_those_vectors(
+    tmp_path: Path,
+) -> None:
+    code, report = run_bad("hoists_integer_keys", tmp_path)
+    assert code == 0
+    assert report["counts"]["fail"] == 0
+    warned = {r["id"] for r in report["results"] if r["outcome"] == "warn"}
+    assert warned
+    assert all("integer-like" in case_id for case_id in warned), warned
+    strict_code, _ = run_bad("hoists_integer_keys", tmp_path, "--strict")
+    assert strict_code == 1
+
+
+@pytest.mark.slow
 def test_every_vector_fails_on_an_implementation_that_answers_everything_wrongly(
     tmp_path: Path,
 ) -> None:
@@ -210,6 +226,199 @@ def test_a_missing_command_and_a_bad_revision_are_reported_without_a_traceback()
     code, _, err = run_cli("--revision", "r9")
     assert code == 2
     assert "unknown revision 'r9'" in err
+
+
+# ------------------------------------------------------------ profiles
+
+VALIDATION_ONLY = {"clamps_system_arm", "validates_nothing"}
+"""Known-bad adapters whose only defect is accepting input the strict
+profile rejects: right on everything a conforming writer produces."""
+
+NOT_A_CONTRACT_DEFECT = {
+    "noisy_stderr",
+    "floods_stderr",
+    "spawns_grandchild",
+    "declares_session_prefix_only",
+}
+"""Correct codecs in a hostile process (or declaring less): they show the
+suite survives them, and must pass."""
+
+SHOULD_ONLY = {"unordered_maps", "hoists_integer_keys"}
+"""Wrong only where the spec says SHOULD: warnings, no failure."""
+
+
+def gallery() -> list[str]:
+    return sorted(path.stem for path in BAD.glob("*.py") if path.stem[0] != "_")
+
+
+@pytest.mark.slow
+@pytest.mark.spec("SYS-5", "TOOLS-5", "HDR-2", "JSON-1")
+def test_a_lenient_adapter_passes_core_and_fails_strict(tmp_path: Path) -> None:
+    code, report = run_bad("validates_nothing", tmp_path)
+    assert code == 0, report["counts"]
+    assert report["profiles"] == {"claimed": ["core"], "judged": ["core"]}
+    assert report["counts"]["pass"] == len(
+        [c for _, c in iter_cases() if c.profile == CORE]
+    )
+    strict = report["profileCounts"]["strict"]
+    assert strict["fail"] > 250
+    code, report = run_bad("validates_nothing", tmp_path, "--profile", "strict")
+    assert code == 1
+    assert {"SYS-5", "TOOLS-5", "HDR-2", "DELTA-1"} <= failing_rules(report)
+    assert {r["profile"] for r in report["results"] if r["outcome"] == "fail"} == {
+        STRICT
+    }
+
+
+@pytest.mark.slow
+def test_the_strict_results_get_their_own_line_and_stay_out_of_a_core_verdict(
+    tmp_path: Path,
+) -> None:
+    impl = f"{sys.executable} {BAD / 'validates_nothing.py'}"
+    code, out, err = run_cli("--impl", impl, "--timeout", "2")
+    assert code == 0, err
+    (line,) = [x for x in out.splitlines() if x.startswith("strict input validation")]
+    strict_runs = len([c for _, c in iter_cases() if c.profile == STRICT])
+    found = re.fullmatch(
+        r"strict input validation: (\d+) of (\d+) pass \((\d+) fail.*\),"
+        r" not claimed \(not in the verdict\)",
+        line,
+    )
+    assert found, line
+    right, ran, failed = map(int, found.groups())
+    assert ran == strict_runs
+    assert 0 < right < ran
+    assert failed > 0
+    assert "FAIL" not in out  # strict failures are summed up, not listed
+    code, out, _ = run_cli("--impl", impl, "--timeout", "2", "--show", "all")
+    assert "(strict)" in out
+
+
+@pytest.mark.slow
+def test_an_implementation_that_claims_strict_is_judged_on_it(tmp_path: Path) -> None:
+    # clamps_system_arm serves the reference's identity, which claims strict.
+    code, report = run_bad("clamps_system_arm", tmp_path)
+    assert code == 1
+    assert report["profiles"]["judged"] == ["core", "strict"]
+    code, report = run_bad("clamps_system_arm", tmp_path, "--profile", "core")
+    assert code == 0
+    assert report["profileCounts"]["strict"]["fail"] > 0
+
+
+class _Caught(Exception):
+    """Raised by the result callback at the first judged failure or error."""
+
+
+def verdict_of(name: str, profile: str) -> int:
+    """The exit status `name` gets under `profile`: 1 or 3 as soon as one
+    judged case fails or errors (the rest would not change that), else the
+    whole run's."""
+
+    def stop_at_first_problem(result: Any) -> None:
+        if result.profile in judged and result.outcome is Outcome.FAIL:
+            raise _Caught(1)
+        if result.profile in judged and result.outcome is Outcome.ERROR:
+            raise _Caught(3)
+
+    judged = {CORE} if profile == CORE else {CORE, STRICT}
+    try:
+        report = run_vectors(
+            lambda: connect_bad(name, timeout=2.0),
+            profile=profile,
+            on_result=stop_at_first_problem,
+        )
+    except _Caught as caught:
+        status: int = caught.args[0]
+        return status
+    return report.exit_status()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", gallery())
+def test_every_known_bad_adapter_is_caught_by_core_unless_its_defect_is_validation(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REQFOLD_BAD_STATE", str(tmp_path))
+    code = verdict_of(name, CORE)
+    if name in VALIDATION_ONLY:
+        assert code == 0
+        assert verdict_of(name, STRICT) == 1
+    elif name in NOT_A_CONTRACT_DEFECT | SHOULD_ONLY:
+        assert code == 0
+    else:
+        assert code in (1, 3), f"{name} is not caught by the core profile"
+
+
+def test_a_revision_filter_that_leaves_nothing_declared_exits_2() -> None:
+    impl = f"{sys.executable} {BAD / 'declares_session_prefix_only.py'}"
+    code, _, err = run_cli("--impl", impl, "--revision", "header-events")
+    assert code == 2
+    assert "does not declare header-events (it declares session-prefix)" in err
+    assert "Traceback" not in err
+    code, _, _ = run_cli("--impl", impl, "--revision", "session-prefix")
+    assert code == 0
+
+
+@pytest.mark.slow
+def test_reqfold_run_counts_strict_only_when_judged_and_always_prints_its_line() -> (
+    None
+):
+    def run(*extra: str) -> tuple[int, str]:
+        process = subprocess.run(
+            [
+                *(sys.executable, "-m", "conformance.cli", "run"),
+                *("--impl", "reference", "--only", "vectors", *extra),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        return process.returncode, process.stdout
+
+    core = len([c for _, c in iter_cases() if c.profile == CORE])
+    everything = len(list(iter_cases()))
+    code, out = run("--profile", "core")
+    assert code == 0
+    assert f"vectors     {core} checks" in out
+    assert "note: strict input validation: " in out
+    assert "left out of the verdict as --profile core asks" in out
+    code, out = run()
+    assert code == 0
+    assert f"vectors     {everything} checks" in out
+    assert f"strict input validation: {everything - core} of" in out
+
+
+def test_the_reference_claims_strict_and_passes_both_profiles() -> None:
+    report = run_vectors(DirectConnection)
+    assert report.judged == {CORE, STRICT}
+    for profile in (CORE, STRICT):
+        counts = report.counts(profile=profile)
+        assert counts["pass"] > 0
+        assert counts["fail"] == counts["error"] == counts["warn"] == 0
+
+
+def test_the_verdict_leaves_out_a_profile_that_is_not_judged() -> None:
+    class LenientClaim(DirectConnection):
+        def initialize(self) -> dict[str, Any]:
+            return {**super().initialize(), "capabilities": ["codec"]}
+
+        def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            # Every rejection but the design's own answered wrongly: a result.
+            response = super().request(method, params)
+            error = response.get("error")
+            if error and error["data"]["kind"] != "delta-before-snapshot":
+                return {"result": {}}
+            return response
+
+    report = run_vectors(LenientClaim)
+    assert report.judged == {CORE}
+    assert report.exit_status() == 0
+    assert report.counts(profile=STRICT)["fail"] > 0
+    assert "not claimed (not in the verdict)" in report.profile_line()
+    chosen = run_vectors(LenientClaim, profile=STRICT)
+    assert chosen.exit_status() == 1
+    assert "judged as --profile strict asks" in chosen.profile_line()
 
 
 # ------------------------------------------------------------ the suite's own limits

@@ -10,10 +10,14 @@ from typing import Any
 import jsonschema
 import pytest
 
+from conformance.adapters.messages import check_codec_result, check_params
 from conformance.codec.corpus import (
+    CORE,
     ERROR_KINDS,
     FAMILIES,
+    PROFILES,
     SCHEMA_PATH,
+    STRICT,
     VECTORS_DIR,
     VectorCase,
     VectorError,
@@ -31,6 +35,9 @@ from conformance.codec.corpus import (
     vector_files,
 )
 from conformance.rules import load_rules
+from reference.errors import CodecError
+from reference.header import canonical_header
+from reference.json_values import JsonValue, json_equal
 from reference.revisions import Revision
 
 FILES = vector_files()
@@ -94,6 +101,8 @@ def test_every_vector_file_validates_against_the_schema(path: Path) -> None:
             id="error-kind",
         ),
         pytest.param(lambda d: d["cases"][0].update(extra=1), id="extra-member"),
+        pytest.param(lambda d: d["cases"][0].pop("profile"), id="no-profile"),
+        pytest.param(lambda d: d["cases"][0].update(profile="full"), id="profile"),
     ],
 )
 def test_the_schema_rejects_broken_files(mutate: Any) -> None:
@@ -196,6 +205,7 @@ def make_case(method: str, expect: dict[str, Any], level: str = "MUST") -> Vecto
         method=method,
         rules=("EQ-1",),
         level=level,
+        profile=CORE,
         revisions=(Revision.HEADER_EVENTS,),
         description="an example",
         params={},
@@ -372,6 +382,7 @@ def minimal_case(**changes: Any) -> dict[str, Any]:
         "id": "equals-a",
         "rules": ["EQ-1"],
         "level": "MUST",
+        "profile": "core",
         "revisions": ["header-events"],
         "description": "a",
         "params": {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}},
@@ -420,6 +431,7 @@ def test_the_loader_reads_a_minimal_file(tmp_path: Path) -> None:
             "belongs in request-messages/",
         ),
         ("header-events", document(minimal_case(level="MAY")), "level"),
+        ("header-events", document(minimal_case(profile="full")), "profile"),
         (
             "header-events",
             document(minimal_case(description="a\nb")),
@@ -464,3 +476,155 @@ def test_the_loader_rejects_repeated_keys_in_a_file(tmp_path: Path) -> None:
     path.write_text('{"family": "equals", "family": "diff"}', encoding="utf-8")
     with pytest.raises(VectorError, match="repeats the key"):
         load_file(path)
+
+
+def test_the_loader_rejects_two_cases_with_the_same_method_and_params(
+    tmp_path: Path,
+) -> None:
+    twice = document(minimal_case(), minimal_case(id="equals-b", description="b"))
+    write_vectors(tmp_path, "header-events", "equals", twice)
+    with pytest.raises(VectorError, match="same method and params as equals-a"):
+        load_cases(tmp_path)
+
+
+def test_the_loader_takes_the_same_params_under_disjoint_revisions(
+    tmp_path: Path,
+) -> None:
+    write_vectors(tmp_path, "header-events", "equals", document(minimal_case()))
+    later = minimal_case(id="equals-b", revisions=["request-messages"])
+    write_vectors(tmp_path, "request-messages", "equals", document(later))
+    assert [case.id for case in load_cases(tmp_path)] == ["equals-a", "equals-b"]
+
+
+# ---------------------------------------------------------------- profiles
+
+
+def _headers_read_as_canonical(case: VectorCase) -> list[JsonValue]:
+    """The header inputs a conforming writer only ever hands over canonical."""
+    params = case.params
+    if case.method == "codec/equals":
+        return [params["a"], params["b"]]
+    if case.method == "codec/diff":
+        return [params["prev"], params["next"]]
+    if case.method == "codec/apply":
+        return [params["prev"]]
+    if case.method == "codec/fold":
+        headers = [params["from"]] if "from" in params else []
+        for event in params["events"]:
+            data = event.get("data") if isinstance(event, dict) else None
+            if event.get("type") == "request/header" and isinstance(data, dict):
+                headers.extend([data["header"]] if "header" in data else [])
+        return headers
+    return []
+
+
+def _is_canonical(header: JsonValue, revision: Revision) -> bool:
+    """`header` is valid and equal (as a JSON value) to its canonical form.
+
+    Member order is left out on purpose: it is a SHOULD (HDR-5), so a
+    conforming writer may hand over another order.
+    """
+    try:
+        canonical = canonical_header(header, revision)  # type: ignore[arg-type]
+    except CodecError:
+        return False
+    return json_equal(canonical, header, ordered=False)
+
+
+def principled_profile(case: VectorCase) -> str:
+    """The profile docs/vectors.md's principle gives `case`."""
+    if case.expects_error:
+        kind = case.expect["error"]["kind"]
+        return CORE if kind == "delta-before-snapshot" else STRICT
+    revision = case.revisions[0]
+    headers = _headers_read_as_canonical(case)
+    return CORE if all(_is_canonical(h, revision) for h in headers) else STRICT
+
+
+def test_every_case_is_in_the_profile_the_principle_gives() -> None:
+    wrong = {
+        case.id: f"{case.profile}, principle says {principled_profile(case)}"
+        for case in CASES
+        if case.profile != principled_profile(case)
+    }
+    assert wrong == {}
+
+
+def test_both_profiles_have_cases_in_every_revision() -> None:
+    seen = {(revision, case.profile) for case in CASES for revision in case.revisions}
+    assert seen == {(r, p) for r in Revision for p in PROFILES}
+
+
+@pytest.mark.parametrize(
+    ("case_id", "profile"),
+    [
+        ("fold-delta-before-snapshot-rejected", CORE),
+        ("equals-empty-system-equals-absent", STRICT),
+        ("fold-from-state-canonicalized", STRICT),
+    ],
+)
+def test_the_principle_puts_the_designs_rejection_in_core_and_lenient_reads_in_strict(
+    case_id: str, profile: str
+) -> None:
+    (case,) = [case for case in CASES if case.id == case_id]
+    assert principled_profile(case) == profile
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "verdict"),
+    [
+        pytest.param(2**53 + 1, 2**53, Verdict.PASS, id="nearest-double"),
+        pytest.param(2**53 + 1, float(2**53), Verdict.PASS, id="as-a-float"),
+        pytest.param(2**53 + 3, 2**53 + 4, Verdict.PASS, id="same-double"),
+        pytest.param(2**53 + 1, 2**53 + 2, Verdict.FAIL, id="another-double"),
+        pytest.param(2**53, 2**53 - 1, Verdict.FAIL, id="exact-below-2-53"),
+        pytest.param(10**400, 10**400 + 1, Verdict.FAIL, id="beyond-any-double"),
+        pytest.param(2**53 + 1, True, Verdict.FAIL, id="never-a-boolean"),
+    ],
+)
+def test_an_integer_beyond_2_53_is_judged_by_its_nearest_double(
+    expected: int, actual: Any, verdict: Verdict
+) -> None:
+    assert compare_results({"seed": expected}, {"seed": actual}) is verdict
+
+
+# ---------------------------------------------------------------- method schemas
+
+
+@pytest.mark.parametrize("method", sorted(FAMILIES.values()))
+def test_every_vectors_params_and_expected_result_fit_the_methods_schemas(
+    method: str,
+) -> None:
+    cases = [(r, c) for r, c in iter_cases() if c.method == method]
+    assert cases
+    for revision, case in cases:
+        assert check_params(method, case.request_params(revision)) is None, case.id
+        if not case.expects_error:
+            found = check_codec_result(method, case.expected_result)
+            assert found is None, (case.id, found)
+
+
+@pytest.mark.parametrize(
+    ("method", "result"),
+    [
+        ("codec/canonical", {"header": {"config": {"model": "m"}, "system": ""}}),
+        ("codec/canonical", {"header": {"config": {"model": "m"}, "extra": 1}}),
+        ("codec/equals", {"equal": 1}),
+        ("codec/diff", {"delta": {}}),
+        ("codec/diff", {"delta": {"system": {"keepStart": 0, "keepEnd": 0}}}),
+        ("codec/apply", {"header": None}),
+        ("codec/fold", {}),
+        ("codec/record", {"event": {"type": "request/header", "data": {}}}),
+        ("codec/record", {"event": {"type": "request/header-delta", "data": {}}}),
+    ],
+)
+def test_the_result_schemas_refuse_results_of_the_wrong_shape(
+    method: str, result: Any
+) -> None:
+    assert check_codec_result(method, result) is not None
+
+
+def test_the_params_schemas_refuse_what_the_protocol_answers_with_32602() -> None:
+    assert check_params("codec/fold", {"events": {}}) is not None
+    assert check_params("codec/record", {"baseline": None, "header": {}}) is not None
+    assert check_params("codec/equals", {"a": None, "b": 1, "revision": "r9"})

@@ -217,7 +217,7 @@ def test_initialize_declares_both_capabilities_and_codec_methods_still_answer(
 
     hello, diff, wrong, unknown = drive(url, tmp_path, scenario)
     assert hello["name"] == "reqfold-reference"
-    assert hello["capabilities"] == ["codec", "harness"]
+    assert hello["capabilities"] == ["codec", "harness", "strict"]
     assert hello["revisions"] == [revision.value for revision in Revision]
     assert diff == {"delta": {"config": {"model": "b"}}}
     assert wrong.code == -32602
@@ -840,6 +840,7 @@ def test_the_stdio_adapter_keeps_reading_and_lands_a_cancel_inside_a_blocked_cal
     assert child.call("initialize", protocolVersion=1)["result"]["capabilities"] == [
         "codec",
         "harness",
+        "strict",
     ]
     assert child.call("session/open", session="s1", log=log, revision="session-prefix")[
         "result"

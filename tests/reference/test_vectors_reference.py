@@ -188,3 +188,40 @@ def test_vectors_with_infinite_numbers_travel_as_number_text() -> None:
     text = encode_json(case.params)
     assert "1e400" in text
     assert json.loads(text)["header"]["config"]["temperature"] == float("inf")
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        pytest.param(
+            '{"config": {"model": "m", "temperature": NaN}}', "NaN", id="nan-token"
+        ),
+        pytest.param(
+            '{"config": {"model": "m"}, "config": {"model": "n"}}',
+            "repeats the key",
+            id="repeated-key",
+        ),
+    ],
+)
+def test_the_adapter_refuses_json_text_no_vector_can_hold_as_a_parse_error(
+    line: str, why: str
+) -> None:
+    """A vector file is JSON without NaN tokens or repeated keys, so these two
+    JSON-1 breaches are shown here, on the adapter's reading of a request."""
+    request = (
+        '{"jsonrpc": "2.0", "id": 1, "method": "codec/canonical",'
+        f' "params": {{"header": {line}}}}}\n'
+    )
+    process = subprocess.run(
+        [sys.executable, "-m", "reference.adapter"],
+        input=request,
+        capture_output=True,
+        text=True,
+        timeout=READ_TIMEOUT,
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr
+    response = json.loads(process.stdout)
+    assert response["id"] is None
+    assert response["error"]["code"] == -32700
+    assert why in response["error"]["message"]

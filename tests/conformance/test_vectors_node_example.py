@@ -1,0 +1,77 @@
+"""The Node example codec adapter (examples/node-codec/) passes the core profile.
+
+A second implementation in the repository, independent of the reference
+and in another language: it runs through ``reqfold vectors`` as a real
+child process, exactly as a harness author's adapter would. Skipped when
+``node`` is not installed, unless ``CI`` is set: CI must run it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.codec.corpus import CORE, iter_cases
+from reference.revisions import Revision
+
+ADAPTER = Path(__file__).resolve().parents[2] / "examples" / "node-codec" / "adapter.js"
+
+
+def node() -> str:
+    found = shutil.which("node")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("node is not installed, and CI must run the Node example")
+        pytest.skip("node is not installed: the Node example adapter cannot run")
+    return found
+
+
+def run_vectors(*args: str) -> tuple[int, dict[str, object]]:
+    impl = f"{node()} {ADAPTER}"
+    process = subprocess.run(
+        [
+            *(sys.executable, "-m", "conformance.cli", "vectors"),
+            *("--impl", impl, "--format", "json", *args),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert "Traceback" not in process.stderr
+    report: dict[str, object] = json.loads(process.stdout)
+    return process.returncode, report
+
+
+@pytest.mark.slow
+def test_the_node_example_passes_the_core_profile_of_every_revision() -> None:
+    code, report = run_vectors("--profile", "core")
+    core = [(r, c) for r, c in iter_cases() if c.profile == CORE]
+    assert report["counts"] == {
+        "pass": len(core),
+        "warn": 0,  # member order kept, integer-like keys included
+        "fail": 0,
+        "error": 0,
+        "skip": 0,
+    }
+    assert code == 0
+    results = report["results"]
+    assert isinstance(results, list)
+    passed = {r["revision"] for r in results if r["outcome"] == "pass"}
+    assert passed == {revision.value for revision in Revision}
+
+
+@pytest.mark.slow
+def test_the_node_example_claims_only_core_and_its_strict_results_stay_apart() -> None:
+    code, report = run_vectors()
+    assert code == 0
+    assert report["profiles"] == {"claimed": ["core"], "judged": ["core"]}
+    strict = report["profileCounts"]
+    assert isinstance(strict, dict)
+    assert strict["strict"]["fail"] > 0
