@@ -143,6 +143,7 @@ def make_plan(options: Options) -> Plan:
 def _make_plan(options: Options) -> Plan:
     from conformance.adapters.lifecycle import declared_revisions
     from conformance.codec.corpus import iter_cases
+    from conformance.codec.runner import claimed_profiles
     from conformance.harness.runner import run_scenarios
     from conformance.harness.scenarios import ScenarioError, load_scenarios
     from reference.revisions import parse_revision
@@ -185,9 +186,22 @@ def _make_plan(options: Options) -> Plan:
     capabilities = _capabilities(identity)
     plan = Plan(identity=identity, notes=list(report.skipped))
     if "codec" in capabilities:
+        # The verdict covers the profiles the implementation claims
+        # (docs/vectors.md, "Profiles"): the others are not collected.
+        judged = claimed_profiles(identity)
+        cases = list(iter_cases(revisions=chosen))
         plan.vectors = [
-            (revision.value, case.id) for revision, case in iter_cases(revisions=chosen)
+            (revision.value, case.id)
+            for revision, case in cases
+            if case.profile in judged
         ]
+        left = len(cases) - len(plan.vectors)
+        if left:
+            plan.notes.append(
+                f"{left} vectors of the strict profile not collected: the"
+                " implementation does not claim 'strict' (reqfold vectors"
+                " --profile strict runs them)"
+            )
     else:
         plan.notes.append(
             "vectors not run: the implementation does not declare 'codec'"

@@ -215,6 +215,20 @@ def test_a_bad_adapter_fails_the_vectors_it_breaks_with_rules_expected_and_found
     assert ".py:" not in failures  # no frame of reqfold's own code
 
 
+def test_a_lenient_adapter_passes_core_and_its_unclaimed_strict_cases_are_not_collected(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    impl = command(BAD_ADAPTERS / "validates_nothing.py")
+    result = pytester.runpytest(*PLUGIN, "--reqfold-impl", impl, *SESSION_PREFIX)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    cases = list(iter_cases(revisions={Revision.SESSION_PREFIX}))
+    core = sum(case.profile == "core" for _, case in cases)
+    result.assert_outcomes(passed=core + 1)  # core vectors and the own test
+    result.stdout.fnmatch_lines(
+        [f"*{len(cases) - core} vectors of the strict profile not collected*"]
+    )
+
+
 def test_a_crashing_adapter_is_an_error_of_the_cases_it_crashes_on_not_a_failure(
     pytester: pytest.Pytester, project: Path
 ) -> None:
