@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -23,6 +21,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from conformance.adapters.lifecycle import timeout_problem
+from conformance.interrupts import run_guarded
 from conformance.outcomes import MARKS, Outcome
 from conformance.probe.driver import (
     ProbeDriver,
@@ -52,7 +52,6 @@ from conformance.run.verdict import (
 from fakes import dump_capture_jsonl
 from reference.revisions import Revision
 
-MAX_TIMEOUT = 86_400.0
 DIALECTS = ("deepseek", "openai")
 
 
@@ -149,16 +148,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class _Interrupted(KeyboardInterrupt):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _terminated(signum: int, frame: object) -> None:
-    raise _Interrupted(signum)
-
-
 def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
     """The settings, or ValueError saying which argument is wrong."""
     command = split_command(args.cmd, "--cmd")
@@ -167,10 +156,9 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
         if args.resume_cmd is not None
         else None
     )
-    if not (0 < args.timeout <= MAX_TIMEOUT):  # also refuses nan
-        raise ValueError(
-            f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]"
-        )
+    problem = timeout_problem(args.timeout)
+    if problem is not None:
+        raise ValueError(problem)
     text = None
     if args.turns is not None:
         try:
@@ -211,31 +199,22 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Probe the harness, print the report; returns the exit status."""
-    previous = {
-        signum: signal.signal(signum, _terminated)
-        for signum in (signal.SIGTERM, signal.SIGINT)
-    }
-    try:
-        with tempfile.TemporaryDirectory(prefix="reqfold-probe-") as scratch:
-            try:
-                settings = _settings(args, scratch)
-            except ValueError as error:
-                _stderr(f"reqfold probe: {error}")
-                return 2
-            return _probe(args, settings)
-    except KeyboardInterrupt as stop:
-        signum = stop.signum if isinstance(stop, _Interrupted) else signal.SIGINT
-        _stderr("reqfold probe: interrupted; the harness was killed; no verdict")
-        return 128 + signum
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return NO_VERDICT
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+    """Probe the harness, print the report; returns the exit status.
+
+    SIGINT and SIGTERM unwind the probe (`conformance.interrupts`), so the
+    harness's whole tree and the fake are stopped on the way out.
+    """
+    return run_guarded("reqfold probe", lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="reqfold-probe-") as scratch:
+        try:
+            settings = _settings(args, scratch)
+        except ValueError as error:
+            _stderr(f"reqfold probe: {error}")
+            return 2
+        return _probe(args, settings)
 
 
 def _stderr(text: str) -> None:
