@@ -85,14 +85,16 @@ def run_scenarios(
     on_result: Callable[[CheckResult], None] | None = None,
     workdir: Path | None = None,
     on_evidence: Callable[[Evidence], None] | None = None,
+    provider: FakeProvider | None = None,
 ) -> ScenarioReport:
     """Play `scenarios` (default: all) against the adapter `connect` starts.
 
     `on_evidence` sees the evidence of every run that played to the end,
-    before its results (``--snapshot-dir`` keeps it).
+    before its results (``--snapshot-dir`` keeps it). `provider` is the fake
+    the runs play against (default: a fresh DeepSeek-dialect one).
     """
     chosen = load_scenarios() if scenarios is None else scenarios
-    fake = FakeProvider("deepseek")
+    fake = provider if provider is not None else FakeProvider("deepseek")
     with contextlib.ExitStack() as stack:
         base = (
             workdir
@@ -272,6 +274,13 @@ def _play(
             f"{stderr_block(tail)}" + _notes(bug)
         )
     session.timeouts = 0
+    lost = fake.stats().capture.dropped_requests
+    if lost:  # judged on part of the requests, a pass would prove nothing
+        return error(
+            f"the fake provider dropped {lost} of this run's captured requests"
+            " to stay within its capture bounds (docs/fake-provider.md): the"
+            " evidence is incomplete"
+        )
     if on_evidence is not None:
         on_evidence(evidence)
     try:

@@ -194,6 +194,24 @@ def test_the_reference_as_a_child_process_passes_every_scenario_of_every_revisio
     )
 
 
+@pytest.mark.spec("REQ-1")
+def test_a_run_whose_captures_the_fake_dropped_is_no_verdict_not_a_pass(
+    tmp_path: Path,
+) -> None:
+    tiny = FakeProvider("deepseek", capture_max_bytes=1)  # keeps the newest only
+    report = run_scenarios(
+        lambda: InProcessHarness(timeout=10),
+        scenarios=[by_id("plain-turns")],
+        revisions=[Revision.SESSION_PREFIX],
+        workdir=tmp_path,
+        provider=tiny,
+    )
+    assert [(r.outcome, r.check_id) for r in report.results] == [
+        (Outcome.ERROR, report.results[0].check_id)
+    ]
+    assert "dropped 2 of this run's captured requests" in report.results[0].message
+
+
 # ------------------------------------------------------------ the checks
 
 
