@@ -14,18 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-MARKER = "reqfold_rule"
-"""The marker every reqfold item carries: its rule IDs, and ``level=``."""
+from conformance.pytest_plugin.names import MARKER, ReqfoldShouldWarning
 
 _NEEDS_IMPL = ("reqfold_revision", "reqfold_scenario", "reqfold_strict")
-
-
-class ReqfoldShouldWarning(UserWarning):
-    """A check found a SHOULD rule broken: reported, not failed (unless strict).
-
-    Filter it by this name (``conformance.pytest_plugin.ReqfoldShouldWarning``)
-    to keep it a warning in a run whose warnings are errors.
-    """
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -90,3 +81,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from conformance.pytest_plugin.suite import activate
 
     activate(config, impl)
+
+
+__all__ = ["MARKER", "ReqfoldShouldWarning"]

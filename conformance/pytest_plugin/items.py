@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from conformance.outcomes import Outcome
-from conformance.pytest_plugin import MARKER, ReqfoldShouldWarning
+from conformance.pytest_plugin.names import MARKER, ReqfoldShouldWarning
 from conformance.pytest_plugin.state import STATE_KEY, SuiteState
 from reference.json_values import JsonObject
 

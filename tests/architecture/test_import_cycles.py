@@ -71,7 +71,7 @@ def cycles(root: Path, package: str) -> list[list[str]]:
     return groups
 
 
-@pytest.mark.parametrize("package", ["reference"])
+@pytest.mark.parametrize("package", ["reference", "fakes", "conformance"])
 def test_no_two_modules_of_the_package_import_each_other(package: str) -> None:
     assert cycles(ROOT, package) == []
 
