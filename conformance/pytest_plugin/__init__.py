@@ -16,7 +16,12 @@ import pytest
 
 from conformance.pytest_plugin.names import MARKER, ReqfoldShouldWarning
 
-_NEEDS_IMPL = ("reqfold_revision", "reqfold_scenario", "reqfold_strict")
+_NEEDS_IMPL = (
+    "reqfold_revision",
+    "reqfold_scenario",
+    "reqfold_strict",
+    "reqfold_expected_failures",
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,6 +62,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="a broken SHOULD rule fails its item instead of warning",
+    )
+    group.addoption(
+        "--reqfold-expected-failures",
+        metavar="FILE",
+        default=None,
+        help="checks known to fail, as for 'reqfold run --expected-failures': each"
+        " is an xfail(strict) item, so an entry that starts passing fails as stale",
     )
 
 

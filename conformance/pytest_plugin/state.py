@@ -8,7 +8,7 @@ vector item of this process runs, and closed when pytest ends.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -24,6 +24,8 @@ class SuiteState:
     """The suite's part of one pytest process (module docstring)."""
 
     options: Options
+    expected: dict[str, str] = field(default_factory=dict)
+    """Expected failures: check id -> reason (``--reqfold-expected-failures``)."""
     _plan: Plan | None = None
     _codec: CodecSession | None = None
 

@@ -10,12 +10,13 @@ implementation's identity, the notes and the per-rule table.
 from __future__ import annotations
 
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance.outcomes import Outcome
-from conformance.pytest_plugin.items import CheckProblem, ReqfoldSuite
+from conformance.pytest_plugin.items import CheckItem, CheckProblem, ReqfoldSuite
 from conformance.pytest_plugin.plan import Options, check_options
 from conformance.pytest_plugin.state import STATE_KEY, WORKER_KEY, SuiteState
 
@@ -37,9 +38,42 @@ def activate(config: pytest.Config, impl: str) -> None:
     if problem is not None:
         raise pytest.UsageError(problem)
     state = SuiteState(options)
+    state.expected = _expected_failures(config.getoption("reqfold_expected_failures"))
     config.stash[STATE_KEY] = state
     config.add_cleanup(state.close)
     config.pluginmanager.register(SuitePlugin(config, state), PLUGIN_NAME)
+
+
+def _expected_failures(path: str | None) -> dict[str, str]:
+    """The entries of ``--reqfold-expected-failures`` (check id -> reason), the
+    file ``reqfold run --expected-failures`` reads; a usage error when unusable."""
+    if path is None:
+        return {}
+    from conformance.codec.corpus import iter_cases
+    from conformance.harness.scenarios import load_scenarios
+    from conformance.report.expected import (
+        ExpectedFailuresError,
+        parse_expected,
+        unknown_ids as unknown,
+    )
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        entries = parse_expected(text, name=f"--reqfold-expected-failures {path}")
+    except (OSError, UnicodeDecodeError) as error:
+        raise pytest.UsageError(
+            f"--reqfold-expected-failures {path!r} cannot be read: {error}"
+        ) from None
+    except ExpectedFailuresError as error:
+        raise pytest.UsageError(str(error)) from None
+    cases = {case.id: case for _, case in iter_cases()}.values()
+    strangers = unknown(entries, cases, load_scenarios())
+    if strangers:
+        raise pytest.UsageError(
+            "--reqfold-expected-failures names no check of this suite: "
+            + ", ".join(strangers)
+        )
+    return entries
 
 
 class SuitePlugin:
@@ -62,6 +96,17 @@ class SuitePlugin:
             )
             report.result.append(suite)
         return report
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Expected failures become ``xfail(strict=True)`` marks: a listed check
+        that fails (or only warns) is xfail, one that passes fails as stale."""
+        expected = self.state.expected
+        for item in items:
+            if isinstance(item, CheckItem) and item.name in expected:
+                item.expected = True
+                item.add_marker(
+                    pytest.mark.xfail(strict=True, reason=expected[item.name])
+                )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -14,6 +14,7 @@ declares the entry point yet.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import sys
@@ -375,6 +376,34 @@ def test_expected_failures_marked_xfail_in_a_conftest_pass_until_they_go_stale(
     stale.stdout.fnmatch_lines(
         ["[[]XPASS(strict)[]] our canonical form keeps*", f"FAILED {known} - [[]XPASS*"]
     )
+
+
+def test_the_expected_failures_file_of_reqfold_run_gives_xfail_and_stale_entries_fail(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    known = "session-prefix/canonical-drops-empty-system"
+    listed = pytester.path / "expected.json"
+    listed.write_text(
+        json.dumps({known: {"reason": "our canonical form keeps system"}}),
+        encoding="utf-8",
+    )
+    options = (*SESSION_PREFIX, "--reqfold-expected-failures", str(listed))
+    selection = ("-k", "canonical-drops-empty-system and not tools", "-rfxX")
+    bad = command(BAD_ADAPTERS / "keeps_empty_fields.py")
+    expected = pytester.runpytest(*PLUGIN, "--reqfold-impl", bad, *options, *selection)
+    assert expected.ret == pytest.ExitCode.OK
+    assert outcomes(expected)["xfailed"] == 1
+    expected.stdout.fnmatch_lines([f"XFAIL reqfold::vectors::{known} - our canon*"])
+    reference_codec = shlex.join([sys.executable, "-m", "reference.adapter"])
+    stale = pytester.runpytest(
+        *PLUGIN, "--reqfold-impl", reference_codec, *options, *selection
+    )
+    assert stale.ret == pytest.ExitCode.TESTS_FAILED
+    stale.stdout.fnmatch_lines(["[[]XPASS(strict)[]] our canonical form keeps*"])
+    listed.write_text('{"no-such/check": {"reason": "x"}}', encoding="utf-8")
+    unknown = pytester.runpytest(*PLUGIN, "--reqfold-impl", bad, *options)
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+    unknown.stderr.fnmatch_lines(["*names no check of this suite: no-such/check*"])
 
 
 # ---------------------------------------------- selection and stopping
