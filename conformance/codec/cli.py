@@ -166,6 +166,8 @@ def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
         # its failures are not the contract's (its one line sums them up).
         for result in held:
             judged = report.counted(result)
+            if result.not_run:
+                continue  # counted in the summary, not listed
             if args.show == "all" or (judged and result.outcome in problems):
                 _print_result(result)
     if report.startup_error is not None and text:
