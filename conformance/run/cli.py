@@ -524,6 +524,10 @@ def _run(
     return _write_reports(args, outcome, status, verdict, seconds)
 
 
+def _quiet(check: Check) -> None:
+    """Show nothing (a case the run never sent)."""
+
+
 def _shower(mode: str) -> Callable[[Check], None]:
     def show(check: Check) -> None:
         if mode == "all" or check.outcome in (
@@ -581,7 +585,7 @@ def _vectors(
             "vectors",
             f"{result.revision}/{result.case_id}",
             result,
-            show,
+            _quiet if result.not_run else show,  # counted, not listed
             reproduce=reproduce,
         )
         if advance:
@@ -604,6 +608,11 @@ def _vectors(
         outcome.startup_error = report.startup_error
     else:
         outcome.notes.append(report.profile_line(STRICT))
+    if report.stopped is not None:
+        outcome.notes.append(
+            f"vectors stopped: {report.stopped}; the cases left were not run"
+            " (counted as errors)"
+        )
 
 
 def _properties(
