@@ -8,8 +8,12 @@ scenario run's cache hit ratio (cached over prompt tokens, summed over its
 requests) is compared too; a lower ratio is a regression when both
 reports ran the same suite (same digest): with other vectors or scenarios
 the numbers are shown but not judged. A regression is a newly failing
-check or a lower hit ratio. Pure: two validated reports in, a
-`Comparison` out.
+check, a check of the old report missing from the new one (when both ran
+the same suite: a run that stopped, was interrupted or lost a part checks
+less, which must not read as "no regression"), a verdict that was
+conformant and is not any more (an implementation that did not start
+checks nothing, and fails nothing), or a lower hit ratio. Pure: two
+validated reports in, a `Comparison` out.
 """
 
 from __future__ import annotations
@@ -52,15 +56,30 @@ class Comparison:
     """What changed between two reports (module docstring)."""
 
     same_suite: bool
+    old_status: int = 0
+    new_status: int = 0
     newly_failing: list[Change] = field(default_factory=list)
     newly_passing: list[Change] = field(default_factory=list)
+    vanished: list[Change] = field(default_factory=list)
+    """Checks the old report has (skips aside) and the new one lacks."""
     cache: list[CacheChange] = field(default_factory=list)
 
     @property
+    def verdict_lost(self) -> bool:
+        """The old run was conformant (exit 0) and the new one is not."""
+        return self.old_status == 0 and self.new_status != 0
+
+    @property
     def regression(self) -> bool:
-        """A newly failing check, or (same suite) a lower cache hit ratio."""
-        return bool(self.newly_failing) or (
-            self.same_suite and any(change.lower for change in self.cache)
+        """A newly failing check, a lost verdict, or (same suite) a vanished
+        check or a lower cache hit ratio."""
+        return (
+            bool(self.newly_failing)
+            or self.verdict_lost
+            or (
+                self.same_suite
+                and (bool(self.vanished) or any(change.lower for change in self.cache))
+            )
         )
 
 
@@ -81,7 +100,16 @@ def _ratios(report: JsonObject) -> dict[str, float | None]:
 def compare_reports(old: JsonObject, new: JsonObject) -> Comparison:
     """Compare two reports that passed `read_report`."""
     before, after = _statuses(old), _statuses(new)
-    comparison = Comparison(same_suite=old["suite"]["digest"] == new["suite"]["digest"])
+    comparison = Comparison(
+        same_suite=old["suite"]["digest"] == new["suite"]["digest"],
+        old_status=old["verdict"]["exitStatus"],
+        new_status=new["verdict"]["exitStatus"],
+    )
+    for check_id, (status, rules) in before.items():
+        if check_id not in after and status != "skip":
+            comparison.vanished.append(
+                Change(id=check_id, old=status, new="absent", rules=rules)
+            )
     for check_id, (status, rules) in after.items():
         was = before.get(check_id, ("absent", ()))[0]
         if status in BAD and was not in BAD:
@@ -132,6 +160,20 @@ def render_comparison(
         f"  pass  {change.id}  [{','.join(change.rules)}]  (was {change.old})"
         for change in comparison.newly_passing
     )
+    lines.append(
+        f"missing from the new report: {len(comparison.vanished)}"
+        + ("" if comparison.same_suite else " (different suites: not judged)")
+    )
+    lines.extend(
+        f"  {change.old:<5} {change.id}  [{','.join(change.rules)}]"
+        for change in comparison.vanished[:20]
+    )
+    if len(comparison.vanished) > 20:
+        lines.append(f"  ... and {len(comparison.vanished) - 20} more")
+    if comparison.verdict_lost:
+        lines.append(
+            f"verdict: was conformant (exit 0), now exit {comparison.new_status}"
+        )
     if comparison.cache:
         lines.append("")
         lines.append("cache hit ratio per scenario (old -> new)")

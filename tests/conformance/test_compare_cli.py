@@ -115,6 +115,40 @@ def test_a_lower_ratio_on_another_suite_is_shown_but_not_judged(
 
 
 @pytest.mark.slow
+def test_a_new_run_that_checked_nothing_is_a_regression(
+    reports: dict[str, Path], tmp_path: Path
+) -> None:
+    empty = tmp_path / "did-not-start.json"
+    never = shlex.join([sys.executable, "-c", "import sys; sys.exit(1)"])
+    done = reqfold("run", "--impl", never, *SCENARIO_RUN, "--report-json", str(empty))
+    assert done.returncode == 3, done.stdout
+    compared = reqfold("compare", str(reports["good"]), str(empty))
+    assert compared.returncode == 1, compared.stdout
+    assert "newly failing: 0" in compared.stdout
+    assert "verdict: was conformant (exit 0), now exit 3" in compared.stdout
+    assert "Regression: yes" in compared.stdout
+
+
+@pytest.mark.slow
+def test_checks_missing_from_the_new_report_of_the_same_suite_are_a_regression(
+    reports: dict[str, Path], tmp_path: Path
+) -> None:
+    fewer = json.loads(reports["good"].read_text())
+    gone = fewer["checks"].pop()
+    shorter = tmp_path / "fewer.json"
+    shorter.write_text(json.dumps(fewer))
+    done = reqfold("compare", str(reports["good"]), str(shorter))
+    assert done.returncode == 1, done.stdout
+    assert "missing from the new report: 1" in done.stdout
+    assert gone["id"] in done.stdout
+    fewer["suite"]["digest"] = "sha256:" + "0" * 64  # another suite: not judged
+    shorter.write_text(json.dumps(fewer))
+    done = reqfold("compare", str(reports["good"]), str(shorter))
+    assert done.returncode == 0, done.stdout
+    assert "(different suites: not judged)" in done.stdout
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "complaint"),
     [
@@ -122,6 +156,7 @@ def test_a_lower_ratio_on_another_suite_is_shown_but_not_judged(
         ("{not json", "is not JSON"),
         ('{"format": "reqfold-vectors/1"}', "is not a reqfold-run/1 report"),
         ("[1, 2]", "is not a reqfold-run/1 report"),
+        pytest.param("[" * 200_000, "nested too deeply", id="deeply-nested"),
         ('{"format": "reqfold-run/1"}', "breaks run-report.schema.json"),
         (b"\xff\xfe", "cannot be read"),
     ],
