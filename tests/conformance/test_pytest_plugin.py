@@ -400,6 +400,16 @@ def test_the_expected_failures_file_of_reqfold_run_gives_xfail_and_stale_entries
     )
     assert stale.ret == pytest.ExitCode.TESTS_FAILED
     stale.stdout.fnmatch_lines(["[[]XPASS(strict)[]] our canonical form keeps*"])
+    crashing = command(BAD_ADAPTERS / "fails_internally_on_diff.py")
+    listed.write_text(
+        json.dumps({"session-prefix/diff-equal-headers-no-delta": {"reason": "x"}})
+    )
+    no_verdict = pytester.runpytest(
+        *PLUGIN, "--reqfold-impl", crashing, *options, "-k", "diff-equal-headers-no"
+    )
+    assert no_verdict.ret == pytest.ExitCode.TESTS_FAILED  # an error, not an xfail
+    assert outcomes(no_verdict).get("xfailed") is None
+    assert outcomes(no_verdict)["errors"] == 1
     listed.write_text('{"no-such/check": {"reason": "x"}}', encoding="utf-8")
     unknown = pytester.runpytest(*PLUGIN, "--reqfold-impl", bad, *options)
     assert unknown.ret == pytest.ExitCode.USAGE_ERROR
