@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 from contextlib import ExitStack
 from functools import partial
 from typing import TextIO
@@ -63,15 +65,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check_one(path: str, args: argparse.Namespace) -> FileReport:
     revision = Revision(args.revision) if args.revision else None
+    if revision is None and not os.path.isfile(path):
+        # A pipe or a terminal reads once: inferring the revision first would
+        # leave nothing to check. Keep what it gives in a temporary file.
+        with tempfile.TemporaryFile() as spool:
+            with open(path, "rb", buffering=READ_BUFFER) as source:
+                shutil.copyfileobj(source, spool, READ_BUFFER)
+            spool.seek(0)
+            return _check_stream(path, spool.fileno(), args)
+    return _check_stream(path, path, args)
+
+
+def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> FileReport:
+    """Check the log at `source` (a path, or a seekable descriptor), named `path`."""
+    revision = Revision(args.revision) if args.revision else None
     inference = None
     if revision is None:
-        with open(path, "rb", buffering=READ_BUFFER) as scan:
+        if not isinstance(source, str):
+            os.lseek(source, 0, os.SEEK_SET)
+        closefd = isinstance(source, str)
+        with open(source, "rb", buffering=READ_BUFFER, closefd=closefd) as scan:
             # pieces of at most READ_BUFFER bytes: memory stays bounded
             inference = infer_revision(iter(partial(scan.readline, READ_BUFFER), b""))
         if inference is not None:
             revision = inference.revision
     with ExitStack() as stack:
-        log = stack.enter_context(open(path, "rb", buffering=READ_BUFFER))
+        if not isinstance(source, str):
+            os.lseek(source, 0, os.SEEK_SET)
+        log = stack.enter_context(
+            open(source, "rb", buffering=READ_BUFFER, closefd=isinstance(source, str))
+        )
         # Lines of at most READ_BUFFER bytes: a longer line comes in pieces,
         # which the checker joins in place, so it is never held twice.
         pieces = iter(partial(log.readline, READ_BUFFER), b"")

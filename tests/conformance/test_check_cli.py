@@ -45,6 +45,23 @@ def test_a_valid_log_exits_zero_and_says_ok() -> None:
 
 
 @pytest.mark.spec("WRITER-3")
+def test_a_log_read_from_a_pipe_is_checked_like_the_same_file() -> None:
+    log = FIXTURES / "WRITER-3-padded-delta.jsonl"  # declares no revision
+    by_path = reqfold(log)
+    piped = subprocess.run(
+        [*COMMAND, "check", "/dev/stdin"],
+        input=log.read_text(encoding="utf-8"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert piped.returncode == by_path.returncode == 1, piped.stdout + piped.stderr
+    assert piped.stdout.replace("/dev/stdin", str(log)) == by_path.stdout
+    assert "MUST [WRITER-3]" in piped.stdout
+
+
+@pytest.mark.spec("WRITER-3")
 def test_a_broken_must_rule_exits_one_and_names_rule_line_and_seq() -> None:
     result = reqfold(FIXTURES / "WRITER-3-padded-delta.jsonl")
     assert result.returncode == 1
