@@ -93,13 +93,22 @@ def run_command(impl: str | None, *selection: str) -> str:
 
 
 def vector_reproduction(
-    case: VectorCase, revision: str, found: JsonObject | None, impl: str | None
+    case: VectorCase,
+    revision: str,
+    found: JsonObject | None,
+    impl: str | None,
+    *,
+    profile: str | None = None,
 ) -> Reproduction:
-    """A failing vector: the case, its expectation, the answer received."""
+    """A failing vector: the case, its expectation, the answer received.
+
+    `profile` is the ``--profile`` the run was given, so the command judges
+    the case as the run did."""
     answer = _answer(found)
+    chosen = ("--profile", profile) if profile is not None else ()
     return Reproduction(
         kind="vector",
-        command=run_command(impl, "--only", "vectors", "--revision", revision),
+        command=run_command(impl, "--only", "vectors", "--revision", revision, *chosen),
         subject={
             "id": case.id,
             "file": _relative(str(case.path)),

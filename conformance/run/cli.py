@@ -53,8 +53,8 @@ from conformance.adapters.lifecycle import (
     timeout_problem,
 )
 from conformance.adapters.messages import check_result
-from conformance.codec.corpus import CORE, PROFILES, STRICT
-from conformance.codec.runner import run_vectors
+from conformance.codec.corpus import PROFILES, STRICT
+from conformance.codec.runner import judged_profiles, run_vectors
 from conformance.errors import AdapterError, AdapterProtocolError
 from conformance.harness.evidence import Evidence
 from conformance.harness.results import level_of
@@ -228,6 +228,9 @@ class _Run:
     """Expected failures: check id -> reason."""
     reproductions: dict[str, Reproduction] = field(default_factory=dict)
     evidence: dict[str, Evidence] = field(default_factory=dict)
+    unjudged: set[str] = field(default_factory=set)
+    """Ids of the vector cases that ran in a profile the verdict does not
+    cover: no check of this run, but not unknown to it either."""
     """The evidence of each scenario run played, by ``scenario@revision``."""
     impl: str | None = None
     """The ``--impl`` value, for the reproductions' commands."""
@@ -569,9 +572,18 @@ def _vectors(
     selected = list(iter_cases(revisions=revisions))
     cases = {(revision.value, case.id): case for revision, case in selected}
     outcome.progress.start("vectors", len(selected))
-    held: list[Any] = []
+    # What the verdict covers is known from the claim `initialize` made when
+    # the run began (docs/vectors.md, "Profiles"): results of the other
+    # profiles are summed up in one line, never held back, so an interrupt
+    # loses nothing.
+    judged = judged_profiles(outcome.identity, profile)
 
-    def record(result: Any, *, advance: bool = True) -> None:
+    def add(result: Any) -> None:
+        check_id = f"{result.revision}/{result.case_id}"
+        if result.profile not in judged:
+            outcome.unjudged.add(check_id)
+            outcome.progress.advance()
+            return
         case = cases.get((result.revision, result.case_id))
 
         def reproduce() -> Reproduction | None:
@@ -579,31 +591,20 @@ def _vectors(
                 return None
             params = case.request_params(Revision(result.revision))
             found = outcome.recorder.answer(case.method, params)
-            return vector_reproduction(case, result.revision, found, outcome.impl)
+            return vector_reproduction(
+                case, result.revision, found, outcome.impl, profile=profile
+            )
 
         check = outcome.record(
             "vectors",
-            f"{result.revision}/{result.case_id}",
+            check_id,
             result,
             _quiet if result.not_run else show,  # counted, not listed
             reproduce=reproduce,
         )
-        if advance:
-            outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
-
-    def add(result: Any) -> None:
-        # Results of the strict profile wait: whether they count is known
-        # once the run has the implementation's claim (docs/vectors.md).
-        if result.profile != CORE:
-            held.append(result)
-            outcome.progress.advance()
-            return
-        record(result)
+        outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
 
     report = run_vectors(connect, revisions=revisions, on_result=add, profile=profile)
-    for result in held:
-        if report.counted(result):
-            record(result, advance=False)
     if report.startup_error is not None:
         outcome.startup_error = report.startup_error
     else:
@@ -800,7 +801,8 @@ def _unseen_expected(outcome: _Run, args: argparse.Namespace) -> list[str]:
     }
     return unseen_ids(
         outcome.expected,
-        (check.id for check in outcome.checks),
+        # a listed case of a profile left out of the verdict is not used
+        [*(check.id for check in outcome.checks), *outcome.unjudged],
         played,
         outcome.parts,
         judged,
@@ -861,7 +863,11 @@ def _write_reports(
     }
     for option, target in targets.items():
         try:
-            Path(target).write_text(renderers[option](report), encoding="utf-8")
+            # A lone surrogate (vectors hold some) cannot be UTF-8: it is
+            # written as its escape, ``\ud800``, which in the JSON report is
+            # the JSON escape of the same string.
+            text = renderers[option](report)
+            Path(target).write_bytes(text.encode("utf-8", "backslashreplace"))
         except OSError as error:
             say_stderr(
                 f"reqfold run: --{option} {target!r} cannot be written:"

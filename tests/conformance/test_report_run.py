@@ -416,6 +416,37 @@ def test_an_expected_failure_naming_no_check_of_a_run_that_played_is_an_error(
     assert run.json["verdict"]["exitStatus"] == 2  # type: ignore[index]
 
 
+@pytest.mark.slow
+def test_an_expected_failure_of_a_profile_left_out_of_the_verdict_is_not_used(
+    tmp_path: Path,
+) -> None:
+    strict_case = f"{REVISION}/canonical-rejects-non-object-header"
+    path = write_expected(tmp_path, {strict_case: {"reason": "we validate nothing"}})
+    lenient = shlex.join([sys.executable, str(BAD_ADAPTERS / "validates_nothing.py")])
+    run = reqfold_run(
+        tmp_path / "out",
+        *("--impl", lenient, "--only", "vectors", "--revision", REVISION),
+        *("--expected-failures", str(path)),
+    )
+    assert run.status == 0, run.stdout + run.stderr
+    assert "strict input validation:" in run.stdout
+    assert strict_case not in {item["id"] for item in checks_of(run)}
+
+
+@pytest.mark.slow
+def test_a_reproduction_carries_the_profile_the_run_was_given(tmp_path: Path) -> None:
+    lenient = shlex.join([sys.executable, str(BAD_ADAPTERS / "validates_nothing.py")])
+    run = reqfold_run(
+        tmp_path / "out",
+        *("--impl", lenient, "--only", "vectors", "--revision", REVISION),
+        *("--profile", "strict"),
+    )
+    assert run.status == 1, run.stdout
+    failed = next(item for item in checks_of(run) if item["status"] == "fail")
+    command = failed["reproduction"]["command"]  # type: ignore[index]
+    assert "--profile strict" in command
+
+
 @pytest.mark.parametrize(
     ("content", "complaint"),
     [
