@@ -135,15 +135,17 @@ def _log_checks(judge: Judge) -> None:
         if found.level == MUST:
             failing.add(found.rule)
     if report.counts[ERROR]:
-        # The checker itself failed on a line (an ERROR finding, CHECK-2):
-        # nothing it says about this log is a verdict on the harness (a bug
-        # of ours is no verdict).
+        # The checker itself failed on a line (an ERROR finding, CHECK-2): a
+        # bug of ours is no verdict, so no rule passes here; but a MUST rule
+        # it found broken elsewhere still fails, as in ``reqfold check``.
         judge.add(
             "log",
             ("CHECK-2",),
             None,
             f"the checker could not check the log: {first['CHECK-2']}",
         )
+        for rule in sorted(failing - READER_DUTIES - {"CHECK-2"}):
+            judge.add(f"log/{rule}", (rule,), False, first[rule], level=MUST)
         return
     harness_rules = [
         rule

@@ -216,6 +216,37 @@ def test_a_run_whose_captures_the_fake_dropped_is_no_verdict_not_a_pass(
 
 
 @pytest.mark.slow
+@pytest.mark.spec("CHECK-2", "LOG-2")
+def test_a_checker_bug_is_no_verdict_but_a_broken_must_rule_still_fails(
+    served: tuple[FakeProvider, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conformance.check import log_rules
+
+    evidence = play(served, tmp_path, "plain-turns", "session-prefix")
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("a bug in a rule")
+
+    monkeypatch.setitem(log_rules._HANDLERS, "request/header", crash)
+    found = outcomes(judge(evidence))
+    assert found["log"] is Outcome.ERROR
+    assert not any(check.startswith("log/") for check in found)  # nothing passes
+    gapped = dataclasses.replace(
+        evidence, log=evidence.log.replace(b'"seq":3,', b'"seq":30,', 1)
+    )
+    found = outcomes(judge(gapped))
+    assert found["log"] is Outcome.ERROR
+    assert found["log/LOG-2"] is Outcome.FAIL
+    assert all(
+        outcome is Outcome.FAIL
+        for check, outcome in found.items()
+        if check.startswith("log/")
+    )
+
+
+@pytest.mark.slow
 @pytest.mark.spec("PREFIX-5")
 def test_a_sentinel_in_a_request_or_the_log_fails_the_absent_check(
     served: tuple[FakeProvider, str], tmp_path: Path
