@@ -5,12 +5,12 @@ started as a child process; by default the reference's own adapter. The
 verdict covers the ``core`` profile plus what the implementation claims
 (``--profile`` chooses instead); the ``strict`` results always get a line
 of their own. Exit status: 0 conformant (SHOULD warnings allowed unless
-``--strict``), 1 a MUST broken, 2 bad arguments (also a ``--revision``
-the implementation does not declare), 3 no verdict possible (the adapter
-would not start, crashed or hung on some case, or no case ran; or the
-suite itself failed unexpectedly, which it reports in one line, never as
-a traceback), 130 or 143 when interrupted (SIGINT, SIGTERM: the adapter is
-killed first).
+``--strict``), 1 a MUST broken, 2 bad arguments (also ``--revision``
+filters that name no revision the implementation declares), 3 no verdict
+possible (the adapter would not start, crashed or hung on some case, or no
+case ran; or the suite itself failed unexpectedly, which it reports in one
+line, never as a traceback), 130 or 143 when interrupted (SIGINT, SIGTERM:
+the adapter is killed first).
 """
 
 from __future__ import annotations
@@ -108,10 +108,11 @@ def _print_summary(report: VectorReport, strict: bool) -> None:
         3: "no verdict: the implementation could not be run on every case",
     }[status]
     if report.stopped is not None:
-        not_run = sum(result.not_run for result in report.results)
+        left = [result for result in report.results if result.not_run]
+        judged = sum(report.counted(result) for result in left)
         print(
-            f"Stopped: {report.stopped}; the {not_run} case(s) left were not run"
-            " (counted as errors)"
+            f"Stopped: {report.stopped}; the {len(left)} case(s) left were not run"
+            f" ({judged} of them in the verdict, counted as errors)"
         )
         if status == 3:
             verdict = f"no verdict: the run stopped ({report.stopped})"
