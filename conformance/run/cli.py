@@ -517,6 +517,10 @@ def _run(
             _scenarios(
                 outcome, harness, revisions, scenarios, args.keep, show, recorder
             )
+    if recorder is None and getattr(args, "snapshot_dir", None) is not None:
+        outcome.notes.append(
+            "--snapshot-dir: no scenario ran, so no snapshot was taken or compared"
+        )
     outcome.progress.clear()
     seconds = time.monotonic() - started
     status, verdict = _finish(outcome, args, seconds)
@@ -533,11 +537,7 @@ def _quiet(check: Check) -> None:
 
 def _shower(mode: str) -> Callable[[Check], None]:
     def show(check: Check) -> None:
-        if mode == "all" or check.outcome in (
-            Outcome.FAIL,
-            Outcome.WARN,
-            Outcome.ERROR,
-        ):
+        if mode == "all" or check.outcome in PROBLEM_OUTCOMES:
             rules = ",".join(check.rules)
             print(f"  {MARKS[check.outcome]}  {check.part}  {check.id}  [{rules}]")
             for line in check.message.splitlines() or [""]:

@@ -149,3 +149,14 @@ def test_a_folder_no_one_may_write_exits_2(tmp_path: Path) -> None:
     assert status == 2
     assert f"reqfold run: --snapshot-dir {str(target)!r} cannot be written:" in err
     assert "Traceback" not in out + err
+
+
+def test_snapshot_options_on_a_run_without_scenarios_say_nothing_was_kept(
+    tmp_path: Path,
+) -> None:
+    status, out, err = reqfold(
+        *("--impl", "reference", "--only", "vectors"),
+        *("--revision", "session-prefix", "--snapshot-dir", str(tmp_path / "snaps")),
+    )
+    assert status == 0, out + err
+    assert "note: --snapshot-dir: no scenario ran" in out
