@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from messages import user
 
 from fakes import FakeProvider, Reply, ToolCall
 from fakes.server import running_server
@@ -47,10 +48,6 @@ NOTE = {
     "parameters": {"type": "object", "properties": {}},
     "results": [],
 }
-
-
-def user(text):
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
 def returns(*texts):
