@@ -1,7 +1,7 @@
 """Cancelling a turn: the loop's cancel, the caller's task, a listener's CancelledError.
 
-Every tool call of the step is still answered (TURN-2, WIRE-2). Cancels at the request's edges are in
-test_loop_interrupts.py.
+Every tool call of the step is still answered (TURN-2, WIRE-2). Cancels at
+the request's edges are in test_loop_interrupts.py.
 """
 
 from __future__ import annotations
