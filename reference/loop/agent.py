@@ -72,7 +72,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reference.header import Header, canonical_header, check_header, fold_step
-from reference.json_values import JsonObject, check_json_value, copy_json, json_equal
+from reference.json_values import (
+    JsonObject,
+    check_json_value,
+    copy_json,
+    escape_lone_surrogates,
+    json_equal,
+)
 from reference.loop.abort import (
     DISPOSED,
     AbortSignal,
@@ -101,7 +107,6 @@ from reference.loop.errors import (
     NoModel,
     PersistenceFailed,
     RequestDiverges,
-    loggable,
 )
 from reference.loop.freeze import FrozenObject, deep_freeze, thaw
 from reference.loop.frozen_request import FrozenRequest
@@ -396,7 +401,7 @@ class AgentLoop:
             try:
                 self._sink.append([copy_json(event)])
             except Exception as error:
-                detail = loggable(f"{type(error).__name__}: {error}")
+                detail = escape_lone_surrogates(f"{type(error).__name__}: {error}")
                 raise PersistenceFailed(
                     f"could not persist seq {seq} ({kind}) to the session file,"
                     f" so it was not logged: {detail}"
@@ -845,7 +850,7 @@ class AgentLoop:
         reason: JsonObject = {
             "kind": "error",
             "step": step,
-            "message": loggable(message),
+            "message": escape_lone_surrogates(message),
         }
         code = getattr(failure, "code", None)
         if isinstance(code, str):

@@ -87,12 +87,3 @@ class ProviderError(AgentError):
 
 class ProviderProtocolError(ProviderError):
     """The provider's answer is not valid chat-completions wire format."""
-
-
-def loggable(text: str) -> str:
-    """`text` with lone surrogates escaped, so it can be logged (JSON-1).
-
-    Error messages quote what failed (a tool's name, an exception's text),
-    which may hold a lone surrogate the log refuses.
-    """
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -16,10 +16,9 @@ import json
 from collections.abc import Mapping
 
 from reference.errors import NotJsonValue
-from reference.json_values import JsonObject
+from reference.json_values import JsonObject, escape_lone_surrogates
 from reference.loop.abort import AbortSignal, task_cancelled
 from reference.loop.contexts import Hooks, LoopHandle, PostExecuteContext, ToolContext
-from reference.loop.errors import loggable
 from reference.loop.tools import Content, Tool, ToolResult, content_blocks
 
 
@@ -81,7 +80,7 @@ async def execute_tool(
     tools: Mapping[str, Tool], context: ToolContext
 ) -> tuple[ToolResult, list[JsonObject]]:
     """Run the called tool; return its result and the content blocks to log."""
-    name = loggable(context.name)
+    name = escape_lone_surrogates(context.name)
     tool = tools.get(context.name)
     if tool is None:
         failed = ToolResult(content=f"unknown tool {name!r}", is_error=True)
@@ -94,7 +93,8 @@ async def execute_tool(
             raise
         failed = ToolResult(content=f"{name} was cancelled", is_error=True)
     except Exception as error:
-        failed = ToolResult(content=loggable(f"{name} failed: {error}"), is_error=True)
+        message = escape_lone_surrogates(f"{name} failed: {error}")
+        failed = ToolResult(content=message, is_error=True)
     else:
         result = (
             output if isinstance(output, ToolResult) else ToolResult(content=output)
