@@ -88,6 +88,21 @@ def url(fake, served):
     return served[1]
 
 
+def start_params(url, instance="i1", session="s1", **overrides):
+    """``instance/start`` params: a terse loop with one tool, over `url`."""
+    return {
+        "session": session,
+        "instance": instance,
+        "revision": "session-prefix",
+        "provider": {"baseUrl": url, "apiKey": "k-" + session, "dialect": "deepseek"},
+        "config": {"model": MODEL},
+        "system": "You are terse.",
+        "tools": [LOOKUP],
+        "contributors": [],
+        **overrides,
+    }
+
+
 class Driver:
     """A `HarnessServer` with a notification inbox and request helpers."""
 
@@ -131,21 +146,7 @@ class Driver:
         return log
 
     async def start(self, instance="i1", session="s1", **overrides):
-        params = {
-            "session": session,
-            "instance": instance,
-            "revision": "session-prefix",
-            "provider": {
-                "baseUrl": self.url,
-                "apiKey": "k-" + session,
-                "dialect": "deepseek",
-            },
-            "config": {"model": MODEL},
-            "system": "You are terse.",
-            "tools": [LOOKUP],
-            "contributors": [],
-            **overrides,
-        }
+        params = start_params(self.url, instance, session, **overrides)
         assert await self.server.handle("instance/start", params) == {}
 
     async def turn(self, instance, prompt):
@@ -772,20 +773,9 @@ def test_the_stdio_adapter_keeps_reading_and_lands_a_cancel_inside_a_blocked_cal
     assert child.request(
         "session/open", {"session": "s1", "log": log, "revision": "session-prefix"}
     )["result"] == {"log": log}
+    contributor = prefix("slow", {"do": "block", "messages": [user("X")]}, returns("Y"))
     started = child.request(
-        "instance/start",
-        {
-            "session": "s1",
-            "instance": "i1",
-            "revision": "session-prefix",
-            "provider": {"baseUrl": url, "apiKey": "k", "dialect": "deepseek"},
-            "config": {"model": MODEL},
-            "system": "You are terse.",
-            "tools": [LOOKUP],
-            "contributors": [
-                prefix("slow", {"do": "block", "messages": [user("X")]}, returns("Y"))
-            ],
-        },
+        "instance/start", start_params(url, contributors=[contributor])
     )
     assert started["result"] == {}
     assert (
@@ -835,16 +825,12 @@ def test_the_stdio_adapter_answers_bad_lines_and_at_end_of_input_disposes_and_ex
     )
     child.request(
         "instance/start",
-        {
-            "session": "s1",
-            "instance": "i1",
-            "revision": "session-prefix",
-            "provider": {"baseUrl": url, "apiKey": "k", "dialect": "deepseek"},
-            "config": {"model": MODEL},
-            "system": "",
-            "tools": [],
-            "contributors": [prefix("slow", {"do": "block", "messages": []})],
-        },
+        start_params(
+            url,
+            system="",
+            tools=[],
+            contributors=[prefix("slow", {"do": "block", "messages": []})],
+        ),
     )
     child.request("instance/send", {"instance": "i1", "prompt": "hi"})
     next_notification(child, "contributor/started")

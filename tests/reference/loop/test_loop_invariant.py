@@ -29,6 +29,28 @@ class DerivesAfterStepStart(AgentLoop):
         return self.session.derive_messages(), boundary
 
 
+def run_a_turn_that_derives_after_the_boundary(harness):
+    """A turn of `DerivesAfterStepStart` whose step/start listener injects."""
+    harness.check_theorem = False
+
+    async def scenario():
+        loop = DerivesAfterStepStart(
+            provider=harness.client(), model="deepseek-chat", clock=harness.clock
+        )
+        harness.loops.append(loop)
+
+        def on_event(event):
+            if event["type"] == "step/start":
+                loop.inject("post-boundary note")
+
+        loop.on_event(on_event)
+        with pytest.raises(RequestDiverges, match=r"\[REQ-5\].*boundary derivation"):
+            await loop.send("hi")
+        return loop
+
+    return harness.run(scenario())
+
+
 def _log_with_one_step():
     from reference.session_log import SessionLog
 
@@ -54,24 +76,7 @@ def _log_with_one_step():
 
 @pytest.mark.spec("REQ-1")
 def test_the_dev_invariant_catches_a_harness_that_derives_after_the_boundary(harness):
-    harness.check_theorem = False
-
-    async def scenario():
-        loop = DerivesAfterStepStart(
-            provider=harness.client(), model="deepseek-chat", clock=harness.clock
-        )
-        harness.loops.append(loop)
-
-        def on_event(event):
-            if event["type"] == "step/start":
-                loop.inject("post-boundary note")
-
-        loop.on_event(on_event)
-        with pytest.raises(RequestDiverges, match=r"\[REQ-5\].*boundary derivation"):
-            await loop.send("hi")
-        return loop
-
-    loop = harness.run(scenario())
+    loop = run_a_turn_that_derives_after_the_boundary(harness)
     assert types(loop.session)[-2:] == ["step/end", "turn/end"]
     assert loop.session[-1]["data"]["reason"]["code"] == "REQUEST_DIVERGES"
     assert harness.fake.requests == []
@@ -140,24 +145,7 @@ def test_the_cross_check_rejects_a_step_with_no_header_in_force():
 def test_the_dev_invariant_refuses_a_diverging_request_before_its_header_is_logged(
     harness,
 ):
-    harness.check_theorem = False
-
-    async def scenario():
-        loop = DerivesAfterStepStart(
-            provider=harness.client(), model="deepseek-chat", clock=harness.clock
-        )
-        harness.loops.append(loop)
-
-        def on_event(event):
-            if event["type"] == "step/start":
-                loop.inject("post-boundary note")
-
-        loop.on_event(on_event)
-        with pytest.raises(RequestDiverges):
-            await loop.send("hi")
-        return loop
-
-    loop = harness.run(scenario())
+    loop = run_a_turn_that_derives_after_the_boundary(harness)
     assert "request/header" not in types(loop.session)
     assert harness.fake.requests == []
 
