@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from messages import user
+from messages import types, user
 
 from conformance.adapters.connection import StdioConnection
 from conformance.errors import AdapterCrashed
@@ -414,7 +414,7 @@ def test_an_appending_contributor_logs_its_text_before_the_first_requests_bounda
         return log
 
     log = drive(url, tmp_path, scenario)
-    kinds = [event["type"] for event in events(log)]
+    kinds = types(events(log))
     assert kinds.index("context/message") < kinds.index("step/start")
     (request,) = fake.requests
     assert mentions(request, "MEMO")
@@ -568,7 +568,7 @@ def test_an_inject_while_idle_is_logged_in_a_one_shot_turn_that_calls_no_model(
         return log, refused
 
     log, refused = drive(url, tmp_path, scenario)
-    kinds = [event["type"] for event in events(log)]
+    kinds = types(events(log))
     assert kinds == ["turn/start", "context/message", "turn/end"]
     assert events(log)[0]["data"]["trigger"]["kind"] == "injection"
     assert refused.code == STATE_ERROR
