@@ -39,12 +39,13 @@ Two invariants hold whatever listeners, sinks and cancels do:
 
 Around it: the seams and the contexts their listeners see live in
 `reference.loop.contexts`; running a tool call in `reference.loop.tool_calls`;
+appending (validate, persist, log, notify) in `reference.loop.appending`;
 what interrupted a turn (a cancel or a dispose, the step's signal) is one
 frozen `reference.loop.abort.TurnState`; where the log stands in its turns
 and steps (the open step, its unanswered calls) is the pure fold of
 `reference.turns`, which `reference.reconstruct` shares.
 
-Why one class of ~850 lines: `_step` and `_run_turn` are the contract's
+Why one class of ~830 lines: `_step` and `_run_turn` are the contract's
 order of operations and read top to bottom, and each step part they call
 is a method because the bad-harness gallery (tests/conformance/
 bad_harnesses/) overrides them one at a time to show each bug.
@@ -74,8 +75,6 @@ from typing import Any
 from reference.header import Header, canonical_header, check_header, fold_step
 from reference.json_values import (
     JsonObject,
-    check_json_value,
-    copy_json,
     escape_lone_surrogates,
     json_equal,
 )
@@ -86,6 +85,7 @@ from reference.loop.abort import (
     TurnState,
     task_cancelled,
 )
+from reference.loop.appending import SessionAppender
 from reference.loop.client import Provider, ProviderReply
 from reference.loop.clock import Clock, wall_clock
 from reference.loop.contexts import (
@@ -102,7 +102,6 @@ from reference.loop.contexts import (
 )
 from reference.loop.errors import (
     AgentError,
-    ListenerCancelled,
     LoopDisposed,
     NoModel,
     PersistenceFailed,
@@ -117,7 +116,7 @@ from reference.loop.tools import Content, Tool, content_blocks
 from reference.request import request_messages
 from reference.revisions import LATEST, Revision
 from reference.session_log import SessionLog, make_event
-from reference.turns import Turns, as_int, track, unanswered_result
+from reference.turns import as_int, unanswered_result
 from reference.writer import record_header
 
 USER_SOURCE: JsonObject = {"kind": "user"}
@@ -214,17 +213,13 @@ class AgentLoop:
         self.replies: list[ProviderReply] = []
         self.compositions = 0
         """How many times this instance ran the session-prefix waterfall."""
-        self._clock = clock
-        self._sink = sink
+        self._log = SessionAppender(self.session, sink, clock, self.hooks.session_event)
+        """Validates, persists, logs and notifies (`reference.loop.appending`)."""
         self._logged_header = False
         self._prefix: tuple[FrozenObject, ...] | None = None
         self._lock = asyncio.Lock()
         self._state = TurnState()
         """Whether a turn runs, what interrupted it (`reference.loop.abort`)."""
-        self._turns = Turns()
-        """Where the log stands in its turns and steps (`reference.turns`)."""
-        for event in self.session:
-            self._turns = track(self._turns, event)
         self._repair_open_turn()
 
     # ------------------------------------------------------------ public API
@@ -242,7 +237,7 @@ class AgentLoop:
     @property
     def last_turn(self) -> int:
         """The number of the last turn started in the log (0 when none)."""
-        return self._turns.last_turn
+        return self._log.turns.last_turn
 
     def on_event(self, listener: EventListener) -> Callable[[], None]:
         """Call `listener(event)` synchronously after each append; returns a remover.
@@ -322,13 +317,13 @@ class AgentLoop:
         blocks = content_blocks(content)
         origin = dict(source) if source is not None else dict(USER_SOURCE)
         data = {"content": blocks, "source": origin}
-        if self._turns.open_turn is not None and self._state.stranded is None:
+        if self._log.turns.open_turn is not None and self._state.stranded is None:
             return self.append("context/message", data, surface_op="append")
         self._repair_open_turn()
-        turn = self._turns.last_turn + 1
+        turn = self._log.turns.last_turn + 1
         trigger = {"kind": "injection", "source": origin}
-        start = self._commit("turn/start", {"turn": turn, "trigger": trigger})
-        failure = self._notify_quietly(start)
+        start = self._log.commit("turn/start", {"turn": turn, "trigger": trigger})
+        failure = self._log.notify_quietly(start)
         event: FrozenObject | None = None
         if failure is None:
             try:
@@ -362,77 +357,11 @@ class AgentLoop:
         in the log before any listener runs, so a listener that raises
         leaves it logged. Listeners and the caller get the same deep-frozen
         copy of the event; the log's own event is never handed out (REQ-7).
+        See `reference.loop.appending`.
         """
-        event = self._commit(
+        return self._log.append(
             kind, data, surface_op=surface_op, source_event_seqs=source_event_seqs
         )
-        self._notify(event)
-        return event
-
-    # ------------------------------------------------------------ appending
-
-    def _commit(
-        self,
-        kind: str,
-        data: JsonObject,
-        *,
-        surface_op: Any = None,
-        source_event_seqs: list[int] | None = None,
-    ) -> FrozenObject:
-        """Validate, persist, then log one event; return a frozen copy of it.
-
-        Everything that can refuse the event runs before the sink sees it:
-        the JSON check (JSON-1), then `SessionLog.check_append`: the
-        envelope (LOG-1 .. LOG-5) and a replace's range (SURF-2).
-        """
-        seq = len(self.session)
-        check_json_value(data, what=f"data of seq {seq}")
-        event = make_event(
-            kind,
-            seq,
-            self._clock(),
-            copy_json(data),
-            surface_op=surface_op,
-            source_event_seqs=source_event_seqs,
-        )
-        self.session.check_append(event)
-        frozen: FrozenObject = deep_freeze(event)
-        if self._sink is not None:
-            try:
-                self._sink.append([copy_json(event)])
-            except Exception as error:
-                detail = escape_lone_surrogates(f"{type(error).__name__}: {error}")
-                raise PersistenceFailed(
-                    f"could not persist seq {seq} ({kind}) to the session file,"
-                    f" so it was not logged: {detail}"
-                ) from error
-        self.session.append_event(event)
-        self._turns = track(self._turns, event)
-        return frozen
-
-    def _notify(self, event: FrozenObject) -> None:
-        """Call the session-event listeners in order; the first failure propagates.
-
-        A listener is synchronous, so a CancelledError it raises is its own
-        doing, never the cancellation of the running task: it becomes
-        `ListenerCancelled`, an ordinary listener error.
-        """
-        for listener in list(self.hooks.session_event):
-            try:
-                listener(event)
-            except asyncio.CancelledError as error:
-                raise ListenerCancelled(
-                    f"a session-event listener raised CancelledError on"
-                    f" {event['type']} (seq {event['seq']})"
-                ) from error
-
-    def _notify_quietly(self, event: FrozenObject) -> Exception | None:
-        """`_notify`, returning the failure instead of raising it."""
-        try:
-            self._notify(event)
-        except Exception as error:
-            return error
-        return None
 
     # ------------------------------------------------------------ one step
 
@@ -555,9 +484,9 @@ class AgentLoop:
         #     disposed; that aborts it in flight, as an abort races a fetch.
         failure: Exception | None = None
         if owed is not None:
-            event = self._commit(owed["type"], owed["data"])
+            event = self._log.commit(owed["type"], owed["data"])
             self._logged_header = True
-            failure = self._notify_quietly(event)
+            failure = self._log.notify_quietly(event)
         reply = await self._dispatch(request, signal, failure)
         self.replies.append(reply)
 
@@ -760,14 +689,14 @@ class AgentLoop:
         as its source. Returns the first listener failure, if any.
         """
         first: Exception | None = None
-        for call in self._turns.unanswered:
-            event = self._commit(
+        for call in self._log.turns.unanswered:
+            event = self._log.commit(
                 "tool/result",
                 unanswered_result(call, reason),
                 surface_op="append",
                 source_event_seqs=[call.source],
             )
-            error = self._notify_quietly(event)
+            error = self._log.notify_quietly(event)
             first = first or error
         return first
 
@@ -777,7 +706,7 @@ class AgentLoop:
         self, content: list[JsonObject], source: JsonObject
     ) -> TurnResult:
         self._repair_open_turn()
-        turn = self._turns.last_turn + 1
+        turn = self._log.turns.last_turn + 1
         self._state = replace(self._state, running=True)
         trigger = {"kind": "message", "source": source}
         step = 0
@@ -819,7 +748,7 @@ class AgentLoop:
             self._state = replace(
                 self._state, running=False, signal=None, interruption=kept
             )
-        if self._turns.open_turn != turn:  # turn/start itself was not logged
+        if self._log.turns.open_turn != turn:  # turn/start itself was not logged
             raise cancelled or error or AgentError("the turn did not start")
         try:
             late = self._finish_turn(turn, reason)
@@ -868,11 +797,11 @@ class AgentLoop:
         """
         try:
             failures = [self._answer_unanswered(reason)]
-            if self._turns.open_step is not None:
-                event = self._commit("step/end", self._step_end())
-                failures.append(self._notify_quietly(event))
-            event = self._commit("turn/end", {"turn": turn, "reason": reason})
-            failures.append(self._notify_quietly(event))
+            if self._log.turns.open_step is not None:
+                event = self._log.commit("step/end", self._step_end())
+                failures.append(self._log.notify_quietly(event))
+            event = self._log.commit("turn/end", {"turn": turn, "reason": reason})
+            failures.append(self._log.notify_quietly(event))
         except PersistenceFailed:
             self._state = replace(self._state, stranded=reason)
             raise
@@ -880,12 +809,12 @@ class AgentLoop:
         return next((failure for failure in failures if failure is not None), None)
 
     def _close_step(self) -> None:
-        if self._turns.open_step is not None:
+        if self._log.turns.open_step is not None:
             self.append("step/end", self._step_end())
 
     def _step_end(self) -> JsonObject:
         """The data of the open step's ``step/end`` (JSON-5: 1.0 is step 1)."""
-        step = self._turns.open_step
+        step = self._log.turns.open_step
         assert step is not None
         return {"turn": as_int(step.turn), "step": as_int(step.step)}
 
@@ -896,10 +825,10 @@ class AgentLoop:
         one when the sink refused its closing events (it ends with the
         reason it had).
         """
-        if self._turns.open_turn is None:
+        if self._log.turns.open_turn is None:
             return
         late = self._finish_turn(
-            self._turns.open_turn, self._state.stranded or {"kind": "interrupted"}
+            self._log.turns.open_turn, self._state.stranded or {"kind": "interrupted"}
         )
         if late is not None:
             raise late
