@@ -6,8 +6,9 @@ receive it (a slow composing listener should honour it) and the loop races
 the provider call against it. Aborting is idempotent and keeps the first
 reason.
 
-What the loop knows about its turns is one frozen `TurnState`, replaced
-whole on every change: whether a turn runs, the running step's signal,
+Whether an instance is running a turn, and what stopped it, is one frozen
+`RunState`, replaced whole on every change (where the *log* stands in its
+turns is `reference.turns`): whether a turn runs, the running step's signal,
 the `Interruption` (a cancel or a dispose) that the turn's next
 checkpoint obeys, and the end reason of a turn the sink stranded.
 """
@@ -81,8 +82,8 @@ DISPOSED = Interruption("disposed")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TurnState:
-    """Where an instance's turns stand, as one value (replaced, never changed)."""
+class RunState:
+    """Whether an instance runs a turn, and what interrupted it (never changed)."""
 
     running: bool = False
     """Whether a turn is running (`AgentLoop.cancel` does nothing otherwise)."""

@@ -41,7 +41,7 @@ Around it: the seams and the contexts their listeners see live in
 `reference.loop.contexts`; running a tool call in `reference.loop.tool_calls`;
 appending (validate, persist, log, notify) in `reference.loop.appending`;
 what interrupted a turn (a cancel or a dispose, the step's signal) is one
-frozen `reference.loop.abort.TurnState`; where the log stands in its turns
+frozen `reference.loop.abort.RunState`; where the log stands in its turns
 and steps (the open step, its unanswered calls) is the pure fold of
 `reference.turns`, which `reference.reconstruct` shares.
 
@@ -82,7 +82,7 @@ from reference.loop.abort import (
     DISPOSED,
     AbortSignal,
     Interruption,
-    TurnState,
+    RunState,
     task_cancelled,
 )
 from reference.loop.appending import SessionAppender
@@ -218,7 +218,7 @@ class AgentLoop:
         self._logged_header = False
         self._prefix: tuple[FrozenObject, ...] | None = None
         self._lock = asyncio.Lock()
-        self._state = TurnState()
+        self._state = RunState()
         """Whether a turn runs, what interrupted it (`reference.loop.abort`)."""
         self._repair_open_turn()
 
