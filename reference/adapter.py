@@ -33,6 +33,7 @@ from reference.json_values import (
     JsonObject,
     canonical_json,
     check_json_value,
+    escape_lone_surrogates,
     parse_json,
 )
 from reference.revisions import LATEST, Revision
@@ -193,7 +194,7 @@ def _printable(text: str, limit: int = 500) -> str:
     """`text` cut to `limit` characters, lone surrogates spelt as escapes."""
     if len(text) > limit:
         text = text[:limit] + "..."
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return escape_lone_surrogates(text)
 
 
 def _frame(
@@ -206,7 +207,7 @@ def _frame(
     the same id; if even that fails, an internal error with ``id: null``.
     """
     if error is not None:  # messages quote input: spell lone surrogates out
-        message = error.message.encode("utf-8", "backslashreplace").decode("utf-8")
+        message = escape_lone_surrogates(error.message)
         error = RpcError(error.code, message, error.data)
     try:
         return _response(request_id, result=result, error=error).encode("utf-8")

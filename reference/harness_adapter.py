@@ -53,8 +53,11 @@ from reference.harness_params import (
 from reference.harness_stdio import Log, Notify
 from reference.json_values import JsonObject, check_json_value
 from reference.jsonl import JsonlWriter, load_session_file, make_storage_line
-from reference.loop.agent import (
-    AgentLoop,
+from reference.loop.agent import AgentLoop
+from reference.loop.client import ChatCompletionsClient
+from reference.loop.clock import DEMO_EPOCH_MS, counter_clock
+from reference.loop.compaction import Compactor
+from reference.loop.contexts import (
     ConfigValue,
     Framing,
     PrefixContext,
@@ -63,12 +66,9 @@ from reference.loop.agent import (
     RequestContext,
     RequestMessagesContext,
 )
-from reference.loop.clock import DEMO_EPOCH_MS, counter_clock
-from reference.loop.compaction import Compactor
 from reference.loop.errors import AgentError
 from reference.loop.freeze import FrozenObject, thaw
 from reference.loop.persistence import open_session_file
-from reference.loop.provider import ChatCompletionsClient
 from reference.loop.waterfall import Next
 from reference.revisions import Revision
 from reference.session_log import SessionLog

@@ -17,9 +17,10 @@ from typing import Any
 
 from reference.adapter import INVALID_PARAMS, RpcError
 from reference.json_values import JsonObject
-from reference.loop.agent import AgentLoop, ToolContext
+from reference.loop.agent import AgentLoop
+from reference.loop.client import ChatCompletionsClient
 from reference.loop.clock import Clock
-from reference.loop.provider import ChatCompletionsClient
+from reference.loop.contexts import ToolContext
 from reference.loop.tools import Tool
 from reference.revisions import Revision
 

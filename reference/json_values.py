@@ -36,6 +36,16 @@ def has_lone_surrogate(text: str) -> bool:
     return _LONE_SURROGATE.search(text) is not None
 
 
+def escape_lone_surrogates(text: str) -> str:
+    """`text` with each unpaired surrogate spelt as an escape (``\\ud800``).
+
+    For messages that quote what failed (a tool's name, an exception, a
+    request's input), which may hold one: escaped, they can be logged and
+    written as JSON (JSON-1).
+    """
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def is_integer(value: object) -> TypeGuard[int | float]:
     """True for a JSON integer: a number with no fractional part (``1.0`` too).
 

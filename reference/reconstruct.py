@@ -45,6 +45,7 @@ from reference.json_values import JsonObject, canonical_json, json_equal
 from reference.request import build_chat_body, contract_view, request_messages
 from reference.revisions import LATEST, Revision
 from reference.session_log import SessionLog
+from reference.turns import Step, Turns, track
 
 RESPONSE_TYPES = frozenset({"assistant/chunk", "assistant/message"})
 HEADER_TYPES = frozenset({SNAPSHOT, DELTA})
@@ -137,38 +138,45 @@ def rebuild_step(
 
 
 def _steps(events: Sequence[JsonObject]) -> Iterator[tuple[int, int, int, str]]:
-    """Yield ``(turn, step, boundary, evidence)`` for every step of the log."""
-    open_steps: dict[int, tuple[int, int, int]] = {}
-    evidence: dict[int, str] = {}
+    """Yield ``(turn, step, boundary, evidence)`` for every step of the log.
+
+    A step is the turn's latest (`reference.turns.Turns.latest_step`) until
+    the next ``step/start`` or the ``turn/end``: a response logged after
+    its ``step/end`` still counts for it.
+    """
+    turns = Turns()
+    steps: dict[int, Step] = {}
     order: list[int] = []
-    current: int | None = None
+    evidence: dict[int, str] = {}
     for event in events:
         kind = event["type"]
-        data = event["data"]
+        current = turns.latest_step
+        turns = track(turns, event)
         if kind == "step/start":
-            current = event["seq"]
-            open_steps[current] = (data.get("turn"), data.get("step"), current)
-            evidence[current] = "none"
-            order.append(current)
-        elif kind in RESPONSE_TYPES and current is not None:
-            evidence[current] = "response"
-        elif kind in (SNAPSHOT, DELTA) and current is not None:
-            if evidence[current] == "none":
-                evidence[current] = "header"
+            step = turns.latest_step
+            assert step is not None
+            steps[step.boundary] = step
+            order.append(step.boundary)
+            evidence[step.boundary] = "none"
+        elif current is None:
+            continue
+        elif kind in RESPONSE_TYPES:
+            evidence[current.boundary] = "response"
+        elif kind in HEADER_TYPES:
+            if evidence[current.boundary] == "none":
+                evidence[current.boundary] = "header"
         elif kind == "turn/end":
-            reason = data.get("reason")
+            reason = event["data"].get("reason")
             if (
-                current is not None
-                and isinstance(reason, dict)
+                isinstance(reason, dict)
                 and reason.get("kind") == "error"
                 and is_provider_error_code(reason.get("code"))
-                and evidence[current] in ("none", "header")
+                and evidence[current.boundary] in ("none", "header")
             ):
-                evidence[current] = "provider-error"
-            current = None
+                evidence[current.boundary] = "provider-error"
     for boundary in order:
-        turn, step, _ = open_steps[boundary]
-        yield turn, step, boundary, evidence[boundary]
+        step = steps[boundary]
+        yield step.turn, step.step, boundary, evidence[boundary]
 
 
 def rebuild_requests(

@@ -651,6 +651,36 @@ class StdioConnection:
         status = "killed" if code is None else f"exit status {code}"
         return AdapterCrashed(f"{message} ({status})", stderr_tail=self.stderr_tail)
 
+    # ------------------------------------------------------------ raw lines
+
+    def send_line(self, line: bytes) -> JsonObject:
+        """Write `line` as it is; return the next stdout line, parsed.
+
+        For tests of how an adapter answers bytes no client would send
+        (`request` writes only well-formed requests): the answer is parsed
+        as a JSON-RPC message but not matched to any request id.
+        """
+        what = "a raw line"
+        deadline = time.monotonic() + self.timeout
+        self._send(line + b"\n", what, deadline)
+        return self._parse_message(self._receive(what, deadline))
+
+    def end_input(self) -> None:
+        """Close the adapter's stdin (end of input) and leave it running."""
+        self._close_stdin()
+
+    def wait(self) -> int:
+        """The adapter's exit status, once it exits within `timeout`.
+
+        Raises `AdapterTimeout` (the adapter is killed) when it does not.
+        """
+        try:
+            return self._process.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            raise self._timed_out(
+                f"the adapter did not exit within {self.timeout:g}s"
+            ) from None
+
     # ------------------------------------------------------------ lifecycle
 
     @property

@@ -37,6 +37,19 @@ Two invariants hold whatever listeners, sinks and cancels do:
   copies: the session's own events are never reachable through the loop
   (REQ-7).
 
+Around it: the seams and the contexts their listeners see live in
+`reference.loop.contexts`; running a tool call in `reference.loop.tool_calls`;
+appending (validate, persist, log, notify) in `reference.loop.appending`;
+what interrupted a turn (a cancel or a dispose, the step's signal) is one
+frozen `reference.loop.abort.RunState`; where the log stands in its turns
+and steps (the open step, its unanswered calls) is the pure fold of
+`reference.turns`, which `reference.reconstruct` shares.
+
+Why one class of ~830 lines: `_step` and `_run_turn` are the contract's
+order of operations and read top to bottom, and each step part they call
+is a method because the bad-harness gallery (tests/conformance/
+bad_harnesses/) overrides them one at a time to show each bug.
+
 Seams (`Hooks`), with the dispatch semantics of `reference.loop.waterfall`:
 
 ==================  ==========  =====================================  ==========
@@ -55,25 +68,40 @@ post-execute        serial      `PostExecuteContext` -> extra context  all
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from reference.errors import NotJsonValue
 from reference.header import Header, canonical_header, check_header, fold_step
 from reference.json_values import (
     JsonObject,
-    check_json_value,
-    copy_json,
-    is_integer,
+    escape_lone_surrogates,
     json_equal,
 )
-from reference.loop.abort import AbortSignal
+from reference.loop.abort import (
+    DISPOSED,
+    AbortSignal,
+    Interruption,
+    RunState,
+    task_cancelled,
+)
+from reference.loop.appending import SessionAppender
+from reference.loop.client import Provider, ProviderReply
 from reference.loop.clock import Clock, wall_clock
+from reference.loop.contexts import (
+    AssembleContext,
+    Assembly,
+    DispatchContext,
+    EventListener,
+    Framing,
+    Hooks,
+    PrefixContext,
+    PreStepContext,
+    RequestContext,
+    RequestMessagesContext,
+)
 from reference.loop.errors import (
     AgentError,
-    ListenerCancelled,
     LoopDisposed,
     NoModel,
     PersistenceFailed,
@@ -82,180 +110,17 @@ from reference.loop.errors import (
 from reference.loop.freeze import FrozenObject, deep_freeze, thaw
 from reference.loop.frozen_request import FrozenRequest
 from reference.loop.invariant import check_request
-from reference.loop.provider import Provider, ProviderReply
-from reference.loop.tools import Content, Tool, ToolResult, content_blocks
-from reference.loop.waterfall import SerialHook, Waterfall
+from reference.loop.persistence import EventSink
+from reference.loop.tool_calls import run_tool
+from reference.loop.tools import Content, Tool, content_blocks
 from reference.request import request_messages
-from reference.revisions import ALL_REVISIONS, LATEST, Revision
+from reference.revisions import LATEST, Revision
 from reference.session_log import SessionLog, make_event
+from reference.turns import as_int, unanswered_result
 from reference.writer import record_header
 
 USER_SOURCE: JsonObject = {"kind": "user"}
 POST_EXECUTE_SOURCE: JsonObject = {"kind": "plugin", "plugin": "post-execute"}
-
-EventListener = Callable[[FrozenObject], None]
-"""A session-event listener: called with a deep-frozen copy of each event."""
-
-ENDED = {"aborted": "aborted", "disposed": "disposed", "interrupted": "interrupted"}
-"""How an unanswered tool call's error result names the turn's end."""
-
-
-class EventSink:
-    """Where logged events are persisted (a `reference.jsonl.JsonlWriter` fits).
-
-    The loop hands the sink a copy of each event *before* logging it: when
-    `append` raises, the event is not logged (`PersistenceFailed`), so a
-    sink must raise only when it did not persist the event.
-    """
-
-    def append(self, events: Sequence[JsonObject]) -> None:  # pragma: no cover
-        """Persist `events`, whose seqs continue the sink's."""
-        raise NotImplementedError
-
-
-# ------------------------------------------------------------------ contexts
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Assembly:
-    """The system-prompt waterfall's value: the prompt text and the tool names.
-
-    ``tools`` lists registered tool names in the order the header records
-    them (TOOLS-1, EQ-3). The seed uses the loop's ``tool_order`` when set,
-    else names sorted lexicographically, never registration order.
-    """
-
-    system: str
-    tools: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AssembleContext:
-    """What a system-prompt listener knows."""
-
-    loop: AgentLoop
-    turn: int
-    step: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PrefixContext:
-    """What a session-prefix listener knows; honour `signal` in slow work."""
-
-    loop: AgentLoop
-    turn: int
-    signal: AbortSignal
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PreStepContext:
-    """What a pre-step listener knows (compaction counts `session_prefix`)."""
-
-    loop: AgentLoop
-    turn: int
-    step: int
-    system: str
-    session_prefix: tuple[FrozenObject, ...]
-    signal: AbortSignal
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RequestContext:
-    """What a request-config listener knows."""
-
-    loop: AgentLoop
-    turn: int
-    step: int
-    signal: AbortSignal
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Framing:
-    """The request-messages waterfall's value: messages before and after."""
-
-    before: Sequence[Mapping[str, Any]] = ()
-    after: Sequence[Mapping[str, Any]] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RequestMessagesContext:
-    """What a request-messages listener knows: read-only request facts."""
-
-    loop: AgentLoop
-    turn: int
-    step: int
-    system: str
-    boundary_messages: tuple[FrozenObject, ...]
-    signal: AbortSignal
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DispatchContext:
-    """What a dispatch listener sees: the frozen request about to be sent.
-
-    Dispatch listeners run before the step's header event is logged: one
-    that raises, cancels or disposes ends the step with nothing logged for
-    the request and nothing sent.
-    """
-
-    loop: AgentLoop
-    request: FrozenRequest
-    signal: AbortSignal
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolContext:
-    """What a tool (or a post-execute listener) knows about its call."""
-
-    loop: AgentLoop
-    turn: int
-    step: int
-    call_id: str
-    name: str
-    arguments: str
-    """The raw arguments string, exactly as the model sent it."""
-    signal: AbortSignal
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PostExecuteContext:
-    """What a post-execute listener sees: the call and its logged result."""
-
-    call: ToolContext
-    result: ToolResult
-
-
-PrefixValue = Sequence[Mapping[str, Any]]
-ConfigValue = Mapping[str, Any]
-
-
-class Hooks:
-    """The loop's seams; a seam absent from the revision refuses listeners."""
-
-    def __init__(self, revision: Revision) -> None:
-        every = ALL_REVISIONS
-        self.system_prompt: Waterfall[AssembleContext, Assembly] = Waterfall(
-            "system-prompt", every, revision
-        )
-        self.session_prefix: Waterfall[PrefixContext, PrefixValue] = Waterfall(
-            "session-prefix", (Revision.SESSION_PREFIX,), revision
-        )
-        self.pre_step: SerialHook[PreStepContext, None] = SerialHook(
-            "pre-step", every, revision
-        )
-        self.request: Waterfall[RequestContext, ConfigValue] = Waterfall(
-            "request", every, revision
-        )
-        self.request_messages: Waterfall[RequestMessagesContext, Framing] = Waterfall(
-            "request-messages", (Revision.REQUEST_MESSAGES,), revision
-        )
-        self.dispatch: SerialHook[DispatchContext, None] = SerialHook(
-            "dispatch", every, revision
-        )
-        self.post_execute: SerialHook[PostExecuteContext, Content | None] = SerialHook(
-            "post-execute", every, revision
-        )
-        self.session_event: list[EventListener] = []
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -284,35 +149,6 @@ class _TurnEnd(Exception):
     def __init__(self, reason: JsonObject) -> None:
         super().__init__(reason["kind"])
         self.reason = reason
-
-
-@dataclass(slots=True)
-class _Unanswered:
-    """Internal: a tool call of the open step that has no ``tool/result`` yet."""
-
-    turn: int
-    step: int
-    call_id: Any
-    source: int
-    """Seq of the event holding the call: the assistant message, then its
-    ``tool/call`` once the call started."""
-    started: bool = False
-
-
-def _task_cancelled() -> bool:
-    """Whether the running task was cancelled (not a CancelledError raised by hand)."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-def _loggable(text: str) -> str:
-    """`text` with lone surrogates escaped, so it can be logged (JSON-1)."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _as_int(value: Any) -> Any:
-    """An integral number as an `int` (JSON-5: ``1.0`` is 1); else unchanged."""
-    return int(value) if is_integer(value) else value
 
 
 # ---------------------------------------------------------------------- loop
@@ -353,7 +189,7 @@ class AgentLoop:
         revision: Revision = LATEST,
         clock: Clock = wall_clock,
         session: SessionLog | None = None,
-        sink: Any = None,
+        sink: EventSink | None = None,
         check_requests: bool = True,
         max_steps: int = 16,
     ) -> None:
@@ -377,23 +213,13 @@ class AgentLoop:
         self.replies: list[ProviderReply] = []
         self.compositions = 0
         """How many times this instance ran the session-prefix waterfall."""
-        self._clock = clock
-        self._sink = sink
+        self._log = SessionAppender(self.session, sink, clock, self.hooks.session_event)
+        """Validates, persists, logs and notifies (`reference.loop.appending`)."""
         self._logged_header = False
         self._prefix: tuple[FrozenObject, ...] | None = None
         self._lock = asyncio.Lock()
-        self._signal: AbortSignal | None = None
-        self._running = False
-        self._cancel: tuple[str | None] | None = None
-        self._disposed = False
-        self._last_turn = 0
-        self._open_turn: int | None = None
-        self._open_step: tuple[int, int] | None = None
-        self._stranded: JsonObject | None = None
-        """The end reason of a turn whose closing events the sink refused."""
-        self._unanswered: list[_Unanswered] = []
-        for event in self.session:
-            self._track(event)
+        self._state = RunState()
+        """Whether a turn runs, what interrupted it (`reference.loop.abort`)."""
         self._repair_open_turn()
 
     # ------------------------------------------------------------ public API
@@ -406,12 +232,12 @@ class AgentLoop:
     @property
     def disposed(self) -> bool:
         """Whether `dispose` has been called."""
-        return self._disposed
+        return self._state.disposed
 
     @property
     def last_turn(self) -> int:
         """The number of the last turn started in the log (0 when none)."""
-        return self._last_turn
+        return self._log.turns.last_turn
 
     def on_event(self, listener: EventListener) -> Callable[[], None]:
         """Call `listener(event)` synchronously after each append; returns a remover.
@@ -452,24 +278,25 @@ class AgentLoop:
         blocks = content_blocks(content)
         origin = dict(source) if source is not None else dict(USER_SOURCE)
         async with self._lock:
-            if self._disposed:
+            if self._state.disposed:
                 raise LoopDisposed("the loop instance was disposed")
             return await self._run_turn(blocks, origin)
 
     def cancel(self, reason: str | None = None) -> None:
         """Abort the running turn (no effect while idle); it ends ``aborted``."""
-        if not self._running:
+        state = self._state
+        if not state.running:
             return
-        if self._cancel is None:
-            self._cancel = (reason,)
-        if self._signal is not None:
-            self._signal.abort(reason)
+        if state.interruption is None:
+            self._state = replace(state, interruption=Interruption("aborted", reason))
+        if state.signal is not None:
+            state.signal.abort(reason)
 
     def dispose(self) -> None:
         """End this instance: a running turn ends ``disposed``; no more turns."""
-        self._disposed = True
-        if self._signal is not None:
-            self._signal.abort("disposed")
+        self._state = replace(self._state, interruption=DISPOSED)
+        if self._state.signal is not None:
+            self._state.signal.abort("disposed")
 
     def inject(
         self, content: Content, *, source: Mapping[str, Any] | None = None
@@ -485,18 +312,18 @@ class AgentLoop:
             LoopDisposed: the instance was disposed (nothing is logged).
             PersistenceFailed: the sink refused the event; nothing is logged.
         """
-        if self._disposed:
+        if self._state.disposed:
             raise LoopDisposed("the loop instance was disposed")
         blocks = content_blocks(content)
         origin = dict(source) if source is not None else dict(USER_SOURCE)
         data = {"content": blocks, "source": origin}
-        if self._open_turn is not None and self._stranded is None:
+        if self._log.turns.open_turn is not None and self._state.stranded is None:
             return self.append("context/message", data, surface_op="append")
         self._repair_open_turn()
-        turn = self._last_turn + 1
+        turn = self._log.turns.last_turn + 1
         trigger = {"kind": "injection", "source": origin}
-        start = self._commit("turn/start", {"turn": turn, "trigger": trigger})
-        failure = self._notify_quietly(start)
+        start = self._log.commit("turn/start", {"turn": turn, "trigger": trigger})
+        failure = self._log.notify_quietly(start)
         event: FrozenObject | None = None
         if failure is None:
             try:
@@ -530,77 +357,11 @@ class AgentLoop:
         in the log before any listener runs, so a listener that raises
         leaves it logged. Listeners and the caller get the same deep-frozen
         copy of the event; the log's own event is never handed out (REQ-7).
+        See `reference.loop.appending`.
         """
-        event = self._commit(
+        return self._log.append(
             kind, data, surface_op=surface_op, source_event_seqs=source_event_seqs
         )
-        self._notify(event)
-        return event
-
-    # ------------------------------------------------------------ appending
-
-    def _commit(
-        self,
-        kind: str,
-        data: JsonObject,
-        *,
-        surface_op: Any = None,
-        source_event_seqs: list[int] | None = None,
-    ) -> FrozenObject:
-        """Validate, persist, then log one event; return a frozen copy of it.
-
-        Everything that can refuse the event runs before the sink sees it:
-        the JSON check (JSON-1), then `SessionLog.check_append`: the
-        envelope (LOG-1 .. LOG-5) and a replace's range (SURF-2).
-        """
-        seq = len(self.session)
-        check_json_value(data, what=f"data of seq {seq}")
-        event = make_event(
-            kind,
-            seq,
-            self._clock(),
-            copy_json(data),
-            surface_op=surface_op,
-            source_event_seqs=source_event_seqs,
-        )
-        self.session.check_append(event)
-        frozen: FrozenObject = deep_freeze(event)
-        if self._sink is not None:
-            try:
-                self._sink.append([copy_json(event)])
-            except Exception as error:
-                detail = _loggable(f"{type(error).__name__}: {error}")
-                raise PersistenceFailed(
-                    f"could not persist seq {seq} ({kind}) to the session file,"
-                    f" so it was not logged: {detail}"
-                ) from error
-        self.session.append_event(event)
-        self._track(event)
-        return frozen
-
-    def _notify(self, event: FrozenObject) -> None:
-        """Call the session-event listeners in order; the first failure propagates.
-
-        A listener is synchronous, so a CancelledError it raises is its own
-        doing, never the cancellation of the running task: it becomes
-        `ListenerCancelled`, an ordinary listener error.
-        """
-        for listener in list(self.hooks.session_event):
-            try:
-                listener(event)
-            except asyncio.CancelledError as error:
-                raise ListenerCancelled(
-                    f"a session-event listener raised CancelledError on"
-                    f" {event['type']} (seq {event['seq']})"
-                ) from error
-
-    def _notify_quietly(self, event: FrozenObject) -> Exception | None:
-        """`_notify`, returning the failure instead of raising it."""
-        try:
-            self._notify(event)
-        except Exception as error:
-            return error
-        return None
 
     # ------------------------------------------------------------ one step
 
@@ -609,7 +370,8 @@ class AgentLoop:
 
         The order of operations, top to bottom, is the contract.
         """
-        signal = self._signal = AbortSignal()
+        signal = AbortSignal()
+        self._state = replace(self._state, signal=signal)
 
         # 1. Assemble the system prompt and the tool list (system-prompt
         #    waterfall). Still inside the turn, outside any step.
@@ -722,9 +484,9 @@ class AgentLoop:
         #     disposed; that aborts it in flight, as an abort races a fetch.
         failure: Exception | None = None
         if owed is not None:
-            event = self._commit(owed["type"], owed["data"])
+            event = self._log.commit(owed["type"], owed["data"])
             self._logged_header = True
-            failure = self._notify_quietly(event)
+            failure = self._log.notify_quietly(event)
         reply = await self._dispatch(request, signal, failure)
         self.replies.append(reply)
 
@@ -750,7 +512,17 @@ class AgentLoop:
         for call in calls:
             if self._interruption() is not None:
                 break
-            extra.extend(await self._run_tool(turn, step, call, signal))
+            extra.extend(
+                await run_tool(
+                    self,
+                    self.hooks,
+                    self.tools,
+                    turn=turn,
+                    step=step,
+                    call=call,
+                    signal=signal,
+                )
+            )
         stopped = self._interruption()
         if stopped is not None:
             late = self._answer_unanswered(stopped)
@@ -786,14 +558,8 @@ class AgentLoop:
 
     def _interruption(self) -> JsonObject | None:
         """The end reason of a disposed or cancelled turn, or None."""
-        if self._disposed:
-            return {"kind": "disposed"}
-        if self._cancel is not None:
-            reason: JsonObject = {"kind": "aborted"}
-            if self._cancel[0] is not None:
-                reason["reason"] = self._cancel[0]
-            return reason
-        return None
+        interruption = self._state.interruption
+        return interruption.end_reason() if interruption is not None else None
 
     def _seed_assembly(self) -> Assembly:
         names = (
@@ -914,87 +680,6 @@ class AgentLoop:
             self._checkpoint()
         return call.result()
 
-    async def _run_tool(
-        self, turn: int, step: int, call: JsonObject, signal: AbortSignal
-    ) -> list[Content]:
-        call_id, name, arguments = call["id"], call["name"], call["arguments"]
-        logged = self.append(
-            "tool/call",
-            {
-                "turn": turn,
-                "step": step,
-                "callId": call_id,
-                "name": name,
-                "arguments": arguments,
-            },
-        )
-        context = ToolContext(
-            loop=self,
-            turn=turn,
-            step=step,
-            call_id=call_id,
-            name=name,
-            arguments=arguments,
-            signal=signal,
-        )
-        result, blocks = await self._execute(context)
-        self.append(
-            "tool/result",
-            {
-                "turn": turn,
-                "step": step,
-                "callId": call_id,
-                "content": blocks,
-                "isError": result.is_error,
-            },
-            surface_op="append",
-            source_event_seqs=[logged["seq"]],
-        )
-        outcomes = await self.hooks.post_execute.dispatch(
-            PostExecuteContext(call=context, result=result)
-        )
-        return [outcome for outcome in outcomes if outcome]
-
-    async def _execute(
-        self, context: ToolContext
-    ) -> tuple[ToolResult, list[JsonObject]]:
-        """Run a tool; return its result and the content blocks to log.
-
-        Never fails the turn: an unknown tool, an exception, a CancelledError
-        the tool raised itself, or returned content that cannot be logged
-        (not content blocks, or not JSON-1: a lone surrogate...) becomes an
-        error result. Only the cancellation of the task running the turn
-        propagates.
-        """
-        name = _loggable(context.name)
-        tool = self.tools.get(context.name)
-        if tool is None:
-            failed = ToolResult(content=f"unknown tool {name!r}", is_error=True)
-            return failed, content_blocks(failed.content)
-        try:
-            arguments = json.loads(context.arguments) if context.arguments else {}
-            output = await tool.execute(arguments, context)
-        except asyncio.CancelledError:
-            if _task_cancelled():
-                raise
-            failed = ToolResult(content=f"{name} was cancelled", is_error=True)
-        except Exception as error:
-            failed = ToolResult(
-                content=_loggable(f"{name} failed: {error}"), is_error=True
-            )
-        else:
-            result = (
-                output if isinstance(output, ToolResult) else ToolResult(content=output)
-            )
-            try:
-                return result, content_blocks(result.content)
-            except (TypeError, NotJsonValue) as error:
-                failed = ToolResult(
-                    content=f"{name} returned content that cannot be logged: {error}",
-                    is_error=True,
-                )
-        return failed, content_blocks(failed.content)
-
     def _answer_unanswered(self, reason: JsonObject) -> Exception | None:
         """Log an error result for each tool call of the step still unanswered.
 
@@ -1003,27 +688,15 @@ class AgentLoop:
         (its ``tool/call`` logged), ``interrupted``, with the ``tool/call``
         as its source. Returns the first listener failure, if any.
         """
-        ended = ENDED.get(reason["kind"], "ended by an error")
         first: Exception | None = None
-        for entry in list(self._unanswered):
-            text = (
-                f"interrupted: the turn was {ended} while the tool ran"
-                if entry.started
-                else f"not run: the turn was {ended} before this call started"
-            )
-            event = self._commit(
+        for call in self._log.turns.unanswered:
+            event = self._log.commit(
                 "tool/result",
-                {
-                    "turn": entry.turn,
-                    "step": entry.step,
-                    "callId": entry.call_id,
-                    "content": [{"type": "text", "text": text}],
-                    "isError": True,
-                },
+                unanswered_result(call, reason),
                 surface_op="append",
-                source_event_seqs=[entry.source],
+                source_event_seqs=[call.source],
             )
-            error = self._notify_quietly(event)
+            error = self._log.notify_quietly(event)
             first = first or error
         return first
 
@@ -1033,9 +706,8 @@ class AgentLoop:
         self, content: list[JsonObject], source: JsonObject
     ) -> TurnResult:
         self._repair_open_turn()
-        turn = self._last_turn + 1
-        self._cancel = None
-        self._running = True
+        turn = self._log.turns.last_turn + 1
+        self._state = replace(self._state, running=True)
         trigger = {"kind": "message", "source": source}
         step = 0
         error: BaseException | None = None
@@ -1061,7 +733,7 @@ class AgentLoop:
         except _TurnEnd as interrupted:
             reason = interrupted.reason
         except asyncio.CancelledError as stop:
-            if _task_cancelled():
+            if task_cancelled():
                 cancelled = stop
                 reason = {"kind": "aborted", "reason": "task cancelled"}
             else:  # raised by a listener or the provider: an ordinary failure
@@ -1071,10 +743,12 @@ class AgentLoop:
             error = failure
             reason = self._failure_reason(failure, step)
         finally:
-            self._running = False
-            self._signal = None
-            self._cancel = None
-        if self._open_turn != turn:  # turn/start itself was not logged
+            # a cancel ends with its turn; a dispose outlives it
+            kept = DISPOSED if self._state.disposed else None
+            self._state = replace(
+                self._state, running=False, signal=None, interruption=kept
+            )
+        if self._log.turns.open_turn != turn:  # turn/start itself was not logged
             raise cancelled or error or AgentError("the turn did not start")
         try:
             late = self._finish_turn(turn, reason)
@@ -1105,7 +779,7 @@ class AgentLoop:
         reason: JsonObject = {
             "kind": "error",
             "step": step,
-            "message": _loggable(message),
+            "message": escape_lone_surrogates(message),
         }
         code = getattr(failure, "code", None)
         if isinstance(code, str):
@@ -1123,66 +797,26 @@ class AgentLoop:
         """
         try:
             failures = [self._answer_unanswered(reason)]
-            if self._open_step is not None:
-                open_turn, open_step = self._open_step
-                event = self._commit("step/end", {"turn": open_turn, "step": open_step})
-                failures.append(self._notify_quietly(event))
-            event = self._commit("turn/end", {"turn": turn, "reason": reason})
-            failures.append(self._notify_quietly(event))
+            if self._log.turns.open_step is not None:
+                event = self._log.commit("step/end", self._step_end())
+                failures.append(self._log.notify_quietly(event))
+            event = self._log.commit("turn/end", {"turn": turn, "reason": reason})
+            failures.append(self._log.notify_quietly(event))
         except PersistenceFailed:
-            self._stranded = reason
+            self._state = replace(self._state, stranded=reason)
             raise
-        self._stranded = None
+        self._state = replace(self._state, stranded=None)
         return next((failure for failure in failures if failure is not None), None)
 
     def _close_step(self) -> None:
-        if self._open_step is not None:
-            turn, step = self._open_step
-            self.append("step/end", {"turn": turn, "step": step})
+        if self._log.turns.open_step is not None:
+            self.append("step/end", self._step_end())
 
-    def _track(self, event: JsonObject) -> None:
-        """Follow what the log holds: the open turn and step, unanswered calls."""
-        kind, data = event["type"], event["data"]
-        if kind == "turn/start":
-            number = data.get("turn")
-            self._open_turn = _as_int(number)
-            if is_integer(number):  # JSON-5: 1.0 is turn 1; a boolean is no number
-                self._last_turn = max(self._last_turn, int(number))
-        elif kind == "turn/end":
-            self._open_turn = None
-            self._open_step = None
-            self._unanswered = []
-        elif kind == "step/start":
-            self._open_step = (_as_int(data.get("turn")), _as_int(data.get("step")))
-        elif kind == "step/end":
-            self._open_step = None
-            self._unanswered = []
-        elif kind == "assistant/message" and isinstance(data.get("content"), list):
-            self._unanswered.extend(
-                _Unanswered(
-                    turn=_as_int(data.get("turn")),
-                    step=_as_int(data.get("step")),
-                    call_id=block.get("id"),
-                    source=event["seq"],
-                )
-                for block in data["content"]
-                if isinstance(block, dict) and block.get("type") == "tool-call"
-            )
-        elif kind == "tool/call":
-            entry = self._find_unanswered(data.get("callId"), started=False)
-            if entry is not None:
-                entry.started, entry.source = True, event["seq"]
-        elif kind == "tool/result":
-            entry = self._find_unanswered(data.get("callId"), started=True)
-            entry = entry or self._find_unanswered(data.get("callId"), started=False)
-            if entry is not None:
-                self._unanswered.remove(entry)
-
-    def _find_unanswered(self, call_id: Any, *, started: bool) -> _Unanswered | None:
-        for entry in self._unanswered:
-            if entry.call_id == call_id and entry.started is started:
-                return entry
-        return None
+    def _step_end(self) -> JsonObject:
+        """The data of the open step's ``step/end`` (JSON-5: 1.0 is step 1)."""
+        step = self._log.turns.open_step
+        assert step is not None
+        return {"turn": as_int(step.turn), "step": as_int(step.step)}
 
     def _repair_open_turn(self) -> None:
         """Close a turn left open before this instance's next turn.
@@ -1191,10 +825,10 @@ class AgentLoop:
         one when the sink refused its closing events (it ends with the
         reason it had).
         """
-        if self._open_turn is None:
+        if self._log.turns.open_turn is None:
             return
         late = self._finish_turn(
-            self._open_turn, self._stranded or {"kind": "interrupted"}
+            self._log.turns.open_turn, self._state.stranded or {"kind": "interrupted"}
         )
         if late is not None:
             raise late

@@ -38,7 +38,7 @@ from reference.loop.freeze import thaw
 from reference.messages import derive_event_message
 
 if TYPE_CHECKING:
-    from reference.loop.agent import PreStepContext
+    from reference.loop.contexts import PreStepContext
 
 COMPACT_SOURCE: JsonObject = {"kind": "plugin", "plugin": "compact"}
 

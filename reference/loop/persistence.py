@@ -6,13 +6,17 @@ that persists every append; `open_session_file` loads a file (refusing a
 torn tail, JSONL-5) and returns the seeded log (LOG-6) with a writer that
 continues its seqs. A new `AgentLoop` over the returned pair is a resumed
 instance: its first request logs a ``resume`` snapshot (WRITER-1) and, in
-``session-prefix``, it recomposes the prefix (PREFIX-6).
+``session-prefix``, it recomposes the prefix (PREFIX-6). `EventSink` is what
+the loop asks of such a writer.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from typing import Protocol
 
+from reference.json_values import JsonObject
 from reference.jsonl import JsonlWriter, load_session_file, make_storage_line
 from reference.revisions import LATEST, Revision
 from reference.session_log import SessionLog
@@ -37,3 +41,15 @@ def open_session_file(
     """Reopen a session file to continue it; returns the seeded log and writer."""
     writer = JsonlWriter.open(path)
     return load_session_file(path).session(), writer
+
+
+class EventSink(Protocol):
+    """Where a loop persists its events (the `JsonlWriter` above is one).
+
+    The loop hands the sink a copy of each event *before* logging it: when
+    `append` raises, the event is not logged (`PersistenceFailed`), so a
+    sink must raise only when it did not persist the event.
+    """
+
+    def append(self, events: Sequence[JsonObject], /) -> None:
+        """Persist `events`, whose seqs continue the sink's."""

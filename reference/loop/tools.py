@@ -11,7 +11,7 @@ lone surrogate from a ``surrogateescape``'d file name...), becomes an error
 result (``isError: true``), never a failed turn.
 
 What a running tool knows (`ToolContext`, `PostExecuteContext`) lives with
-the loop in `reference.loop.agent`: this module does not import the loop.
+the loop in `reference.loop.contexts`: this module imports neither.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ class ToolResult:
 
 Execute = Callable[[Any, Any], Awaitable["ToolResult | Content"]]
 """``execute(arguments, context)``: the parsed arguments, and the call's
-`reference.loop.agent.ToolContext` (typed loosely here so this module does
-not import the loop, which imports it)."""
+`reference.loop.contexts.ToolContext` (typed loosely here so this module does
+not import the contexts, which import it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

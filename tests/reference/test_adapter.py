@@ -14,61 +14,25 @@ from typing import Any
 
 import pytest
 
+from conformance.adapters.connection import StdioConnection
+
 pytestmark = pytest.mark.slow
 
 
-class Adapter:
-    """A running adapter process with line-oriented request/response helpers."""
-
-    def __init__(self, argv: list[str] | None = None) -> None:
-        self.process = subprocess.Popen(
-            argv or [sys.executable, "-m", "reference.adapter"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self._next_id = 0
-
-    def send_raw(self, line: bytes) -> dict[str, Any]:
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        self.process.stdin.write(line + b"\n")
-        self.process.stdin.flush()
-        reply = self.process.stdout.readline()
-        assert reply.endswith(b"\n"), f"no complete reply line: {reply!r}"
-        return json.loads(reply)
-
-    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        self._next_id += 1
-        request = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
-        if params is not None:
-            request["params"] = params
-        reply = self.send_raw(json.dumps(request).encode())
-        assert reply["id"] == self._next_id
-        return reply
-
-    def close(self) -> int:
-        if self.process.poll() is None:
-            assert self.process.stdin is not None
-            self.process.stdin.close()
-        code = self.process.wait(timeout=30)
-        for stream in (self.process.stdout, self.process.stderr):
-            assert stream is not None
-            stream.close()
-        return code
+ADAPTER = [sys.executable, "-m", "reference.adapter"]
 
 
 @pytest.fixture
-def adapter() -> Iterator[Adapter]:
-    running = Adapter()
+def adapter() -> Iterator[StdioConnection]:
+    running = StdioConnection(ADAPTER, timeout=30)
     yield running
-    running.close()
+    running.kill()
 
 
 def test_initialize_declares_protocol_revisions_and_capabilities(
-    adapter: Adapter,
+    adapter: StdioConnection,
 ) -> None:
-    result = adapter.call("initialize", {"protocolVersion": 1})["result"]
+    result = adapter.request("initialize", {"protocolVersion": 1})["result"]
     assert result["name"] == "reqfold-reference"
     assert result["revisions"] == [
         "header-events",
@@ -79,23 +43,23 @@ def test_initialize_declares_protocol_revisions_and_capabilities(
 
 
 def test_an_unsupported_protocol_version_is_an_invalid_params_error(
-    adapter: Adapter,
+    adapter: StdioConnection,
 ) -> None:
-    reply = adapter.call("initialize", {"protocolVersion": 99})
+    reply = adapter.request("initialize", {"protocolVersion": 99})
     assert reply["error"]["code"] == -32602
     assert "99" in reply["error"]["message"]
 
 
 @pytest.mark.spec("DELTA-2", "FOLD-2")
 def test_codec_methods_answer_and_a_corrupt_log_is_an_error_response(
-    adapter: Adapter,
+    adapter: StdioConnection,
 ) -> None:
-    diff = adapter.call(
+    diff = adapter.request(
         "codec/diff",
         {"prev": {"config": {"model": "a"}}, "next": {"config": {"model": "b"}}},
     )
     assert diff["result"] == {"delta": {"config": {"model": "b"}}}
-    equal = adapter.call(
+    equal = adapter.request(
         "codec/diff",
         {
             "prev": {"config": {"model": "a"}},
@@ -103,7 +67,7 @@ def test_codec_methods_answer_and_a_corrupt_log_is_an_error_response(
         },
     )
     assert equal["result"] == {"delta": None}
-    corrupt = adapter.call(
+    corrupt = adapter.request(
         "codec/fold",
         {"events": [{"type": "request/header-delta", "seq": 3, "data": {}}]},
     )
@@ -115,18 +79,18 @@ def test_codec_methods_answer_and_a_corrupt_log_is_an_error_response(
     }
 
 
-def test_the_revision_param_selects_the_header_fields(adapter: Adapter) -> None:
+def test_the_revision_param_selects_the_header_fields(adapter: StdioConnection) -> None:
     header = {
         "config": {"model": "m"},
         "messageSuffix": [{"role": "user", "content": []}],
     }
-    old = adapter.call(
+    old = adapter.request(
         "codec/canonical", {"header": header, "revision": "request-messages"}
     )
     assert old["result"] == {"header": header}
-    new = adapter.call("codec/canonical", {"header": header})
+    new = adapter.request("codec/canonical", {"header": header})
     assert new["error"]["data"]["kind"] == "malformed-header"
-    unknown = adapter.call("codec/canonical", {"header": header, "revision": "r9"})
+    unknown = adapter.request("codec/canonical", {"header": header, "revision": "r9"})
     assert unknown["error"]["code"] == -32602
 
 
@@ -160,25 +124,27 @@ def test_the_revision_param_selects_the_header_fields(adapter: Adapter) -> None:
     ],
 )
 def test_bad_input_gets_an_error_response_and_the_adapter_keeps_serving(
-    adapter: Adapter, line: bytes, code: int
+    adapter: StdioConnection, line: bytes, code: int
 ) -> None:
-    reply = adapter.send_raw(line)
+    reply = adapter.send_line(line)
     assert reply["error"]["code"] == code
-    still_alive = adapter.call(
+    still_alive = adapter.request(
         "codec/equals",
         {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}},
     )
     assert still_alive["result"] == {"equal": True}
 
 
-def test_shutdown_answers_null_and_exits_zero(adapter: Adapter) -> None:
-    reply = adapter.call("shutdown")
+def test_shutdown_answers_null_and_exits_zero(adapter: StdioConnection) -> None:
+    reply = adapter.request("shutdown", {})
     assert reply["result"] is None
-    assert adapter.close() == 0
+    adapter.end_input()
+    assert adapter.wait() == 0
 
 
-def test_end_of_input_exits_zero(adapter: Adapter) -> None:
-    assert adapter.close() == 0
+def test_end_of_input_exits_zero(adapter: StdioConnection) -> None:
+    adapter.end_input()
+    assert adapter.wait() == 0
 
 
 @pytest.mark.parametrize(
@@ -205,12 +171,12 @@ def test_end_of_input_exits_zero(adapter: Adapter) -> None:
     ],
 )
 def test_an_id_that_cannot_be_echoed_gets_invalid_request_with_a_null_id(
-    adapter: Adapter, line: bytes
+    adapter: StdioConnection, line: bytes
 ) -> None:
-    reply = adapter.send_raw(line)
+    reply = adapter.send_line(line)
     assert reply["id"] is None
     assert reply["error"]["code"] == -32600
-    still_alive = adapter.call(
+    still_alive = adapter.request(
         "codec/equals",
         {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}},
     )
@@ -228,13 +194,17 @@ def test_an_id_that_cannot_be_echoed_gets_invalid_request_with_a_null_id(
     ids=["value", "system", "key"],
 )
 def test_a_lone_surrogate_in_params_is_a_json_1_rejection_not_an_echo(
-    adapter: Adapter, header: dict[str, Any]
+    adapter: StdioConnection, header: dict[str, Any]
 ) -> None:
-    reply = adapter.call("codec/canonical", {"header": header})
+    # as an escape (json.dumps): `request` writes UTF-8, which cannot hold one
+    request = {"jsonrpc": "2.0", "id": 1, "method": "codec/canonical"}
+    reply = adapter.send_line(
+        json.dumps({**request, "params": {"header": header}}).encode()
+    )
     assert reply["error"]["code"] == -32000
     assert reply["error"]["data"]["kind"] == "not-json-value"
     assert reply["error"]["data"]["rule"] == "JSON-1"
-    assert adapter.call("codec/canonical", {"header": {"config": {"model": "m"}}})[
+    assert adapter.request("codec/canonical", {"header": {"config": {"model": "m"}}})[
         "result"
     ] == {"header": {"config": {"model": "m"}}}
 
@@ -257,13 +227,15 @@ def test_a_result_that_cannot_be_written_is_an_internal_error_not_a_crash(
         f"adapter.METHODS['codec/equals'] = lambda params: {result}\n"
         "raise SystemExit(adapter.main())\n"
     )
-    running = Adapter([sys.executable, "-c", serve_a_bug])
+    running = StdioConnection([sys.executable, "-c", serve_a_bug], timeout=30)
     try:
-        reply = running.call("codec/equals", {"a": {}, "b": {}})
+        reply = running.request("codec/equals", {"a": {}, "b": {}})
         assert reply["error"]["code"] == -32603
-        assert running.call("shutdown")["result"] is None
+        assert running.request("shutdown", {})["result"] is None
+        running.end_input()
+        assert running.wait() == 0
     finally:
-        assert running.close() == 0
+        running.kill()
 
 
 def test_an_adapter_whose_stdout_is_gone_exits_without_a_traceback() -> None:

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import queue
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from messages import types, user
 
+from conformance.adapters.connection import StdioConnection
+from conformance.errors import AdapterCrashed
 from fakes import FakeProvider, Reply, ToolCall
 from fakes.server import running_server
 from reference.adapter import RpcError
@@ -47,10 +48,6 @@ NOTE = {
     "parameters": {"type": "object", "properties": {}},
     "results": [],
 }
-
-
-def user(text):
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
 def returns(*texts):
@@ -89,6 +86,21 @@ def fake(served):
 @pytest.fixture
 def url(fake, served):
     return served[1]
+
+
+def start_params(url, instance="i1", session="s1", **overrides):
+    """``instance/start`` params: a terse loop with one tool, over `url`."""
+    return {
+        "session": session,
+        "instance": instance,
+        "revision": "session-prefix",
+        "provider": {"baseUrl": url, "apiKey": "k-" + session, "dialect": "deepseek"},
+        "config": {"model": MODEL},
+        "system": "You are terse.",
+        "tools": [LOOKUP],
+        "contributors": [],
+        **overrides,
+    }
 
 
 class Driver:
@@ -134,21 +146,7 @@ class Driver:
         return log
 
     async def start(self, instance="i1", session="s1", **overrides):
-        params = {
-            "session": session,
-            "instance": instance,
-            "revision": "session-prefix",
-            "provider": {
-                "baseUrl": self.url,
-                "apiKey": "k-" + session,
-                "dialect": "deepseek",
-            },
-            "config": {"model": MODEL},
-            "system": "You are terse.",
-            "tools": [LOOKUP],
-            "contributors": [],
-            **overrides,
-        }
+        params = start_params(self.url, instance, session, **overrides)
         assert await self.server.handle("instance/start", params) == {}
 
     async def turn(self, instance, prompt):
@@ -416,7 +414,7 @@ def test_an_appending_contributor_logs_its_text_before_the_first_requests_bounda
         return log
 
     log = drive(url, tmp_path, scenario)
-    kinds = [event["type"] for event in events(log)]
+    kinds = types(events(log))
     assert kinds.index("context/message") < kinds.index("step/start")
     (request,) = fake.requests
     assert mentions(request, "MEMO")
@@ -570,7 +568,7 @@ def test_an_inject_while_idle_is_logged_in_a_one_shot_turn_that_calls_no_model(
         return log, refused
 
     log, refused = drive(url, tmp_path, scenario)
-    kinds = [event["type"] for event in events(log)]
+    kinds = types(events(log))
     assert kinds == ["turn/start", "context/message", "turn/end"]
     assert events(log)[0]["data"]["trigger"]["kind"] == "injection"
     assert refused.code == STATE_ERROR
@@ -746,88 +744,21 @@ def test_closing_the_server_disposes_a_turn_blocked_in_a_contributor(
 # ------------------------------------------------------------------ over stdio
 
 
-class Child:
-    """``python -m reference.harness_adapter`` with its stdout read by a thread."""
-
-    def __init__(self):
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "reference.harness_adapter"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        self.notes: list[dict[str, Any]] = []
-        self._next_id = 0
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.process.stdout:
-            self.lines.put(line)
-        self.lines.put(b"")
-
-    def write(self, line: bytes):
-        self.process.stdin.write(line + b"\n")
-        self.process.stdin.flush()
-
-    def message(self):
-        """The next stdout line as JSON; every line must be complete."""
-        line = self.lines.get(timeout=WAIT_SECONDS)
-        assert line.endswith(b"\n"), f"no complete line: {line!r}"
-        return json.loads(line)
-
-    def response(self):
-        """The next response; notifications met on the way are kept."""
-        while "id" not in (message := self.message()):
-            self.notes.append(message)
-        return message
-
-    def call(self, method, **params):
-        self._next_id += 1
-        self.write(
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": self._next_id,
-                    "method": method,
-                    "params": params,
-                }
-            ).encode()
-        )
-        reply = self.response()
-        assert reply["id"] == self._next_id
-        return reply
-
-    def notification(self, method):
-        """The next notification `method` (kept ones first), skipping others."""
-        while self.notes:
-            note = self.notes.pop(0)
-            if note["method"] == method:
-                return note["params"]
-        while (note := self.message())["method"] != method:
-            pass
-        return note["params"]
-
-    def finish(self):
-        """Close stdin (end of input) and return the exit status."""
-        if not self.process.stdin.closed:
-            self.process.stdin.close()
-        return self.process.wait(timeout=WAIT_SECONDS)
-
-    def close(self):
-        if self.process.poll() is None:
-            self.process.kill()
-        self.finish()
-        self._reader.join(timeout=WAIT_SECONDS)
-        self.process.stdout.close()
+def next_notification(child: StdioConnection, method: str) -> Any:
+    """The params of the next notification `method`, skipping the others."""
+    while (note := child.receive_notification())["method"] != method:
+        pass
+    return note["params"]
 
 
 @pytest.fixture
-def child() -> Iterator[Child]:
-    running = Child()
+def child() -> Iterator[StdioConnection]:
+    """``python -m reference.harness_adapter``, spoken to over its pipes."""
+    running = StdioConnection(
+        [sys.executable, "-m", "reference.harness_adapter"], timeout=WAIT_SECONDS
+    )
     yield running
-    running.close()
+    running.kill()
 
 
 @pytest.mark.slow
@@ -837,44 +768,41 @@ def test_the_stdio_adapter_keeps_reading_and_lands_a_cancel_inside_a_blocked_cal
 ):
     fake.push(Reply(text="hello"))
     log = str(tmp_path / "s1.jsonl")
-    assert child.call("initialize", protocolVersion=1)["result"]["capabilities"] == [
-        "codec",
-        "harness",
-        "strict",
-    ]
-    assert child.call("session/open", session="s1", log=log, revision="session-prefix")[
-        "result"
-    ] == {"log": log}
-    started = child.call(
-        "instance/start",
-        session="s1",
-        instance="i1",
-        revision="session-prefix",
-        provider={"baseUrl": url, "apiKey": "k", "dialect": "deepseek"},
-        config={"model": MODEL},
-        system="You are terse.",
-        tools=[LOOKUP],
-        contributors=[
-            prefix("slow", {"do": "block", "messages": [user("X")]}, returns("Y"))
-        ],
+    initialized = child.request("initialize", {"protocolVersion": 1})
+    assert initialized["result"]["capabilities"] == ["codec", "harness", "strict"]
+    assert child.request(
+        "session/open", {"session": "s1", "log": log, "revision": "session-prefix"}
+    )["result"] == {"log": log}
+    contributor = prefix("slow", {"do": "block", "messages": [user("X")]}, returns("Y"))
+    started = child.request(
+        "instance/start", start_params(url, contributors=[contributor])
     )
     assert started["result"] == {}
-    assert child.call("instance/send", instance="i1", prompt="hi")["result"] == {}
-    assert child.notification("contributor/started") == {
+    assert (
+        child.request("instance/send", {"instance": "i1", "prompt": "hi"})["result"]
+        == {}
+    )
+    assert next_notification(child, "contributor/started") == {
         "instance": "i1",
         "contributor": "slow",
         "call": 1,
     }
     assert (
-        child.call("instance/send", instance="i1", prompt="no")["error"]["code"]
+        child.request("instance/send", {"instance": "i1", "prompt": "no"})["error"][
+            "code"
+        ]
         == -32002
     )
-    assert child.call("instance/cancel", instance="i1")["result"] == {}
-    assert child.notification("turn/ended")["reason"] == {"kind": "aborted"}
-    assert child.call("instance/send", instance="i1", prompt="hi")["result"] == {}
-    assert child.notification("turn/ended")["reason"] == {"kind": "completed"}
-    assert child.call("shutdown")["result"] is None
-    assert child.finish() == 0
+    assert child.request("instance/cancel", {"instance": "i1"})["result"] == {}
+    assert next_notification(child, "turn/ended")["reason"] == {"kind": "aborted"}
+    assert (
+        child.request("instance/send", {"instance": "i1", "prompt": "hi"})["result"]
+        == {}
+    )
+    assert next_notification(child, "turn/ended")["reason"] == {"kind": "completed"}
+    assert child.request("shutdown", {})["result"] is None
+    child.end_input()
+    assert child.wait() == 0
     assert_rebuilds(log, fake)
 
 
@@ -882,35 +810,35 @@ def test_the_stdio_adapter_keeps_reading_and_lands_a_cancel_inside_a_blocked_cal
 def test_the_stdio_adapter_answers_bad_lines_and_at_end_of_input_disposes_and_exits_0(
     url, tmp_path, child
 ):
-    child.write(b"{not json")
-    assert child.message()["error"]["code"] == -32700
-    child.write(b'{"jsonrpc": "2.0", "id": true, "method": "initialize"}')
-    refused = child.message()
+    assert child.send_line(b"{not json")["error"]["code"] == -32700
+    refused = child.send_line(b'{"jsonrpc": "2.0", "id": true, "method": "initialize"}')
     assert refused["id"] is None
     assert refused["error"]["code"] == -32600
-    diff = child.call(
-        "codec/diff", prev={"config": {"model": "a"}}, next={"config": {"model": "a"}}
+    diff = child.request(
+        "codec/diff",
+        {"prev": {"config": {"model": "a"}}, "next": {"config": {"model": "a"}}},
     )
     assert diff["result"] == {"delta": None}
     log = str(tmp_path / "s1.jsonl")
-    child.call("session/open", session="s1", log=log, revision="session-prefix")
-    child.call(
-        "instance/start",
-        session="s1",
-        instance="i1",
-        revision="session-prefix",
-        provider={"baseUrl": url, "apiKey": "k", "dialect": "deepseek"},
-        config={"model": MODEL},
-        system="",
-        tools=[],
-        contributors=[prefix("slow", {"do": "block", "messages": []})],
+    child.request(
+        "session/open", {"session": "s1", "log": log, "revision": "session-prefix"}
     )
-    child.call("instance/send", instance="i1", prompt="hi")
-    child.notification("contributor/started")
-    child.process.stdin.close()
-    assert child.notification("turn/ended")["reason"] == {"kind": "disposed"}
-    assert child.finish() == 0
-    assert child.lines.get(timeout=WAIT_SECONDS) == b""  # nothing after the last line
+    child.request(
+        "instance/start",
+        start_params(
+            url,
+            system="",
+            tools=[],
+            contributors=[prefix("slow", {"do": "block", "messages": []})],
+        ),
+    )
+    child.request("instance/send", {"instance": "i1", "prompt": "hi"})
+    next_notification(child, "contributor/started")
+    child.end_input()
+    assert next_notification(child, "turn/ended")["reason"] == {"kind": "disposed"}
+    assert child.wait() == 0
+    with pytest.raises(AdapterCrashed):  # stdout ended: nothing after the last line
+        child.receive_notification()
 
 
 @pytest.mark.slow

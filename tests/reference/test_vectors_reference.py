@@ -8,15 +8,14 @@ carry the case's informative kind (and seq) in its error data.
 from __future__ import annotations
 
 import json
-import queue
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any
 
 import pytest
 
+from conformance.adapters.connection import StdioConnection
 from conformance.codec.corpus import (
     REJECTED,
     VectorCase,
@@ -24,7 +23,6 @@ from conformance.codec.corpus import (
     encode_json,
     iter_cases,
     judge_response,
-    load_json,
 )
 from reference.adapter import RpcError, dispatch
 from reference.revisions import Revision
@@ -92,91 +90,34 @@ def test_answers_differing_only_in_member_order_never_fail() -> None:
 # ---------------------------------------------------------------- child process
 
 
-class AdapterProcess:
-    """``python -m reference.adapter`` driven over newline JSON-RPC pipes."""
-
-    def __init__(self, stderr: IO[bytes]) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "reference.adapter"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-        )
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        self.next_id = 0
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.put(line)
-        self.lines.put(b"")
-
-    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send one request and return its response object."""
-        assert self.process.stdin is not None
-        self.next_id += 1
-        request: dict[str, Any] = {
-            "jsonrpc": "2.0",
-            "id": self.next_id,
-            "method": method,
-        }
-        if params is not None:
-            request["params"] = params
-        self.process.stdin.write(encode_json(request).encode("utf-8") + b"\n")
-        self.process.stdin.flush()
-        line = self.lines.get(timeout=READ_TIMEOUT)
-        assert line, f"the adapter closed its output after {method}"
-        response = load_json(line.decode("utf-8"))
-        assert isinstance(response, dict), line
-        assert response.get("jsonrpc") == "2.0", response
-        assert response.get("id") == self.next_id, response
-        return response
-
-    def close(self) -> int:
-        """Close stdin, wait for the exit and release the pipes; the exit code."""
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        if not self.process.stdin.closed:
-            self.process.stdin.close()
-        try:
-            code = self.process.wait(timeout=READ_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        self.reader.join(timeout=READ_TIMEOUT)
-        self.process.stdout.close()
-        return code
-
-
 @pytest.fixture(scope="module")
-def adapter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdapterProcess]:
+def adapter() -> Iterator[StdioConnection]:
     """One adapter process for the whole run: initialize, the cases, shutdown."""
-    stderr_path = tmp_path_factory.mktemp("adapter") / "stderr.log"
-    with stderr_path.open("wb") as stderr:
-        process = AdapterProcess(stderr)
-        try:
-            init = process.call("initialize", {"protocolVersion": 1})
-            result = init.get("result")
-            assert isinstance(result, dict), init
-            assert set(result["revisions"]) >= {r.value for r in Revision}, result
-            assert "codec" in result["capabilities"], result
-            yield process
-            shutdown = process.call("shutdown")
-            assert shutdown.get("result", "missing") is None, shutdown
-        finally:
-            code = process.close()
-    log = stderr_path.read_text(encoding="utf-8", errors="replace")
-    assert code == 0, f"the adapter exited with {code}; stderr:\n{log}"
+    running = StdioConnection(
+        [sys.executable, "-m", "reference.adapter"], timeout=READ_TIMEOUT
+    )
+    try:
+        init = running.request("initialize", {"protocolVersion": 1})
+        result = init.get("result")
+        assert isinstance(result, dict), init
+        assert set(result["revisions"]) >= {r.value for r in Revision}, result
+        assert "codec" in result["capabilities"], result
+        yield running
+        shutdown = running.request("shutdown", {})
+        assert shutdown.get("result", "missing") is None, shutdown
+        running.end_input()
+        code = running.wait()
+    finally:
+        running.kill()
+    assert code == 0, f"the adapter exited with {code}; stderr:\n{running.stderr_tail}"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("revision", "case"), RUNS)
 def test_the_reference_passes_the_vector_through_the_adapter_process(
-    adapter: AdapterProcess, revision: Revision, case: VectorCase
+    adapter: StdioConnection, revision: Revision, case: VectorCase
 ) -> None:
-    response = adapter.call(case.method, case.request_params(revision))
+    response = adapter.request(case.method, case.request_params(revision))
     assert_strict_pass(case, response)
 
 

@@ -6,7 +6,7 @@ import dataclasses
 
 from reference.harness_adapter import main
 from reference.loop import AbortSignal, AgentLoop, FrozenRequest, deep_freeze
-from reference.loop.provider import ProviderReply
+from reference.loop.client import ProviderReply
 
 REMINDER = {
     "role": "user",

@@ -12,7 +12,7 @@ class DisposeEndsTurnAborted(AgentLoop):
     _dispose_when_idle = False
 
     def dispose(self) -> None:
-        if self._running:
+        if self._state.running:
             self._dispose_when_idle = True
             self.cancel("disposed")
         else:

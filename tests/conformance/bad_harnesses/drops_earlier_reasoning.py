@@ -8,7 +8,7 @@ import dataclasses
 
 from reference.harness_adapter import main
 from reference.loop import AbortSignal, AgentLoop, FrozenRequest, deep_freeze, thaw
-from reference.loop.provider import ProviderReply
+from reference.loop.client import ProviderReply
 
 
 class DropsEarlierReasoning(AgentLoop):

@@ -17,13 +17,13 @@ SAVED: dict[str, list[JsonObject]] = {}
 class SavesDisposedComposition(AgentLoop):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        saved = SAVED.get(self._sink.path)
+        saved = SAVED.get(self._log.sink.path)
         if saved is not None:
             self._prefix = deep_freeze(saved)  # "warm start"
 
     async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
         composed = await super()._compose_prefix(turn, signal)
-        SAVED[self._sink.path] = composed  # saved before the checkpoint
+        SAVED[self._log.sink.path] = composed  # saved before the checkpoint
         return composed
 
 

@@ -7,7 +7,7 @@ import dataclasses
 
 from reference.harness_adapter import main
 from reference.loop import AbortSignal, AgentLoop, FrozenRequest
-from reference.loop.provider import ProviderReply
+from reference.loop.client import ProviderReply
 
 KEEP_PROMPTS = 2
 

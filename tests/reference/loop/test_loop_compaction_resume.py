@@ -6,6 +6,7 @@ Anchor 1.8 and 7.1; checklist items 24, 60, 63 and 69.
 from __future__ import annotations
 
 import pytest
+from messages import text, types, user
 
 from fakes import Reply, ToolCall
 from reference.jsonl import load_session_file
@@ -19,18 +20,6 @@ from reference.loop import (
 )
 from reference.reconstruct import header_events
 from reference.session_log import SessionLog
-
-
-def text(value):
-    return {"type": "text", "text": value}
-
-
-def user(value):
-    return {"role": "user", "content": [text(value)]}
-
-
-def types(loop):
-    return [event["type"] for event in loop.session]
 
 
 @pytest.mark.spec("PREFIX-7", "SURF-1", "SURF-3", "SURF-4", "CACHE-1")
@@ -54,8 +43,8 @@ def test_a_compaction_replace_rewrites_the_resend_and_the_log_explains_it(harnes
     start, summary = (loop.session[s] for s in replace["sourceEventSeqs"][:2])
     assert (start["type"], summary["type"]) == ("compact/start", "compact/summary")
     assert replace["sourceEventSeqs"][2:] == summary["data"]["shadowedSeqs"]
-    index = types(loop).index("compact/end")
-    assert types(loop)[index + 1] == "step/start"
+    index = types(loop.session).index("compact/end")
+    assert types(loop.session)[index + 1] == "step/start"
     after = next(r for r in loop.requests if r.boundary > replace["seq"])
     assert thaw(after.messages[0]) == user("house rules")
     assert thaw(after.messages[1])["content"][0]["text"].startswith(
@@ -179,7 +168,7 @@ def test_a_resumed_instance_closes_a_turn_a_crashed_instance_left_open(harness):
 
     async def scenario():
         loop = harness.loop(session=seed)
-        assert types(loop)[-2:] == ["step/end", "turn/end"]
+        assert types(loop.session)[-2:] == ["step/end", "turn/end"]
         assert loop.session[-1]["data"]["reason"] == {"kind": "interrupted"}
         return await loop.send("again")
 
@@ -243,7 +232,12 @@ def test_a_resumed_instance_answers_the_tool_calls_a_crashed_turn_left_open(harn
 
     loop, result = harness.run(scenario())
     assert result.kind == "completed"
-    assert types(loop)[5:9] == ["tool/result", "tool/result", "step/end", "turn/end"]
+    assert types(loop.session)[5:9] == [
+        "tool/result",
+        "tool/result",
+        "step/end",
+        "turn/end",
+    ]
     first, second = loop.session[5], loop.session[6]
     assert (first["data"]["callId"], first["sourceEventSeqs"]) == ("c1", [4])
     assert (second["data"]["callId"], second["sourceEventSeqs"]) == ("c2", [3])

@@ -9,14 +9,11 @@ from __future__ import annotations
 import errno
 
 import pytest
+from messages import types
 
 from fakes import Reply, ToolCall
 from reference.jsonl import load_session_file
 from reference.loop import PersistenceFailed, Tool, create_session_file
-
-
-def types(events):
-    return [event["type"] for event in events]
 
 
 class FlakySink:

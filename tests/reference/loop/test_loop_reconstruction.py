@@ -1,42 +1,26 @@
-"""Requests rebuilt from the log alone, frozen requests, the dev invariant.
+"""Requests rebuilt from the log alone, frozen requests, and the cache consequence.
 
-Also the cancel windows and the cache consequence (anchor 4.3-4.9;
-checklist items 22-30, 50-51, 65-66).
+Anchor 4.3-4.9; checklist items 22-30, 50-51, 65-66. The dev invariant is
+in test_loop_invariant.py; the cancel windows in test_loop_interrupts.py.
 """
 
 from __future__ import annotations
 
 import pytest
+from messages import text, user
 
-from fakes import Reply, ToolCall, rate_limited, stream_cut
+from fakes import Reply, ToolCall
 from reference.header import fold_request_header
 from reference.json_values import canonical_json
 from reference.loop import (
-    AgentLoop,
     FrozenRequest,
-    RequestDiverges,
     Tool,
-    check_request,
     is_frozen,
-    thaw,
 )
 from reference.reconstruct import compare_with_captures, header_events, rebuild_requests
-from reference.request import contract_view
 from reference.revisions import Revision
 
 REVISIONS = pytest.mark.parametrize("revision", list(Revision), ids=lambda r: r.value)
-
-
-def text(value):
-    return {"type": "text", "text": value}
-
-
-def user(value):
-    return {"role": "user", "content": [text(value)]}
-
-
-def types(loop):
-    return [event["type"] for event in loop.session]
 
 
 async def lookup(arguments, context):
@@ -223,230 +207,6 @@ def test_a_delegating_listener_cannot_mutate_the_seed_so_the_fold_stays_log_true
     assert "temperature" not in fold_request_header(loop.session.events)["config"]
 
 
-@pytest.mark.spec("REQ-1", "TURN-2", "TURN-3")
-def test_a_cancel_from_a_synchronous_step_start_listener_drops_the_step(harness):
-    async def scenario():
-        loop = harness.loop()
-
-        def on_event(event):
-            if event["type"] == "step/start":
-                loop.cancel("from step/start")
-
-        loop.on_event(on_event)
-        return loop, await loop.send("hi")
-
-    loop, result = harness.run(scenario())
-    assert result.reason == {"kind": "aborted", "reason": "from step/start"}
-    assert types(loop) == [
-        "turn/start",
-        "user/message",
-        "step/start",
-        "step/end",
-        "turn/end",
-    ]
-    assert harness.fake.requests == []
-
-
-@pytest.mark.spec("TURN-2")
-def test_a_dispose_from_a_step_start_listener_closes_the_open_step_as_disposed(
-    harness,
-):
-    async def scenario():
-        loop = harness.loop()
-
-        def on_event(event):
-            if event["type"] == "step/start":
-                loop.dispose()
-
-        loop.on_event(on_event)
-        return loop, await loop.send("hi")
-
-    loop, result = harness.run(scenario())
-    assert result.reason == {"kind": "disposed"}
-    assert types(loop)[-2:] == ["step/end", "turn/end"]
-    assert "request/header" not in types(loop)
-
-
-@pytest.mark.spec("TURN-1", "TURN-2")
-def test_a_cancel_while_the_provider_streams_aborts_the_turn_and_closes_the_step(
-    harness, fake
-):
-    # The log cannot show whether a request aborted in flight was sent: the
-    # step is a "maybe" (evidence "header").
-    harness.check_theorem = False
-
-    async def scenario():
-        loop = harness.loop()
-
-        def escape_while_in_flight(request):
-            loop.cancel("user pressed escape")
-            return Reply(text="never delivered", hold="held")
-
-        fake.respond_with(escape_while_in_flight)
-        result = await loop.send("hi")
-        return loop, result
-
-    loop, result = harness.run(scenario())
-    assert result.reason == {"kind": "aborted", "reason": "user pressed escape"}
-    assert types(loop)[-3:] == ["request/header", "step/end", "turn/end"]
-    rebuilt = rebuild_requests(loop.session.events)
-    assert [r.evidence for r in rebuilt] == ["header"]
-    assert rebuilt[0].contract_body() == contract_view(fake.requests[0].json)
-
-
-@pytest.mark.spec("REQ-2", "TURN-1")
-def test_a_provider_error_ends_the_turn_with_its_code_and_the_request_still_rebuilds(
-    harness, fake
-):
-    fake.push(rate_limited(retry_after=2.0, message="slow down"))
-
-    async def scenario():
-        loop = harness.loop()
-        first = await loop.send("one")
-        second = await loop.send("two")
-        return loop, first, second
-
-    loop, first, second = harness.run(scenario())
-    assert first.reason == {
-        "kind": "error",
-        "step": 1,
-        "message": "slow down",
-        "code": "RATE_LIMIT",
-    }
-    assert second.kind == "completed"
-    assert [r.evidence for r in rebuild_requests(loop.session.events)] == [
-        "provider-error",
-        "response",
-    ]
-
-
-@pytest.mark.spec("TURN-1")
-def test_a_stream_cut_mid_way_ends_the_turn_with_stream_closed(harness, fake):
-    fake.push(stream_cut(2, Reply(text="this answer breaks off somewhere")))
-
-    async def scenario():
-        loop = harness.loop()
-        return await loop.send("hi")
-
-    result = harness.run(scenario())
-    assert result.reason["code"] == "STREAM_CLOSED"
-
-
-class DerivesAfterStepStart(AgentLoop):
-    """A broken harness: it derives the history after appending step/start (pre-R2)."""
-
-    def _cross_boundary(self, turn, step):
-        boundary = self.append("step/start", {"turn": turn, "step": step})["seq"]
-        return self.session.derive_messages(), boundary
-
-
-@pytest.mark.spec("REQ-1")
-def test_the_dev_invariant_catches_a_harness_that_derives_after_the_boundary(harness):
-    harness.check_theorem = False
-
-    async def scenario():
-        loop = DerivesAfterStepStart(
-            provider=harness.client(), model="deepseek-chat", clock=harness.clock
-        )
-        harness.loops.append(loop)
-
-        def on_event(event):
-            if event["type"] == "step/start":
-                loop.inject("post-boundary note")
-
-        loop.on_event(on_event)
-        with pytest.raises(RequestDiverges, match=r"\[REQ-5\].*boundary derivation"):
-            await loop.send("hi")
-        return loop
-
-    loop = harness.run(scenario())
-    assert types(loop)[-2:] == ["step/end", "turn/end"]
-    assert loop.session[-1]["data"]["reason"]["code"] == "REQUEST_DIVERGES"
-    assert harness.fake.requests == []
-
-
-def _log_with_one_step():
-    from reference.session_log import SessionLog
-
-    log = SessionLog()
-    log.append("turn/start", {"turn": 1}, time=0)
-    log.append(
-        "user/message",
-        {"content": [text("hi")], "source": {"kind": "user"}},
-        time=0,
-        surface_op="append",
-    )
-    log.append("step/start", {"turn": 1, "step": 1}, time=0)
-    header = {"config": {"model": "m"}, "messagePrefix": [user("p")]}
-    log.append("request/header", {"header": header, "reason": "initial"}, time=0)
-    log.append(
-        "context/message",
-        {"content": [text("late")], "source": {"kind": "user"}},
-        time=0,
-        surface_op="append",
-    )
-    return log, header
-
-
-@pytest.mark.parametrize(
-    ("messages", "header", "rule"),
-    [
-        pytest.param([user("p"), user("hi")], None, None, id="exact request passes"),
-        pytest.param(
-            [user("p"), user("hi"), user("phantom")],
-            None,
-            "REQ-5",
-            id="phantom message",
-        ),
-        pytest.param([user("hi")], None, "REQ-5", id="dropped prefix"),
-        pytest.param([user("hi"), user("p")], None, "REQ-5", id="misplaced prefix"),
-        pytest.param(
-            [user("p"), user("hi")],
-            {"config": {"model": "other"}, "messagePrefix": [user("p")]},
-            "REQ-2",
-            id="wrong model",
-        ),
-    ],
-)
-@pytest.mark.spec("REQ-1", "REQ-2", "REQ-5")
-def test_the_cross_check_accepts_only_the_boundary_derivation_under_the_folded_header(
-    messages, header, rule
-):
-    log, logged_header = _log_with_one_step()
-    request = FrozenRequest.build(
-        turn=1, step=1, boundary=2, header=header or logged_header, messages=messages
-    )
-    if rule is None:
-        check_request(log.events, request, Revision.SESSION_PREFIX)
-    else:
-        with pytest.raises(RequestDiverges, match=rf"\[{rule}\]"):
-            check_request(log.events, request, Revision.SESSION_PREFIX)
-
-
-@pytest.mark.spec("REQ-7")
-def test_the_cross_check_rejects_an_unfrozen_request():
-    log, header = _log_with_one_step()
-    request = FrozenRequest(
-        turn=1, step=1, boundary=2, header=header, messages=(thaw(user("p")),)
-    )
-    with pytest.raises(RequestDiverges, match=r"\[REQ-7\]"):
-        check_request(log.events, request, Revision.SESSION_PREFIX)
-
-
-@pytest.mark.spec("REQ-2")
-def test_the_cross_check_rejects_a_step_with_no_header_in_force():
-    from reference.session_log import SessionLog
-
-    log = SessionLog()
-    log.append("turn/start", {"turn": 1}, time=0)
-    log.append("step/start", {"turn": 1, "step": 1}, time=0)
-    request = FrozenRequest.build(
-        turn=1, step=1, boundary=1, header={"config": {"model": "m"}}, messages=[]
-    )
-    with pytest.raises(RequestDiverges, match=r"\[REQ-2\]"):
-        check_request(log.events, request, Revision.SESSION_PREFIX)
-
-
 @pytest.mark.spec("CACHE-1", "CACHE-3")
 def test_every_request_after_an_instance_s_first_hits_the_cache_for_the_previous_prompt(
     harness, fake
@@ -514,18 +274,6 @@ def test_a_header_change_is_the_logged_reason_a_request_stops_extending_the_prev
     assert header_events(loop.session.events)[1]["type"] == "request/header-delta"
 
 
-class Recording:
-    """A provider wrapper that records every call the loop starts."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.started = []
-
-    async def complete(self, request, signal):
-        self.started.append(request)
-        return await self.inner.complete(request, signal)
-
-
 @pytest.mark.spec("REQ-7", "REQ-1", "JSONL-2")
 def test_a_listener_cannot_change_a_logged_event_or_the_next_request(harness, tmp_path):
     from reference.jsonl import load_session_file
@@ -563,148 +311,3 @@ def test_a_listener_cannot_change_a_logged_event_or_the_next_request(harness, tm
     assert "changed" not in str(wire)
     assert load_session_file(path).events == loop.session.events
     assert "REDACTED" not in str(loop.session.events)
-
-
-@pytest.mark.spec("REQ-7", "REQ-2", "TURN-3")
-@pytest.mark.parametrize("interrupt", ["cancel", "dispose", "raise"])
-def test_a_dispatch_observer_that_interrupts_stops_the_step_before_its_header_is_logged(
-    harness, interrupt
-):
-    async def scenario():
-        loop = harness.loop()
-
-        async def observe(context):
-            if interrupt == "cancel":
-                context.loop.cancel("observer")
-            elif interrupt == "dispose":
-                context.loop.dispose()
-            else:
-                raise RuntimeError("metrics backend down")
-
-        loop.hooks.dispatch.register(observe)
-        return loop, await loop.send("hi")
-
-    loop, result = harness.run(scenario())
-    assert result.kind == {"cancel": "aborted", "dispose": "disposed"}.get(
-        interrupt, "error"
-    )
-    assert types(loop) == [
-        "turn/start",
-        "user/message",
-        "step/start",
-        "step/end",
-        "turn/end",
-    ]
-    assert loop.requests == []
-    assert harness.fake.requests == []
-
-
-@pytest.mark.spec("REQ-7", "REQ-2", "TURN-3")
-@pytest.mark.parametrize("interrupt", ["cancel", "dispose", "raise"])
-def test_once_the_header_event_is_logged_the_request_is_started_and_aborted_in_flight(
-    harness, interrupt
-):
-    async def scenario():
-        provider = Recording(harness.client())
-        loop = harness.loop(client=provider)
-
-        def on_event(event):
-            if event["type"] == "request/header":
-                if interrupt == "cancel":
-                    loop.cancel("header listener")
-                elif interrupt == "dispose":
-                    loop.dispose()
-                else:
-                    raise RuntimeError("header listener broke")
-
-        loop.on_event(on_event)
-        return loop, provider, await loop.send("hi")
-
-    loop, provider, result = harness.run(scenario())
-    assert result.kind == {"cancel": "aborted", "dispose": "disposed"}.get(
-        interrupt, "error"
-    )
-    assert types(loop)[2:] == ["step/start", "request/header", "step/end", "turn/end"]
-    assert len(provider.started) == 1
-    assert loop.requests == provider.started
-    rebuilt = rebuild_requests(loop.session.events)
-    assert [r.evidence for r in rebuilt] == ["header"]
-    assert (
-        compare_with_captures(
-            loop.session.events, [c.json for c in harness.fake.requests]
-        )
-        == []
-    )
-
-
-@pytest.mark.spec("REQ-1", "REQ-2", "TURN-3")
-def test_the_dev_invariant_refuses_a_diverging_request_before_its_header_is_logged(
-    harness,
-):
-    harness.check_theorem = False
-
-    async def scenario():
-        loop = DerivesAfterStepStart(
-            provider=harness.client(), model="deepseek-chat", clock=harness.clock
-        )
-        harness.loops.append(loop)
-
-        def on_event(event):
-            if event["type"] == "step/start":
-                loop.inject("post-boundary note")
-
-        loop.on_event(on_event)
-        with pytest.raises(RequestDiverges):
-            await loop.send("hi")
-        return loop
-
-    loop = harness.run(scenario())
-    assert "request/header" not in types(loop)
-    assert harness.fake.requests == []
-
-
-@pytest.mark.spec("REQ-2", "CACHE-1", "JSON-2")
-def test_the_cross_check_rejects_a_header_equal_by_value_but_spelled_differently():
-    from reference.session_log import SessionLog
-
-    log = SessionLog()
-    log.append("turn/start", {"turn": 1}, time=0)
-    log.append("step/start", {"turn": 1, "step": 1}, time=0)
-    header = {"config": {"model": "m", "temperature": 0}}
-    log.append("request/header", {"header": header, "reason": "initial"}, time=0)
-    request = FrozenRequest.build(
-        turn=1,
-        step=1,
-        boundary=1,
-        header={"config": {"model": "m", "temperature": 0.0}},
-        messages=[],
-    )
-    with pytest.raises(RequestDiverges, match=r"\[REQ-2\].*byte"):
-        check_request(log.events, request, Revision.SESSION_PREFIX)
-
-
-@pytest.mark.spec("REQ-2", "WRITER-5")
-def test_a_header_event_logged_by_a_dispatch_observer_is_refused_before_the_writer_logs(
-    harness,
-):
-    harness.check_theorem = False
-
-    async def scenario():
-        loop = harness.loop()
-
-        async def meddle(context):
-            header = {"config": {"model": "other"}}
-            context.loop.append(
-                "request/header", {"header": header, "reason": "fallback"}
-            )
-
-        loop.hooks.dispatch.register(meddle)
-        with pytest.raises(RequestDiverges, match=r"\[REQ-2\].*dispatch observers"):
-            await loop.send("hi")
-        return loop
-
-    loop = harness.run(scenario())
-    assert [e["data"]["reason"] for e in header_events(loop.session.events)] == [
-        "fallback"
-    ]
-    assert harness.fake.requests == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from messages import text, user
 
 from reference.header import fold_request_header
 from reference.loop import Framing, thaw
@@ -10,14 +11,6 @@ from reference.reconstruct import header_events
 from reference.revisions import Revision
 
 R3 = Revision.REQUEST_MESSAGES
-
-
-def text(value):
-    return {"type": "text", "text": value}
-
-
-def user(value):
-    return {"role": "user", "content": [text(value)]}
 
 
 @pytest.mark.spec("REQ-4", "RMSG-1", "RMSG-2", "MSGS-1")

@@ -1,25 +1,17 @@
-"""Turns, steps and the step/start boundary (anchor-spec 4.2-4.4, 1.7; items 43-62)."""
+"""Turns, steps and the step/start boundary (anchor-spec 4.2-4.4, 1.7; items 43-62).
+
+What a turn logs and in which order, tool calls, injects and pre-step
+appends. The request's config, system prompt and tools are in
+test_loop_assembly.py; cancelling a turn in test_loop_cancel.py.
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from messages import text, types
 
 from fakes import Reply, ToolCall
-from reference.loop import Assembly, Tool, ToolResult
-
-
-def text(value):
-    return {"type": "text", "text": value}
-
-
-def types(loop):
-    return [event["type"] for event in loop.session]
-
-
-def kinds_after(loop, seq):
-    return [event["type"] for event in loop.session.events[seq:]]
+from reference.loop import Tool, ToolResult
 
 
 async def echo(arguments, context):
@@ -38,7 +30,7 @@ def test_a_simple_turn_logs_its_boundary_events_in_order(harness):
 
     loop, result = harness.run(scenario())
     assert result.kind == "completed"
-    assert types(loop) == [
+    assert types(loop.session) == [
         "turn/start",
         "user/message",
         "step/start",
@@ -73,7 +65,7 @@ def test_a_tool_call_runs_in_its_step_and_the_result_joins_the_next_request(
         return loop
 
     loop = harness.run(scenario())
-    assert types(loop)[2:] == [
+    assert types(loop.session)[2:] == [
         "step/start",
         "request/header",
         "assistant/message",
@@ -164,7 +156,7 @@ def test_pre_step_appends_land_before_the_boundary_and_join_the_current_request(
 
     loop, order = harness.run(scenario())
     assert order == [("pre-step", 2)]
-    assert types(loop)[:4] == [
+    assert types(loop.session)[:4] == [
         "turn/start",
         "user/message",
         "context/message",
@@ -208,7 +200,7 @@ def test_inject_while_idle_wraps_context_in_a_one_shot_turn_seen_by_the_next_req
         return loop
 
     loop = harness.run(scenario())
-    assert types(loop)[:3] == ["turn/start", "context/message", "turn/end"]
+    assert types(loop.session)[:3] == ["turn/start", "context/message", "turn/end"]
     assert loop.session[0]["data"]["trigger"] == {
         "kind": "injection",
         "source": {"kind": "plugin", "plugin": "workspace"},
@@ -235,7 +227,7 @@ def test_inject_while_running_appends_into_the_open_turn(harness):
         return loop
 
     loop = harness.run(scenario())
-    assert types(loop).count("turn/start") == 1
+    assert types(loop.session).count("turn/start") == 1
 
 
 @pytest.mark.spec("DERIVE-2", "TURN-2")
@@ -263,7 +255,7 @@ def test_post_execute_context_is_appended_only_after_all_tool_results_of_the_ste
         return loop
 
     loop = harness.run(scenario())
-    step_one = types(loop)[types(loop).index("tool/call") :]
+    step_one = types(loop.session)[types(loop.session).index("tool/call") :]
     assert step_one[:7] == [
         "tool/call",
         "tool/result",
@@ -302,128 +294,6 @@ def test_a_failing_tool_becomes_an_error_result_not_a_failed_turn(harness, fake)
     assert "disk on fire" in failed["data"]["content"][0]["text"]
 
 
-@pytest.mark.spec("REQ-6", "WRITER-1", "CONFIG-1")
-def test_the_request_waterfall_switches_models_by_returning_a_replacement_config(
-    harness,
-):
-    harness.fake.configure(models=(*harness.fake.profile.models, "other-model"))
-
-    async def scenario():
-        loop = harness.loop()
-        mutations = []
-
-        async def switch(context, config, next):
-            base = await next()
-            try:
-                base["model"] = "sneaky"
-            except TypeError as error:
-                mutations.append(error)
-            return {**base, "model": "other-model"}
-
-        loop.hooks.request.register(switch)
-        await loop.send("hi")
-        return loop, mutations
-
-    loop, mutations = harness.run(scenario())
-    assert len(mutations) == 1
-    assert harness.fake.requests[0].json["model"] == "other-model"
-    snapshot = next(e for e in loop.session if e["type"] == "request/header")
-    assert snapshot["data"]["header"]["config"] == {"model": "other-model"}
-
-
-@pytest.mark.spec("CONFIG-1", "REQ-2")
-def test_a_loop_without_a_model_fails_the_step_with_no_header_event(harness):
-    async def scenario():
-        loop = harness.loop(model="")
-        return loop, await loop.send("hi")
-
-    loop, result = harness.run(scenario())
-    assert result.reason == {
-        "kind": "error",
-        "step": 1,
-        "message": result.error.message,
-        "code": "NO_MODEL",
-    }
-    assert "request/header" not in types(loop)
-    assert types(loop)[-2:] == ["step/end", "turn/end"]
-    assert harness.fake.requests == []
-
-
-@pytest.mark.spec("CONFIG-1")
-def test_the_request_waterfall_can_supply_the_model_for_a_model_less_loop(harness):
-    async def scenario():
-        loop = harness.loop(model="")
-
-        async def supply(context, config, next):
-            return {**(await next()), "model": "deepseek-chat"}
-
-        loop.hooks.request.register(supply)
-        return await loop.send("hi")
-
-    assert harness.run(scenario()).kind == "completed"
-
-
-@pytest.mark.spec("WIRE-1", "HDR-4")
-def test_a_system_prompt_veto_omits_the_system_message_entirely(harness):
-    async def scenario():
-        loop = harness.loop(system="You are a pirate.")
-
-        async def veto(context, assembly, next):
-            return replace(await next(), system="")
-
-        loop.hooks.system_prompt.register(veto)
-        await loop.send("hi")
-        return loop
-
-    loop = harness.run(scenario())
-    assert "system" not in loop.requests[0].header
-    assert harness.fake.requests[0].json["messages"][0]["role"] == "user"
-
-
-@pytest.mark.spec("TOOLS-1", "WIRE-3", "EQ-3")
-def test_header_tools_are_in_lexicographic_order_regardless_of_registration(harness):
-    async def run_tool(arguments, context):
-        return ""
-
-    tools = [
-        Tool(name=n, description=n, execute=run_tool) for n in ("write", "read", "grep")
-    ]
-
-    async def scenario():
-        loop = harness.loop(tools=tools)
-        ordered = harness.loop(tools=tools, tool_order=["write", "grep", "read"])
-        await loop.send("hi")
-        await ordered.send("hi")
-        return loop, ordered
-
-    loop, ordered = harness.run(scenario())
-    assert [t["name"] for t in loop.requests[0].header["tools"]] == [
-        "grep",
-        "read",
-        "write",
-    ]
-    assert [t["name"] for t in ordered.requests[0].header["tools"]] == [
-        "write",
-        "grep",
-        "read",
-    ]
-    wire = harness.fake.requests[0].json["tools"]
-    assert [t["function"]["name"] for t in wire] == ["grep", "read", "write"]
-
-
-@pytest.mark.spec("TURN-2", "WRITER-1")
-def test_an_unknown_tool_in_the_order_fails_the_turn_with_no_step_and_no_header(
-    harness,
-):
-    async def scenario():
-        loop = harness.loop(tools=[ECHO], tool_order=["echo", "ghost"])
-        return loop, await loop.send("hi")
-
-    loop, result = harness.run(scenario())
-    assert result.reason["code"] == "UNKNOWN_TOOL"
-    assert types(loop) == ["turn/start", "user/message", "turn/end"]
-
-
 @pytest.mark.spec("TURN-1")
 def test_sequential_sends_each_get_their_own_turn_with_increasing_numbers(harness):
     async def scenario():
@@ -459,7 +329,7 @@ def test_a_reply_cut_by_max_tokens_drops_its_tool_calls_and_ends_the_turn(
     assert result.reason == {"kind": "max-tokens"}
     message = next(e for e in loop.session if e["type"] == "assistant/message")
     assert message["data"]["content"] == [text("partial")]
-    assert "tool/call" not in types(loop)
+    assert "tool/call" not in types(loop.session)
 
 
 @pytest.mark.spec("TURN-1")
@@ -477,23 +347,6 @@ def test_a_tool_may_return_an_explicit_error_result(harness, fake):
     loop = harness.run(scenario())
     result = next(e for e in loop.session if e["type"] == "tool/result")
     assert result["data"]["isError"] is True
-
-
-@pytest.mark.spec("TOOLS-1")
-def test_an_assembly_listener_can_change_the_tool_list(harness):
-    async def scenario():
-        loop = harness.loop(tools=[ECHO])
-
-        async def drop(context, assembly, next):
-            base = await next()
-            return Assembly(system=base.system, tools=())
-
-        loop.hooks.system_prompt.register(drop)
-        await loop.send("hi")
-        return loop
-
-    harness.run(scenario())
-    assert "tools" not in harness.fake.requests[0].json
 
 
 @pytest.mark.spec("TURN-1", "JSON-5")
@@ -525,181 +378,3 @@ def test_inject_on_a_disposed_loop_is_refused_and_logs_nothing(harness):
     with pytest.raises(LoopDisposed):
         loop.inject("too late")
     assert len(loop.session) == 0
-
-
-@pytest.mark.spec("TURN-1", "TURN-2")
-@pytest.mark.parametrize("where", ["on_event", "pre_step", "tool"])
-def test_a_cancelled_error_raised_by_a_listener_is_a_listener_error_not_a_cancellation(
-    harness, fake, where
-):
-    import asyncio
-
-    fake.push(Reply(tool_calls=(ToolCall.of("stop", {}, id="c1"),)), Reply(text="ok"))
-
-    async def stop(arguments, context):
-        raise asyncio.CancelledError()
-
-    async def scenario():
-        loop = harness.loop(tools=[Tool(name="stop", description="", execute=stop)])
-        if where == "on_event":
-
-            def on_event(event):
-                if event["type"] == "step/start":
-                    raise asyncio.CancelledError()
-
-            loop.on_event(on_event)
-        elif where == "pre_step":
-
-            async def pre_step(context):
-                raise asyncio.CancelledError()
-
-            loop.hooks.pre_step.register(pre_step)
-        result = await loop.send("go")
-        follow_up = await loop.send("again")
-        return loop, result, follow_up
-
-    loop, result, follow_up = harness.run(scenario())
-    if where == "tool":
-        assert result.kind == "completed"
-        answer = next(e for e in loop.session if e["type"] == "tool/result")
-        assert answer["data"]["isError"] is True
-    else:
-        assert result.kind == "error"
-    assert follow_up.turn == result.turn + 1
-
-
-@pytest.mark.spec("TURN-1", "TURN-2")
-def test_cancelling_the_caller_s_task_still_ends_the_turn_and_propagates(harness, fake):
-    import asyncio
-
-    from fakes import Gate
-
-    gate = Gate("held")
-    fake.push(Reply(text="never", hold=gate))
-    harness.check_theorem = False  # aborted in flight: the capture may not match
-
-    async def scenario():
-        loop = harness.loop()
-        task = asyncio.ensure_future(loop.send("hi"))
-        for _ in range(1000):
-            if gate.waiting:
-                break
-            await asyncio.sleep(0)
-        assert gate.waiting == 1
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        gate.open()
-        return loop
-
-    loop = harness.run(scenario())
-    assert loop.session[-1]["data"]["reason"] == {
-        "kind": "aborted",
-        "reason": "task cancelled",
-    }
-
-
-@pytest.mark.spec("TURN-2", "DERIVE-2", "WIRE-2")
-def test_a_cancel_mid_step_skips_the_remaining_tool_calls_with_error_results(
-    harness, fake
-):
-    fake.push(
-        Reply(
-            tool_calls=(
-                ToolCall.of("echo", {"say": "1"}, id="c1"),
-                ToolCall.of("echo", {"say": "2"}, id="c2"),
-                ToolCall.of("echo", {"say": "3"}, id="c3"),
-            )
-        ),
-        Reply(text="fine"),
-    )
-    ran = []
-
-    async def echo_then_cancel(arguments, context):
-        ran.append(context.call_id)
-        context.loop.cancel("escape")
-        return f"echo {arguments['say']}"
-
-    async def scenario():
-        loop = harness.loop(
-            tools=[Tool(name="echo", description="", execute=echo_then_cancel)]
-        )
-        first = await loop.send("go")
-        second = await loop.send("and now?")
-        return loop, first, second
-
-    loop, first, second = harness.run(scenario())
-    assert ran == ["c1"]
-    assert first.reason == {"kind": "aborted", "reason": "escape"}
-    assert second.kind == "completed"
-    message = next(e for e in loop.session if e["type"] == "assistant/message")
-    step_one = [e for e in loop.session if e["seq"] > message["seq"]][:6]
-    assert types_of(step_one) == [
-        "tool/call",
-        "tool/result",
-        "tool/result",
-        "tool/result",
-        "step/end",
-        "turn/end",
-    ]
-    call, done, *skipped = step_one[:4]
-    assert done["data"]["isError"] is False
-    assert done["sourceEventSeqs"] == [call["seq"]]
-    for result, call_id in zip(skipped, ["c2", "c3"], strict=True):
-        assert result["data"]["callId"] == call_id
-        assert result["data"]["isError"] is True
-        assert result["data"]["content"][0]["text"].startswith("not run")
-        assert result["sourceEventSeqs"] == [message["seq"]]
-    wire = harness.fake.requests[1].json["messages"]
-    assert [m.get("tool_call_id") for m in wire if m["role"] == "tool"] == [
-        "c1",
-        "c2",
-        "c3",
-    ]
-
-
-def types_of(events):
-    return [event["type"] for event in events]
-
-
-@pytest.mark.spec("TURN-2", "DERIVE-2", "LOG-5")
-def test_cancelling_the_caller_s_task_mid_tool_answers_the_running_and_pending_calls(
-    harness, fake
-):
-    import asyncio
-
-    fake.push(
-        Reply(
-            tool_calls=(
-                ToolCall.of("wait", {}, id="c1"),
-                ToolCall.of("wait", {}, id="c2"),
-            )
-        )
-    )
-
-    async def scenario():
-        running = asyncio.Event()
-
-        async def wait(arguments, context):
-            running.set()
-            await asyncio.Event().wait()
-
-        loop = harness.loop(tools=[Tool(name="wait", description="", execute=wait)])
-        task = asyncio.ensure_future(loop.send("go"))
-        await running.wait()
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        return loop
-
-    loop = harness.run(scenario())
-    call = next(e for e in loop.session if e["type"] == "tool/call")
-    message = next(e for e in loop.session if e["type"] == "assistant/message")
-    tail = [e for e in loop.session if e["seq"] > call["seq"]]
-    assert types_of(tail) == ["tool/result", "tool/result", "step/end", "turn/end"]
-    running, pending = tail[:2]
-    assert running["sourceEventSeqs"] == [call["seq"]]
-    assert running["data"]["content"][0]["text"].startswith("interrupted")
-    assert pending["sourceEventSeqs"] == [message["seq"]]
-    assert pending["data"]["content"][0]["text"].startswith("not run")
-    assert tail[-1]["data"]["reason"] == {"kind": "aborted", "reason": "task cancelled"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from messages import types
 
 from reference.header import fold_request_header
 from reference.json_values import json_equal
@@ -83,7 +84,7 @@ def test_a_mid_run_change_logs_a_round_tripping_delta_the_fold_reproduces(
 
     loop = harness.run(scenario())
     logged = header_events(loop.session.events)
-    assert [e["type"] for e in logged] == ["request/header", "request/header-delta"]
+    assert types(logged) == ["request/header", "request/header-delta"]
     assert logged[1]["data"] == {
         "system": {"keepStart": 1, "keepEnd": 0, "insert": ["line 2", "line three"]},
         "tools": {"added": [tool("write").schema()], "removed": [], "changed": []},
@@ -153,7 +154,7 @@ def test_a_config_switch_by_a_listener_is_logged_and_persists_as_the_new_baselin
 
     loop, calls = harness.run(scenario())
     logged = header_events(loop.session.events)
-    assert [e["type"] for e in logged] == ["request/header", "request/header-delta"]
+    assert types(logged) == ["request/header", "request/header-delta"]
     assert logged[1]["data"] == {
         "config": {
             "model": "deepseek-chat",
