@@ -2,14 +2,14 @@
 
 Prints the checks newly failing and newly passing and each scenario's
 cache hit ratio in both (`conformance.report.compare`). Exit status: 0 no
-regression, 1 a regression (a newly failing check, or a lower cache hit
-ratio on the same suite), 2 a file that cannot be read or is not a
-``reqfold-run/1`` report (one line says why).
+regression, 1 a regression (`Comparison.regression`), 2 a file that cannot
+be read or is not a ``reqfold-run/1`` report (one line says why).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from conformance.report.compare import compare_reports, render_comparison
@@ -41,6 +41,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"reqfold compare: {error}", file=sys.stderr)
         return 2
     comparison = compare_reports(old, new)
-    for line in render_comparison(old, new, comparison):
-        print(line)
-    return 1 if comparison.regression else 0
+    status = 1 if comparison.regression else 0
+    try:
+        for line in render_comparison(old, new, comparison):
+            print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): the status still says it all;
+        # stdout goes to devnull so the exit flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return status

@@ -6,8 +6,10 @@ the old one (or it did not exist then); **newly passing** when it passes
 now and failed, errored, warned or was an expected failure before. Each
 scenario run's cache hit ratio (cached over prompt tokens, summed over its
 requests) is compared too; a lower ratio is a regression when both
-reports ran the same suite (same digest): with other vectors or scenarios
-the numbers are shown but not judged. A regression is a newly failing
+reports ran the same suite (same digest) and the old run of that scenario
+broke nothing (a harness that broke the contract may have sent shorter
+prompts, so its fix can lower the ratio): otherwise the numbers are shown
+but not judged. A regression is a newly failing
 check, a check of the old report missing from the new one (when both ran
 the same suite: a run that stopped, was interrupted or lost a part checks
 less, which must not read as "no regression"), a verdict that was
@@ -45,10 +47,20 @@ class CacheChange:
     old: float | None
     new: float | None
 
+    clean_before: bool = True
+    """The old run of this scenario had no failing or erroring check: only
+    then is its ratio a baseline (a harness that broke the contract may
+    have sent shorter prompts, so the fix can lower the ratio)."""
+
     @property
     def lower(self) -> bool:
         """The ratio dropped."""
         return self.old is not None and self.new is not None and self.new < self.old
+
+    @property
+    def judged(self) -> bool:
+        """The drop counts as a regression (see `clean_before`)."""
+        return self.lower and self.clean_before
 
 
 @dataclass(slots=True, kw_only=True)
@@ -78,7 +90,7 @@ class Comparison:
             or self.verdict_lost
             or (
                 self.same_suite
-                and (bool(self.vanished) or any(change.lower for change in self.cache))
+                and (bool(self.vanished) or any(change.judged for change in self.cache))
             )
         )
 
@@ -121,9 +133,19 @@ def compare_reports(old: JsonObject, new: JsonObject) -> Comparison:
                 Change(id=check_id, old=was, new=status, rules=rules)
             )
     old_ratios, new_ratios = _ratios(old), _ratios(new)
+    broken = {
+        check_id.partition("/")[0]
+        for check_id, (status, _) in before.items()
+        if status in BAD or status == "xfail"
+    }
     for key in [*old_ratios, *(k for k in new_ratios if k not in old_ratios)]:
         comparison.cache.append(
-            CacheChange(key=key, old=old_ratios.get(key), new=new_ratios.get(key))
+            CacheChange(
+                key=key,
+                old=old_ratios.get(key),
+                new=new_ratios.get(key),
+                clean_before=key not in broken,
+            )
         )
     return comparison
 
@@ -178,7 +200,13 @@ def render_comparison(
         lines.append("")
         lines.append("cache hit ratio per scenario (old -> new)")
         for change in comparison.cache:
-            mark = "  LOWER" if change.lower else ""
+            mark = (
+                "  LOWER"
+                if change.judged
+                else "  lower (the old run broke the contract: not judged)"
+                if change.lower
+                else ""
+            )
             lines.append(
                 f"  {change.key:<60} {_ratio(change.old):>7} -> {_ratio(change.new):>7}"
                 f"{mark}"

@@ -115,6 +115,23 @@ def test_a_lower_ratio_on_another_suite_is_shown_but_not_judged(
 
 
 @pytest.mark.slow
+@pytest.mark.spec("CACHE-1")
+def test_a_lower_ratio_after_fixing_a_broken_run_is_shown_but_not_judged(
+    reports: dict[str, Path], tmp_path: Path
+) -> None:
+    broken = json.loads(reports["bad"].read_text())
+    fixed = json.loads(reports["good"].read_text())
+    broken["scenarios"][0]["hitRatio"] = 0.99  # the broken harness sent less
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(broken))
+    done = reqfold("compare", str(old), str(reports["good"]))
+    assert done.returncode == 0, done.stdout
+    assert "lower (the old run broke the contract: not judged)" in done.stdout
+    assert "Regression: no" in done.stdout
+    assert fixed["scenarios"][0]["hitRatio"] < 0.99
+
+
+@pytest.mark.slow
 def test_a_new_run_that_checked_nothing_is_a_regression(
     reports: dict[str, Path], tmp_path: Path
 ) -> None:
