@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from fakes.cache_index import IndexStats
-from fakes.jsontypes import JSONObject
+from fakes.jsontypes import JsonObject
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,7 +56,7 @@ class ProviderStats:
     forgotten_prompts: int
 
 
-def dump_stats(stats: ProviderStats) -> JSONObject:
+def dump_stats(stats: ProviderStats) -> JsonObject:
     """The JSON form served by `GET /_fake/stats`."""
     return {
         "requests": stats.requests,
