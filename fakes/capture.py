@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from fakes.diagnostics import Diagnostic
 from fakes.jsontypes import JsonObject, JsonValue, json_object
+from fakes.stats import CaptureStats
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,6 +179,17 @@ class CaptureLog:
         self._bytes = 0
         self._dropped = 0
         self._dropped_bytes = 0
+
+    def stats(self) -> CaptureStats:
+        """What the log holds, its bounds, and what they made it drop."""
+        return CaptureStats(
+            requests=len(self),
+            bytes=self.bytes,
+            max_requests=self.max_records,
+            max_bytes=self.max_bytes,
+            dropped_requests=self.dropped,
+            dropped_bytes=self.dropped_bytes,
+        )
 
     def to_jsonl(self) -> str:
         """The whole log as JSONL text."""

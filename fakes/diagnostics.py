@@ -342,3 +342,25 @@ def _texts(a: JsonValue, b: JsonValue, path: str) -> tuple[str, int, str, str]:
     left, right = dumps_compact(a), dumps_compact(b)
     offset = _common_prefix(left, right)
     return path, offset, _excerpt(left, offset), _excerpt(right, offset)
+
+
+def make_diagnostic(
+    prompt: RenderedPrompt,
+    cached: int,
+    matched: int,
+    expected: int,
+    comparison: Comparison,
+) -> Diagnostic:
+    """Assemble the per-request diagnostic."""
+    return Diagnostic(
+        prompt_tokens=prompt.n_tokens,
+        cached_tokens=cached,
+        uncached_tokens=prompt.n_tokens - cached,
+        matched_tokens=matched,
+        lost_tokens=max(0, expected - cached),
+        relation=comparison.relation,
+        closest_request=comparison.closest_request,
+        shared_tokens=comparison.shared_tokens,
+        divergence=comparison.divergence,
+        echo_divergence=comparison.echo_divergence,
+    )

@@ -14,7 +14,8 @@ Order of operations for one provider request, top to bottom:
 2. without the lock (it depends on the request alone): reject bodies over
    `max_body_bytes` (413), bad JSON or schema (400), a model the profile
    does not serve (the dialect's unknown-model error); render the prompt
-   segments, tokenize them and hash the cache blocks;
+   segments, tokenize the new ones and hash the new cache blocks (the
+   memos in `fakes.tokenizer` and `fakes.block_memo`);
 3. under the lock, from here on: take the request index and the scripted
    action; a `Fault` is answered now and changes no cache state (the real
    provider rejected the request before prefill);
@@ -27,14 +28,20 @@ So a large request is tokenized while other requests are answered, and
 concurrent requests from any number of threads or tasks keep the cache
 index, the ledger and the capture log consistent. The shells
 (`fakes.app`, `fakes.transport`) only play the plan back.
+
+What differs between wire formats is asked of the dialect's object
+(`fakes.dialects.table`). This module is about 600 lines, above the house's
+~500, because it is one class: the lock, the request index and the state
+they guard (script, cache index, ledger, capture, totals) belong to one
+object, and its Python control API takes the same lock. What needs none of
+that state lives elsewhere: parsing (`fakes.strict_json`), plans
+(`fakes.plans`), totals (`fakes.stats`), dialects and memos.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,25 +55,26 @@ from fakes.capture import (
 from fakes.clock import LogicalClock
 from fakes.diagnostics import (
     DEFAULT_LEDGER_BYTES,
-    Comparison,
     Diagnostic,
     DivergenceLedger,
+    make_diagnostic,
     segment_chain,
 )
 from fakes.dialects.table import DIALECTS, CacheState, cache_rule, dialect_serving
 from fakes.errors import InvalidRequest
 from fakes.gate import Gate
-from fakes.http import SSE_HEADERS, HttpRequest, ResponsePlan, json_headers
+from fakes.http import HttpRequest, ResponsePlan, api_key_digest, json_headers
 from fakes.jsontypes import (
     JsonObject,
     JsonValue,
     dumps_compact,
     json_object,
 )
+from fakes.plans import error_plan, json_plan, stream_plan
 from fakes.profiles import Profile, get_profile
 from fakes.prompt import RenderedPrompt, Segment, render_prompt
 from fakes.script import Action, Fault, Reply, Responder, Script, ScriptedRequest
-from fakes.stats import CaptureStats, ProviderStats
+from fakes.stats import ProviderStats, Totals
 from fakes.strict_json import parse_json_body
 from fakes.tokenizer import SegmentEncoder
 
@@ -112,7 +120,7 @@ class FakeProvider:
         self._lock = threading.RLock()
         self._gates: dict[str, Gate] = {}
         self._next_index = 0
-        self._totals = _Totals()
+        self._totals = Totals()
 
     def __repr__(self) -> str:
         dialect = self._profile.dialect
@@ -171,7 +179,7 @@ class FakeProvider:
                 self.blocks.clear()
             if capture:
                 self.capture.clear()
-                self._totals = _Totals()
+                self._totals = Totals()
                 # Ids derive from (seed, index): numbering restarts with the
                 # captures so the same requests get the same bytes again.
                 self._next_index = 0
@@ -238,28 +246,10 @@ class FakeProvider:
     def stats(self) -> ProviderStats:
         """Totals since the last reset."""
         with self._lock:
-            totals = self._totals
-            return ProviderStats(
-                requests=totals.requests,
-                answered=totals.answered,
-                errors=totals.errors,
-                prompt_tokens=totals.prompt,
-                cached_tokens=totals.cached,
-                cache_write_tokens=totals.written,
-                hit_ratio=_ratio(totals.cached, totals.prompt),
-                warm_hit_ratio=_ratio(
-                    totals.cached, totals.prompt - totals.first_prompt
-                ),
+            return self._totals.snapshot(
                 clock=self.clock.now(),
                 index=self.index.stats(),
-                capture=CaptureStats(
-                    requests=len(self.capture),
-                    bytes=self.capture.bytes,
-                    max_requests=self.capture.max_records,
-                    max_bytes=self.capture.max_bytes,
-                    dropped_requests=self.capture.dropped,
-                    dropped_bytes=self.capture.dropped_bytes,
-                ),
+                capture=self.capture.stats(),
                 forgotten_prompts=self.ledger.forgotten,
             )
 
@@ -320,11 +310,7 @@ class FakeProvider:
         body = self._dialect.error_body(
             status, message, error_type=error_type, param=param, code=code
         )
-        raw = dumps_compact(body).encode("utf-8")
-        plan = ResponsePlan(
-            status=status, headers=json_headers(len(raw), *headers), chunks=(raw,)
-        )
-        return plan, body
+        return error_plan(status, body, headers), body
 
     def _refuse_route(self, request: HttpRequest) -> ResponsePlan | None:
         serving = dialect_serving(request.path)
@@ -529,10 +515,12 @@ class FakeProvider:
         )
         answer = dialect.answer(profile, index, call, reply, now, accounting.usage)
         if answer.frames is not None:
-            plan = self._stream_plan(answer.frames, reply, answer.keepalive)
+            plan = stream_plan(
+                answer.frames, reply, answer.keepalive, self._resolve_hold(reply.hold)
+            )
         else:
             assert answer.body is not None
-            plan = self._json_plan(answer.body, reply)
+            plan = json_plan(answer.body, reply, self._resolve_hold(reply.hold))
         self.ledger.record(
             root,
             index,
@@ -541,7 +529,12 @@ class FakeProvider:
             weight=len(request.body),
             chain=prepared.chain,
         )
-        self._count(prompt.n_tokens, accounting.cached, accounting.written, comparison)
+        self._totals.count(
+            prompt.n_tokens,
+            accounting.cached,
+            accounting.written,
+            first=comparison.relation == "first",
+        )
         diagnostic = make_diagnostic(
             prompt,
             accounting.cached,
@@ -560,49 +553,6 @@ class FakeProvider:
             diagnostic,
         )
         return plan
-
-    def _stream_plan(
-        self, frames: list[bytes], reply: Reply, keepalive: bytes
-    ) -> ResponsePlan:
-        cut = reply.cut_after is not None and reply.cut_after < len(frames)
-        if reply.cut_after is not None:
-            frames = frames[: reply.cut_after]
-        chunks = [keepalive] * reply.keepalives + frames
-        return ResponsePlan(
-            status=200,
-            headers=SSE_HEADERS,
-            chunks=tuple(chunks),
-            streaming=True,
-            delay=reply.delay,
-            hold=self._resolve_hold(reply.hold),
-            cut=cut,
-        )
-
-    def _json_plan(self, body: JsonObject, reply: Reply) -> ResponsePlan:
-        raw = dumps_compact(body).encode("utf-8")
-        headers = json_headers(len(raw))
-        cut = reply.cut_after is not None
-        if cut:
-            raw = raw[: len(raw) // 2]
-        return ResponsePlan(
-            status=200,
-            headers=headers,
-            chunks=(raw,),
-            delay=reply.delay,
-            hold=self._resolve_hold(reply.hold),
-            cut=cut,
-        )
-
-    def _count(
-        self, prompt: int, cached: int, written: int, comparison: Comparison
-    ) -> None:
-        totals = self._totals
-        totals.answered += 1
-        totals.prompt += prompt
-        totals.cached += cached
-        totals.written += written
-        if comparison.relation == "first":
-            totals.first_prompt += prompt
 
     def _record(
         self,
@@ -647,64 +597,5 @@ class _Prepared:
     error: InvalidRequest | None = None
 
 
-@dataclass(slots=True)
-class _Totals:
-    requests: int = 0
-    answered: int = 0
-    errors: int = 0
-    prompt: int = 0
-    cached: int = 0
-    written: int = 0
-    first_prompt: int = 0
-
-
-def _ratio(part: int, whole: int) -> float:
-    return part / whole if whole > 0 else 0.0
-
-
 def _seconds(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def api_key_digest(request: HttpRequest) -> str:
-    """A digest of the request's API key (never the key itself)."""
-    key = request.header("x-api-key") or request.header("api-key") or ""
-    authorization = request.header("authorization")
-    if authorization:
-        scheme, _, token = authorization.partition(" ")
-        key = token.strip() if scheme.lower() == "bearer" else authorization
-    return key_digest(key)
-
-
-def key_digest(key: str) -> str:
-    """The digest the capture records for API key `key` (16 hex digits)."""
-    return hashlib.blake2b(
-        key.encode("utf-8", "surrogatepass"), digest_size=8
-    ).hexdigest()
-
-
-def make_diagnostic(
-    prompt: RenderedPrompt,
-    cached: int,
-    matched: int,
-    expected: int,
-    comparison: Comparison,
-) -> Diagnostic:
-    """Assemble the per-request diagnostic."""
-    return Diagnostic(
-        prompt_tokens=prompt.n_tokens,
-        cached_tokens=cached,
-        uncached_tokens=prompt.n_tokens - cached,
-        matched_tokens=matched,
-        lost_tokens=max(0, expected - cached),
-        relation=comparison.relation,
-        closest_request=comparison.closest_request,
-        shared_tokens=comparison.shared_tokens,
-        divergence=comparison.divergence,
-        echo_divergence=comparison.echo_divergence,
-    )
-
-
-def replies(values: Iterable[str]) -> list[Reply]:
-    """Text replies, one per string (a shorthand for scripts)."""
-    return [Reply(text=value) for value in values]

@@ -491,3 +491,8 @@ def _opt_str(value: JsonValue, name: str) -> str | None:
 def actions_from(values: Iterable[JsonValue]) -> list[Action]:
     """Parse several JSON actions (all or nothing)."""
     return [parse_script_item(value) for value in values]
+
+
+def replies(values: Iterable[str]) -> list[Reply]:
+    """Text replies, one per string (a shorthand for scripts)."""
+    return [Reply(text=value) for value in values]
