@@ -9,7 +9,9 @@ and the digest of each of their segment prefixes (the partition root and
 the segment digests, chained: `fakes.diagnostics.segment_chain`), and a
 new prompt starts hashing at the first block that its deepest remembered
 segment prefix does not cover. A warm request that appends to the
-previous one hashes only the blocks after the old end.
+previous one hashes only the blocks after the old end. A prompt remembers
+only the prefixes it adds (the shorter ones are remembered by the prompts
+that added them), so its cost follows its new segments too.
 
 The memo is a cache of a pure function: `keys` returns what `block_keys`
 would return, whatever the memo holds. Its memory is bounded by
@@ -75,17 +77,21 @@ class BlockKeyMemo:
         """
         if chain is None:
             chain = segment_chain(root, prompt.digests)
-        prefixes = [(block_size, key) for key in chain[1:]]
+        # chain[k + 1] covers segments 0..k; probe from the deepest.
         reused: list[bytes] = []
+        start = 0  # segments whose prefixes this prompt remembers
         with self._lock:
-            for position in range(len(prefixes) - 1, -1, -1):
-                known = self._by_prefix.get(prefixes[position])
+            for position in range(len(chain) - 2, -1, -1):
+                known = self._by_prefix.get((block_size, chain[position + 1]))
                 if known is not None:
                     reused = known[: prompt.ends[position] // block_size]
+                    start = position + 1
                     break
-        start = reused[-1] if reused else root
-        fresh = block_keys(start, prompt.tokens, block_size, first=len(reused))
+        before = reused[-1] if reused else root
+        fresh = block_keys(before, prompt.tokens, block_size, first=len(reused))
         keys = reused + fresh
+        # The shorter prefixes are remembered by the prompts that added them.
+        prefixes = [(block_size, key) for key in chain[start + 1 :]]
         with self._lock:
             self.hashed_blocks += len(fresh)
             self._remember(prefixes, keys)

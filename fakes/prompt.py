@@ -64,22 +64,34 @@ class Segment(NamedTuple):
         Precondition: the value is strict JSON (no NaN or infinities, which
         msgspec would write as `null`), as `fakes.strict_json` parses it.
         """
-        head = _HEADS.get(self.label)
-        if head is None:
-            label = self.label.encode("utf-8", "surrogatepass")
-            head = len(label).to_bytes(4, "little") + label
-            if len(_HEADS) < 1024:
-                _HEADS[self.label] = head
         if self.verbatim and isinstance(self.value, str):
-            return b"".join((head, b"s", self.value.encode("utf-8", "surrogatepass")))
-        return b"".join((head, b"j", _ENCODER.encode(self.value)))
+            text = self.value.encode("utf-8", "surrogatepass")
+            return b"".join((_head(self.label), b"s", text))
+        return json_value_key(self.label, _ENCODER.encode(self.value))
+
+
+def json_value_key(label: str, encoded: bytes) -> bytes:
+    """`Segment.value_key` of a JSON-rendered segment whose value's msgspec
+    encoding is `encoded`."""
+    return b"".join((_head(label), b"j", encoded))
+
+
+def _head(label: str) -> bytes:
+    head = _HEADS.get(label)
+    if head is None:
+        raw = label.encode("utf-8", "surrogatepass")
+        head = len(raw).to_bytes(4, "little") + raw
+        if len(_HEADS) < 1024:
+            _HEADS[label] = head
+    return head
 
 
 _HEADS: dict[str, bytes] = {}
 """Encoded labels (a handful: `tool:`, `user:`, ...), to build keys fast."""
 
 
-def _renderer(segment: Segment) -> Callable[[], str]:
+def renderer(segment: Segment) -> Callable[[], str]:
+    """A function that renders `segment`'s text (called on a memo miss)."""
     return lambda: segment.text
 
 
@@ -124,7 +136,7 @@ def render_prompt(
     for segment in segments:
         key = _value_key(segment) if by_value else b""
         if key:
-            digest, packed = encoder.encode_keyed(key, _renderer(segment))
+            digest, packed = encoder.encode_keyed(key, renderer(segment))
         else:
             digest, packed = encoder.encode(segment.text)
         digests.append(digest)

@@ -60,6 +60,7 @@ from fakes.diagnostics import (
     make_diagnostic,
     segment_chain,
 )
+from fakes.dialects.message_memo import MessagePrefixMemo
 from fakes.dialects.table import DIALECTS, CacheState, cache_rule, dialect_serving
 from fakes.errors import InvalidRequest
 from fakes.gate import Gate
@@ -117,6 +118,7 @@ class FakeProvider:
         self.ledger = DivergenceLedger(ledger_max_bytes)
         self.encoder = SegmentEncoder()
         self.blocks = BlockKeyMemo()
+        self.messages: MessagePrefixMemo | None = MessagePrefixMemo()
         self._lock = threading.RLock()
         self._gates: dict[str, Gate] = {}
         self._next_index = 0
@@ -177,6 +179,8 @@ class FakeProvider:
                 self.index.clear()
                 self.ledger.clear()
                 self.blocks.clear()
+                if self.messages is not None:
+                    self.messages.clear()
             if capture:
                 self.capture.clear()
                 self._totals = Totals()
@@ -371,9 +375,7 @@ class FakeProvider:
             call = dialect.parse(body)
             if not profile.serves(call.model):
                 raise dialect.unknown_model(profile, call.model)
-            segments = dialect.segments(call, profile)
-            dialect.check(segments, profile)
-            prompt = render_prompt(segments, self.encoder, by_value=True)
+            prompt = dialect.render(call, profile, self.encoder, self.messages)
         except InvalidRequest as error:
             return _Prepared(body=body, error=error)
         root = self._partition(request, call.model, call.body, profile)

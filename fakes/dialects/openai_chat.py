@@ -421,22 +421,31 @@ def _check_tool(tool: JsonValue, path: str) -> None:
 def chat_segments(call: ChatCall, order: Sequence[RenderSection]) -> list[Segment]:
     """The request's prompt segments in the profile's render order."""
     sections: dict[RenderSection, list[Segment]] = {
-        "tools": [],
+        "tools": chat_tool_segments(call),
         "system": [],
         "messages": [],
     }
-    for position, tool in enumerate(call.tools):
-        sections["tools"].append(
-            Segment(
-                path=f"tools[{position}]",
-                message_index=None,
-                value=tool,
-                label="tool:",
-            )
+    leading = True
+    for position, message in enumerate(call.messages):
+        assert isinstance(message, dict)  # checked by parse_chat_request
+        leading = leading and message.get("role") in SYSTEM_ROLES
+        sections["system" if leading else "messages"].append(
+            chat_message_segment(position, message)
         )
+    return [segment for section in order for segment in sections[section]]
+
+
+def chat_tool_segments(call: ChatCall) -> list[Segment]:
+    """The tools section: one segment per tool, then `response_format`."""
+    segments = [
+        Segment(
+            path=f"tools[{position}]", message_index=None, value=tool, label="tool:"
+        )
+        for position, tool in enumerate(call.tools)
+    ]
     response_format = call.body.get("response_format")
     if response_format is not None:
-        sections["tools"].append(
+        segments.append(
             Segment(
                 path="response_format",
                 message_index=None,
@@ -444,18 +453,12 @@ def chat_segments(call: ChatCall, order: Sequence[RenderSection]) -> list[Segmen
                 label="format:",
             )
         )
-    leading = True
-    for position, message in enumerate(call.messages):
-        assert isinstance(message, dict)  # checked by parse_chat_request
-        leading = leading and message.get("role") in SYSTEM_ROLES
-        sections["system" if leading else "messages"].append(
-            Segment(
-                path=f"messages[{position}]",
-                message_index=position,
-                value=message,
-            )
-        )
-    return [segment for section in order for segment in sections[section]]
+    return segments
+
+
+def chat_message_segment(position: int, message: JsonValue) -> Segment:
+    """The segment of `messages[position]` (system or not, it renders alike)."""
+    return Segment(path=f"messages[{position}]", message_index=position, value=message)
 
 
 # --- usage and bodies -----------------------------------------------------

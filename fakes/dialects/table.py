@@ -18,15 +18,25 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
+import msgspec
+
 from fakes.cache_index import PrefixCacheIndex
 from fakes.diagnostics import Comparison, DivergenceLedger
 from fakes.dialects import anthropic, openai_chat
 from fakes.dialects.common import EPOCH, output_tokens
+from fakes.dialects.message_memo import MessagePrefixMemo, RenderedMessages
 from fakes.errors import InvalidRequest
 from fakes.jsontypes import JsonObject, JsonValue, json_object
 from fakes.profiles import Profile
-from fakes.prompt import RenderedPrompt, Segment
+from fakes.prompt import (
+    RenderedPrompt,
+    Segment,
+    json_value_key,
+    render_prompt,
+    renderer,
+)
 from fakes.script import Fault, Reply
+from fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
 
 CallT = TypeVar("CallT", openai_chat.ChatCall, anthropic.MessagesCall)
 
@@ -80,6 +90,22 @@ class Dialect(ABC, Generic[CallT]):
 
     def check(self, segments: list[Segment], profile: Profile) -> None:
         """Refuse segments the real API refuses (raises `InvalidRequest`)."""
+
+    def render(
+        self,
+        call: CallT,
+        profile: Profile,
+        encoder: SegmentEncoder,
+        messages: MessagePrefixMemo | None,
+    ) -> RenderedPrompt:
+        """The checked, tokenized prompt of a call (strict JSON values).
+
+        `messages` may hold the rendered messages of recent prompts; the
+        result is the same with or without it.
+        """
+        segments = self.segments(call, profile)
+        self.check(segments, profile)
+        return render_prompt(segments, encoder, by_value=True)
 
     @abstractmethod
     def account(
@@ -167,6 +193,29 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
 
     def segments(self, call: openai_chat.ChatCall, profile: Profile) -> list[Segment]:
         return openai_chat.chat_segments(call, profile.render_order)
+
+    def render(
+        self,
+        call: openai_chat.ChatCall,
+        profile: Profile,
+        encoder: SegmentEncoder,
+        messages: MessagePrefixMemo | None,
+    ) -> RenderedPrompt:
+        if messages is None or tuple(profile.render_order) != TOOLS_FIRST:
+            return Dialect.render(self, call, profile, encoder, messages)
+        # Tools first, then every message in order (leading system messages
+        # are the system section): the messages run is one block at the end.
+        tools = render_prompt(
+            openai_chat.chat_tool_segments(call), encoder, by_value=True
+        )
+        rendered = render_messages(call.messages, encoder, messages)
+        base = tools.n_tokens
+        return RenderedPrompt(
+            segments=tools.segments + tuple(rendered.segments),
+            digests=tools.digests + tuple(rendered.digests),
+            ends=tools.ends + tuple(base + end for end in rendered.ends),
+            tokens=tools.tokens + b"".join(rendered.packed),
+        )
 
     def account(
         self,
@@ -363,6 +412,55 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
             status=404,
             error_type="not_found_error",
         )
+
+
+TOOLS_FIRST = ("tools", "system", "messages")
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def render_messages(
+    values: list[JsonValue], encoder: SegmentEncoder, memo: MessagePrefixMemo
+) -> RenderedMessages:
+    """The chat messages rendered, reusing the longest remembered run."""
+    encoded = _ENCODER.encode(values)
+    count, known = memo.match(encoded)
+    if known is None:
+        segments: list[Segment] = []
+        digests: list[bytes] = []
+        packed: list[bytes] = []
+        ends: list[int] = []
+        offsets: list[int] = []
+    else:
+        segments = known.segments[:count]
+        digests = known.digests[:count]
+        packed = known.packed[:count]
+        ends = known.ends[:count]
+        offsets = known.offsets[:count]
+    total = ends[-1] if ends else 0
+    for position in range(count, len(values)):
+        segment = openai_chat.chat_message_segment(position, values[position])
+        value = _ENCODER.encode(values[position])
+        digest, tokens = encoder.encode_keyed(
+            json_value_key(segment.label, value), renderer(segment)
+        )
+        segments.append(segment)
+        digests.append(digest)
+        packed.append(tokens)
+        total += len(tokens) // TOKEN_BYTES
+        ends.append(total)
+        # `[` or `,`, then the message: where it ends in `encoded`.
+        offsets.append((offsets[-1] if offsets else 0) + 1 + len(value))
+    rendered = RenderedMessages(
+        encoded=encoded,
+        offsets=offsets,
+        segments=segments,
+        digests=digests,
+        packed=packed,
+        ends=ends,
+    )
+    memo.remember(rendered)
+    return rendered
 
 
 def _breakpoint_expected(

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fakes import FakeProvider, HttpRequest
 from fakes.block_memo import BlockKeyMemo
 from fakes.cache_index import PrefixCacheIndex, block_keys, partition_root
+from fakes.dialects.message_memo import MessagePrefixMemo
+from fakes.dialects.table import DIALECTS, render_messages
 from fakes.prompt import Segment, render_prompt
 from fakes.tokenizer import SegmentEncoder
 
@@ -37,6 +40,7 @@ def unmemoized(profile: str, **overrides) -> FakeProvider:
     provider = FakeProvider(profile, **overrides)
     provider.encoder = SegmentEncoder(max_entries=0)
     provider.blocks = BlockKeyMemo(max_blocks=0)
+    provider.messages = None
     return provider
 
 
@@ -212,3 +216,61 @@ def test_one_pass_accounting_equals_match_touch_and_insert(
         assert fused.stats() == stepwise.stats()
         assert [key in fused for key in every] == [key in stepwise for key in every]
     assert _evictions(fused, every, size) == _evictions(stepwise, every, size)
+
+
+def _chat_body(messages: list[dict]) -> dict:
+    return {"model": "deepseek-chat", "messages": messages}
+
+
+def test_an_extension_renders_only_its_new_messages():
+    provider = FakeProvider("deepseek")
+    history = [{"role": "user", "content": f"turn {i} " * 20} for i in range(50)]
+    post(provider, history)
+    memo = provider.messages
+    assert memo is not None
+    extended = [*history, {"role": "assistant", "content": "new"}]
+    encoded = msgspec.json.encode(extended)
+    count, known = memo.match(encoded)
+    assert count == 50
+    assert known is not None
+    assert known.encoded == msgspec.json.encode(history)
+    # Sent, the extension's rendered prompt is the one rendered from scratch.
+    post(provider, extended)
+    from_scratch = render_prompt(
+        provider.prompt_segments(_chat_body(extended)), SegmentEncoder(max_entries=0)
+    )
+    chat = DIALECTS["deepseek"]
+    again = chat.render(  # the memoized path, once more
+        chat.parse(_chat_body(extended)),
+        provider.profile,
+        provider.encoder,
+        memo,
+    )
+    assert again == from_scratch
+
+
+def test_messages_diverging_inside_a_remembered_run_share_only_what_precedes():
+    memo = MessagePrefixMemo()
+    encoder = SegmentEncoder()
+    history = [{"role": "user", "content": f"turn {i}"} for i in range(40)]
+    render_messages(history, encoder, memo)
+    for edited_at in (0, 1, 17, 39):
+        edited = [dict(message) for message in history]
+        edited[edited_at]["content"] += "!"
+        count, _ = memo.match(msgspec.json.encode(edited))
+        assert count == edited_at
+    # A message whose encoding extends an earlier one's is not shared.
+    longer = [*history[:5], {"role": "user", "content": "turn 5 and more"}]
+    assert memo.match(msgspec.json.encode(longer))[0] == 5
+
+
+def test_the_message_memo_holds_at_most_its_bounds():
+    memo = MessagePrefixMemo(max_prompts=3, max_bytes=4_000)
+    encoder = SegmentEncoder()
+    for i in range(20):
+        messages = [{"role": "user", "content": f"prompt {i} " * (i % 5 + 1)}]
+        render_messages(messages * 10, encoder, memo)
+        assert len(memo) <= 3
+        assert memo.held_bytes <= 4_000
+    render_messages([{"role": "user", "content": "x" * 5_000}], encoder, memo)
+    assert memo.held_bytes <= 4_000
