@@ -14,9 +14,11 @@ visited one by one.
 
 Byte-identical encodings mean identical JSON values (msgspec's encoding is
 injective on strict JSON), so the reused parts are exactly what rendering
-the messages again would give. The memo is bounded by `max_prompts` and
-by `max_bytes` of encodings it holds (the newest prompt is always kept
-unless it alone is larger). Safe to call from several threads.
+the messages again would give. `render_messages` renders a request's
+messages through the memo (`ChatDialect.render` puts the tools first).
+The memo is bounded by `max_prompts` and by `max_bytes` of encodings it
+holds (the newest prompt is always kept unless it alone is larger). Safe
+to call from several threads.
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
-from fakes.prompt import Segment
+import msgspec
+
+from fakes.dialects import openai_chat
+from fakes.jsontypes import JsonValue
+from fakes.prompt import Segment, json_value_key, renderer
+from fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
 
 DEFAULT_MAX_PROMPTS = 8
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -129,3 +136,50 @@ def _shared_messages(encoded: bytes, known: RenderedMessages) -> int:
         else:
             high = middle - 1
     return low
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def render_messages(
+    values: list[JsonValue], encoder: SegmentEncoder, memo: MessagePrefixMemo
+) -> RenderedMessages:
+    """The chat messages rendered, reusing the longest remembered run."""
+    encoded = _ENCODER.encode(values)
+    count, known = memo.match(encoded)
+    if known is None:
+        segments: list[Segment] = []
+        digests: list[bytes] = []
+        packed: list[bytes] = []
+        ends: list[int] = []
+        offsets: list[int] = []
+    else:
+        segments = known.segments[:count]
+        digests = known.digests[:count]
+        packed = known.packed[:count]
+        ends = known.ends[:count]
+        offsets = known.offsets[:count]
+    total = ends[-1] if ends else 0
+    for position in range(count, len(values)):
+        segment = openai_chat.chat_message_segment(position, values[position])
+        value = _ENCODER.encode(values[position])
+        digest, tokens = encoder.encode_keyed(
+            json_value_key(segment.label, value), renderer(segment)
+        )
+        segments.append(segment)
+        digests.append(digest)
+        packed.append(tokens)
+        total += len(tokens) // TOKEN_BYTES
+        ends.append(total)
+        # `[` or `,`, then the message: where it ends in `encoded`.
+        offsets.append((offsets[-1] if offsets else 0) + 1 + len(value))
+    rendered = RenderedMessages(
+        encoded=encoded,
+        offsets=offsets,
+        segments=segments,
+        digests=digests,
+        packed=packed,
+        ends=ends,
+    )
+    memo.remember(rendered)
+    return rendered

@@ -18,25 +18,21 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
-import msgspec
-
 from fakes.cache_index import PrefixCacheIndex
 from fakes.diagnostics import Comparison, DivergenceLedger
 from fakes.dialects import anthropic, openai_chat
 from fakes.dialects.common import EPOCH, output_tokens
-from fakes.dialects.message_memo import MessagePrefixMemo, RenderedMessages
+from fakes.dialects.message_memo import MessagePrefixMemo, render_messages
 from fakes.errors import InvalidRequest
 from fakes.jsontypes import JsonObject, JsonValue, json_object
 from fakes.profiles import Profile
 from fakes.prompt import (
     RenderedPrompt,
     Segment,
-    json_value_key,
     render_prompt,
-    renderer,
 )
 from fakes.script import Fault, Reply
-from fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
+from fakes.tokenizer import SegmentEncoder
 
 CallT = TypeVar("CallT", openai_chat.ChatCall, anthropic.MessagesCall)
 
@@ -415,52 +411,6 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
 
 
 TOOLS_FIRST = ("tools", "system", "messages")
-
-_ENCODER = msgspec.json.Encoder()
-
-
-def render_messages(
-    values: list[JsonValue], encoder: SegmentEncoder, memo: MessagePrefixMemo
-) -> RenderedMessages:
-    """The chat messages rendered, reusing the longest remembered run."""
-    encoded = _ENCODER.encode(values)
-    count, known = memo.match(encoded)
-    if known is None:
-        segments: list[Segment] = []
-        digests: list[bytes] = []
-        packed: list[bytes] = []
-        ends: list[int] = []
-        offsets: list[int] = []
-    else:
-        segments = known.segments[:count]
-        digests = known.digests[:count]
-        packed = known.packed[:count]
-        ends = known.ends[:count]
-        offsets = known.offsets[:count]
-    total = ends[-1] if ends else 0
-    for position in range(count, len(values)):
-        segment = openai_chat.chat_message_segment(position, values[position])
-        value = _ENCODER.encode(values[position])
-        digest, tokens = encoder.encode_keyed(
-            json_value_key(segment.label, value), renderer(segment)
-        )
-        segments.append(segment)
-        digests.append(digest)
-        packed.append(tokens)
-        total += len(tokens) // TOKEN_BYTES
-        ends.append(total)
-        # `[` or `,`, then the message: where it ends in `encoded`.
-        offsets.append((offsets[-1] if offsets else 0) + 1 + len(value))
-    rendered = RenderedMessages(
-        encoded=encoded,
-        offsets=offsets,
-        segments=segments,
-        digests=digests,
-        packed=packed,
-        ends=ends,
-    )
-    memo.remember(rendered)
-    return rendered
 
 
 def _breakpoint_expected(

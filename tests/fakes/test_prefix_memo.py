@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from fakes import FakeProvider, HttpRequest
 from fakes.block_memo import BlockKeyMemo
 from fakes.cache_index import PrefixCacheIndex, block_keys, partition_root
-from fakes.dialects.message_memo import MessagePrefixMemo
-from fakes.dialects.table import DIALECTS, render_messages
+from fakes.dialects.message_memo import MessagePrefixMemo, render_messages
+from fakes.dialects.table import DIALECTS
 from fakes.prompt import Segment, render_prompt
 from fakes.tokenizer import SegmentEncoder
 
