@@ -35,9 +35,9 @@ from fakes.clock import LogicalClock
 from fakes.diagnostics import Diagnostic, Divergence
 from fakes.errors import FakeProviderError, InvalidRequest, ScriptError
 from fakes.gate import Gate
-from fakes.http import HttpRequest, ResponsePlan
+from fakes.http import HttpRequest, ResponsePlan, key_digest
 from fakes.profiles import ANTHROPIC, DEEPSEEK, OPENAI, PROFILES, Profile, get_profile
-from fakes.provider import FakeProvider, key_digest
+from fakes.provider import FakeProvider
 from fakes.script import (
     Fault,
     Reply,

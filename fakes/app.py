@@ -97,11 +97,14 @@ def create_app(provider: FakeProvider) -> ASGIApp:
                 ],
             }
         )
-        for chunk in plan.chunks:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        if plan.cut:
-            return
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        # The last chunk ends the response (one message less for a JSON
+        # answer); a cut response returns without ending, which drops it.
+        last = len(plan.chunks) - 1
+        for position, chunk in enumerate(plan.chunks):
+            more = plan.cut or position < last
+            await send({"type": "http.response.body", "body": chunk, "more_body": more})
+        if not plan.chunks and not plan.cut:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     return app
 

@@ -26,8 +26,9 @@ Theory of operation (modelled on vLLM's automatic prefix caching):
 The same index stores the Anthropic dialect's breakpoint entries, whose keys
 are segment-chain digests and whose sizes are their prefix lengths.
 
-Cost per request: one hash per block (O(T) bytes hashed) and O(T / block)
-dict operations. Nothing here reads a clock: `now` is an argument.
+Cost per request: one hash per new block (`fakes.block_memo` remembers the
+keys of known prefixes) and O(T / block) dict operations in one pass
+(`account_chain`). Nothing here reads a clock: `now` is an argument.
 """
 
 from __future__ import annotations
@@ -71,10 +72,13 @@ def partition_root(*parts: str) -> bytes:
     return hasher.digest()
 
 
-def block_keys(root: bytes, tokens: bytes, block_size: int) -> list[bytes]:
-    """Chained keys of every full block of packed `tokens`.
+def block_keys(
+    root: bytes, tokens: bytes, block_size: int, *, first: int = 0
+) -> list[bytes]:
+    """Chained keys of every full block of packed `tokens`, from block `first`.
 
-    `tokens` holds native unsigned 32-bit ids (see `fakes.tokenizer`).
+    `tokens` holds native unsigned 32-bit ids (see `fakes.tokenizer`);
+    `root` is the key before block `first` (the partition root for 0).
     """
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
@@ -83,7 +87,7 @@ def block_keys(root: bytes, tokens: bytes, block_size: int) -> list[bytes]:
     keys: list[bytes] = []
     key = root
     view = memoryview(tokens)
-    for start in range(0, len(tokens) - width + 1, width):
+    for start in range(first * width, len(tokens) - width + 1, width):
         key = blake(key + view[start : start + width], digest_size=16).digest()
         keys.append(key)
     return keys
@@ -154,6 +158,59 @@ class PrefixCacheIndex:
         for position in range(len(keys) - 1, -1, -1):
             self.put(keys[position], ends[position], sizes[position], now, ttl)
         self._evict()
+
+    def account_chain(
+        self,
+        keys: Sequence[bytes],
+        block_size: int,
+        now: float,
+        ttl: float | None,
+        *,
+        insert: bool,
+    ) -> int:
+        """`match_chain(keys)`, then `insert_chain` of the blocks if `insert`.
+
+        The same outcome as matching, touching the hits and inserting (the
+        same entries, counters and LRU order) in one pass, deepest key
+        first: the insert refreshes every key, the hits among them. Without
+        `insert` nothing is touched (the provider reports no hit for a
+        prompt too short to be written). Returns how many leading keys were
+        live entries.
+        """
+        if not insert:
+            return self.match_chain(keys, now)
+        entries = self._entries
+        get, move = entries.get, entries.move_to_end
+        max_age, refresh = self.max_age, self.refresh_on_hit
+        matched = len(keys)
+        for position in range(len(keys) - 1, -1, -1):
+            key = keys[position]
+            entry = get(key)
+            if entry is not None and (
+                (entry.ttl is not None and now >= entry.last_used + entry.ttl)
+                or (max_age is not None and now >= entry.created_at + max_age)
+            ):
+                del entries[key]
+                self._weight -= entry.size
+                self._expired += 1
+                entry = None
+            if entry is None:
+                matched = position
+                entries[key] = Entry(
+                    end=(position + 1) * block_size,
+                    size=block_size,
+                    created_at=now,
+                    last_used=now,
+                    ttl=ttl,
+                )
+                self._weight += block_size
+            else:
+                if refresh:
+                    entry.last_used = now
+                entry.ttl = ttl
+                move(key)
+        self._evict()
+        return matched
 
     def put(
         self,

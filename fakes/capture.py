@@ -29,7 +29,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from fakes.diagnostics import Diagnostic
-from fakes.jsontypes import JSONObject, JSONValue, json_object
+from fakes.jsontypes import JsonObject, JsonValue, json_object
+from fakes.stats import CaptureStats
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,25 +42,25 @@ class CapturedRequest:
     path: str
     headers: tuple[tuple[str, str], ...]
     raw_body: bytes
-    body: JSONValue
+    body: JsonValue
     status: int
     at: float
-    reply: JSONValue = None
-    usage: JSONObject | None = None
+    reply: JsonValue = None
+    usage: JsonObject | None = None
     key: str = ""
     """A digest of the request's API key (never the key): attributes requests
     to the session or process that sent them."""
     diagnostic: Diagnostic | None = None
 
     @property
-    def json(self) -> JSONObject:
+    def json(self) -> JsonObject:
         """The parsed body as an object (raises if it was not one)."""
         if not isinstance(self.body, dict):
             raise ValueError(f"request {self.index} did not carry a JSON object body")
         return self.body
 
 
-def dump_captured_request(record: CapturedRequest) -> JSONObject:
+def dump_captured_request(record: CapturedRequest) -> JsonObject:
     """The JSON form of one captured request (one JSONL line)."""
     try:
         raw_text: str | None = record.raw_body.decode("utf-8")
@@ -94,7 +95,7 @@ def dump_capture_jsonl(records: Iterable[CapturedRequest]) -> str:
     )
 
 
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_CAPTURE_BYTES = 64 * 1024 * 1024
 """Default bound on the raw request bytes the capture log keeps (64 MiB)."""
 
 
@@ -178,6 +179,17 @@ class CaptureLog:
         self._bytes = 0
         self._dropped = 0
         self._dropped_bytes = 0
+
+    def stats(self) -> CaptureStats:
+        """What the log holds, its bounds, and what they made it drop."""
+        return CaptureStats(
+            requests=len(self),
+            bytes=self.bytes,
+            max_requests=self.max_records,
+            max_bytes=self.max_bytes,
+            dropped_requests=self.dropped,
+            dropped_bytes=self.dropped_bytes,
+        )
 
     def to_jsonl(self) -> str:
         """The whole log as JSONL text."""

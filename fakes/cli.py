@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes.capture import (
-    DEFAULT_MAX_BYTES as DEFAULT_CAPTURE_BYTES,
+    DEFAULT_CAPTURE_BYTES,
     CapturedRequest,
     dump_captured_request,
 )

@@ -35,11 +35,12 @@ from urllib.parse import parse_qs
 from fakes.capture import dump_captured_request
 from fakes.errors import InvalidRequest, ScriptError
 from fakes.http import HttpRequest, ResponsePlan, json_headers
-from fakes.jsontypes import JSONObject, JSONValue, json_object, type_name
+from fakes.jsontypes import JsonObject, JsonValue, json_object, type_name
 from fakes.profiles import Profile
-from fakes.provider import FakeProvider, parse_json_body
+from fakes.provider import FakeProvider
 from fakes.script import actions_from, dump_script_item
 from fakes.stats import dump_stats
+from fakes.strict_json import parse_json_body
 from fakes.tokenizer import TOKENIZER_NAME, count_tokens
 
 PREFIX = "/_fake"
@@ -52,15 +53,15 @@ class _ControlError(Exception):
         self.message = message
 
 
-def _json(status: int, value: JSONValue) -> ResponsePlan:
+def _json(status: int, value: JsonValue) -> ResponsePlan:
     # allow_nan=False: what is served is always JSON (never `Infinity`).
     raw = json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
     return ResponsePlan(status=status, headers=json_headers(len(raw)), chunks=(raw,))
 
 
-def dump_profile(profile: Profile) -> JSONObject:
+def dump_profile(profile: Profile) -> JsonObject:
     """The JSON form of a profile."""
-    value: JSONObject = dataclasses.asdict(profile)
+    value: JsonObject = dataclasses.asdict(profile)
     value["model_minimums"] = dict(profile.model_minimums)
     value["tokenizer"] = TOKENIZER_NAME
     return value
@@ -69,7 +70,7 @@ def dump_profile(profile: Profile) -> JSONObject:
 _TUPLE_FIELDS = {"isolation_fields", "render_order", "models"}
 
 
-def parse_profile_overrides(value: JSONValue) -> dict[str, Any]:
+def parse_profile_overrides(value: JsonValue) -> dict[str, Any]:
     """Read `POST /_fake/config` overrides into `Profile` keyword arguments."""
     if not isinstance(value, dict):
         raise _ControlError(
@@ -104,7 +105,7 @@ def parse_profile_overrides(value: JSONValue) -> dict[str, Any]:
     return overrides
 
 
-def _body(request: HttpRequest) -> JSONValue:
+def _body(request: HttpRequest) -> JsonValue:
     """The body as strict JSON: no NaN/Infinity, no number out of double
     range, no unpaired surrogate (nothing that cannot be sent back)."""
     if not request.body.strip():
@@ -117,7 +118,7 @@ def _body(request: HttpRequest) -> JSONValue:
         ) from None
 
 
-def _object(request: HttpRequest) -> JSONObject:
+def _object(request: HttpRequest) -> JsonObject:
     value = _body(request)
     if not isinstance(value, dict):
         raise _ControlError(400, f"expected a JSON object, got {type_name(value)}")

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from fakes.jsontypes import JSONValue, dumps_compact
+from fakes.jsontypes import JsonValue, dumps_compact
 from fakes.prompt import RenderedPrompt, Segment
 
 Relation = Literal["first", "repeat", "append", "diverged"]
@@ -79,7 +79,8 @@ class Comparison:
     echo_divergence: Divergence | None
 
 
-def _chain(root: bytes, digests: tuple[bytes, ...]) -> list[bytes]:
+def segment_chain(root: bytes, digests: tuple[bytes, ...]) -> list[bytes]:
+    """`[root, c(0), c(1), ...]`: entry k+1 covers partition and segments 0..k."""
     blake = hashlib.blake2b
     keys = [root]
     key = root
@@ -89,7 +90,7 @@ def _chain(root: bytes, digests: tuple[bytes, ...]) -> list[bytes]:
     return keys
 
 
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_LEDGER_BYTES = 64 * 1024 * 1024
 """Default bound on the request bytes the ledger remembers (64 MiB)."""
 
 
@@ -104,13 +105,13 @@ class DivergenceLedger:
     The newest request is always remembered.
     """
 
-    def __init__(self, max_bytes: int | None = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, max_bytes: int | None = DEFAULT_LEDGER_BYTES) -> None:
         if max_bytes is not None and max_bytes < 0:
             raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
         self.max_bytes = max_bytes
         self._latest: dict[bytes, tuple[int, int]] = {}
         self._segments: dict[int, tuple[Segment, ...]] = {}
-        self._emitted: dict[bytes, JSONValue] = {}
+        self._emitted: dict[bytes, JsonValue] = {}
         self._kept: OrderedDict[int, tuple[list[bytes], int]] = OrderedDict()
         self._bytes = 0
         self.forgotten = 0
@@ -124,9 +125,15 @@ class DivergenceLedger:
         self._bytes = 0
         self.forgotten = 0
 
-    def compare(self, root: bytes, prompt: RenderedPrompt) -> Comparison:
-        """Relate `prompt` to the closest earlier request of partition `root`."""
-        chain = _chain(root, prompt.digests)
+    def compare(
+        self, root: bytes, prompt: RenderedPrompt, chain: list[bytes] | None = None
+    ) -> Comparison:
+        """Relate `prompt` to the closest earlier request of partition `root`.
+
+        `chain` is `segment_chain(root, prompt.digests)` if already made.
+        """
+        if chain is None:
+            chain = segment_chain(root, prompt.digests)
         shared = -1
         for key in chain:
             if key not in self._latest:
@@ -190,13 +197,11 @@ class DivergenceLedger:
             path=segment.path,
             message_index=segment.message_index,
             value=expected,
-            text="",
         )
         theirs = Segment(
             path=segment.path,
             message_index=segment.message_index,
             value=echoed,
-            text="",
         )
         return describe_divergence(mine, theirs, prompt.start_of(position))
 
@@ -209,22 +214,23 @@ class DivergenceLedger:
         root: bytes,
         index: int,
         prompt: RenderedPrompt,
-        emitted: JSONValue = None,
+        emitted: JsonValue = None,
         *,
         weight: int = 0,
+        chain: list[bytes] | None = None,
     ) -> None:
         """Remember request `index` and the assistant message it was sent back.
 
-        `weight` counts against `max_bytes` (the request's body size).
+        `weight` counts against `max_bytes` (the request's body size);
+        `chain` is `segment_chain(root, prompt.digests)` if already made.
         """
-        chain = _chain(root, prompt.digests)
+        if chain is None:
+            chain = segment_chain(root, prompt.digests)
         n = len(prompt.segments)
         for key in chain:
             self._latest[key] = (index, n)
-        # The rendered text was only needed to tokenize: keep the values.
-        self._segments[index] = tuple(
-            replace(segment, text="") for segment in prompt.segments
-        )
+        # Segments hold values, not their rendered text.
+        self._segments[index] = prompt.segments
         if emitted is not None:
             self._emitted[chain[-1]] = emitted
         self._kept[index] = (chain, weight)
@@ -248,14 +254,14 @@ class DivergenceLedger:
                 self._emitted.pop(key, None)
 
 
-def emitted_fields(emitted: JSONValue) -> list[str]:
+def emitted_fields(emitted: JsonValue) -> list[str]:
     """The fields of an emitted assistant message an echo must reproduce."""
     if not isinstance(emitted, dict):
         return []
     return [key for key in emitted if key != "role"]
 
 
-def _normal_echo(message: JSONValue) -> JSONValue:
+def _normal_echo(message: JsonValue) -> JsonValue:
     # `content: null` and `content: ""` render the same empty turn.
     if isinstance(message, dict) and message.get("content") in (None, ""):
         return {**message, "content": ""}
@@ -303,7 +309,7 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def _first_difference(
-    a: JSONValue, b: JSONValue, path: str
+    a: JsonValue, b: JsonValue, path: str
 ) -> tuple[str, int, str, str]:
     if isinstance(a, dict) and isinstance(b, dict):
         a_keys, b_keys = list(a), list(b)
@@ -327,12 +333,34 @@ def _first_difference(
     return _texts(a, b, path)
 
 
-def _same(a: JSONValue, b: JSONValue) -> bool:
+def _same(a: JsonValue, b: JsonValue) -> bool:
     # Order-sensitive: dict equality ignores member order, the cache does not.
     return dumps_compact(a) == dumps_compact(b)
 
 
-def _texts(a: JSONValue, b: JSONValue, path: str) -> tuple[str, int, str, str]:
+def _texts(a: JsonValue, b: JsonValue, path: str) -> tuple[str, int, str, str]:
     left, right = dumps_compact(a), dumps_compact(b)
     offset = _common_prefix(left, right)
     return path, offset, _excerpt(left, offset), _excerpt(right, offset)
+
+
+def make_diagnostic(
+    prompt: RenderedPrompt,
+    cached: int,
+    matched: int,
+    expected: int,
+    comparison: Comparison,
+) -> Diagnostic:
+    """Assemble the per-request diagnostic."""
+    return Diagnostic(
+        prompt_tokens=prompt.n_tokens,
+        cached_tokens=cached,
+        uncached_tokens=prompt.n_tokens - cached,
+        matched_tokens=matched,
+        lost_tokens=max(0, expected - cached),
+        relation=comparison.relation,
+        closest_request=comparison.closest_request,
+        shared_tokens=comparison.shared_tokens,
+        divergence=comparison.divergence,
+        echo_divergence=comparison.echo_divergence,
+    )

@@ -5,10 +5,12 @@ The core (`FakeProvider.handle`) takes an `HttpRequest` and returns a
 SSE frame for streams) and delivery instructions (wait for a delay or a
 gate before the first byte; drop the connection after the chunks). The
 ASGI app and the httpx transport only play plans back; they decide nothing.
+`api_key_digest` names a request's API key without keeping it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from fakes.gate import Gate
@@ -83,3 +85,20 @@ SSE_HEADERS = (
 def json_headers(length: int, *extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
     """JSON content headers with a `content-length` of the full body."""
     return (*JSON_HEADERS, ("content-length", str(length)), *extra)
+
+
+def api_key_digest(request: HttpRequest) -> str:
+    """A digest of the request's API key (never the key itself)."""
+    key = request.header("x-api-key") or request.header("api-key") or ""
+    authorization = request.header("authorization")
+    if authorization:
+        scheme, _, token = authorization.partition(" ")
+        key = token.strip() if scheme.lower() == "bearer" else authorization
+    return key_digest(key)
+
+
+def key_digest(key: str) -> str:
+    """The digest the capture records for API key `key` (16 hex digits)."""
+    return hashlib.blake2b(
+        key.encode("utf-8", "surrogatepass"), digest_size=8
+    ).hexdigest()

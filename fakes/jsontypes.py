@@ -1,7 +1,9 @@
 """JSON value types shared by the fake's modules.
 
 Parsed request bodies stay plain insertion-ordered dicts and lists end to
-end: member order is part of what a provider's cache sees.
+end: member order is part of what a provider's cache sees. The names are
+the ones `reference.json_values` uses (`JsonValue`, `JsonObject`); `fakes`
+may not import `reference`, so it states them here, once, more precisely.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ import re
 from collections.abc import Mapping
 from typing import TypeAlias, cast
 
-JSONValue: TypeAlias = (
-    "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
+JsonValue: TypeAlias = (
+    "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
 )
-JSONObject: TypeAlias = "dict[str, JSONValue]"
+JsonObject: TypeAlias = "dict[str, JsonValue]"
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -48,6 +50,6 @@ def type_name(value: object) -> str:
     return type(value).__name__
 
 
-def json_object(value: Mapping[str, object]) -> JSONObject:
+def json_object(value: Mapping[str, object]) -> JsonObject:
     """A TypedDict (or other JSON-shaped mapping) as a plain JSON object."""
-    return cast(JSONObject, dict(value))
+    return cast(JsonObject, dict(value))

@@ -14,7 +14,8 @@ Order of operations for one provider request, top to bottom:
 2. without the lock (it depends on the request alone): reject bodies over
    `max_body_bytes` (413), bad JSON or schema (400), a model the profile
    does not serve (the dialect's unknown-model error); render the prompt
-   segments, tokenize them and hash the cache blocks;
+   segments, tokenize the new ones and hash the new cache blocks (the
+   memos in `fakes.tokenizer` and `fakes.block_memo`);
 3. under the lock, from here on: take the request index and the scripted
    action; a `Fault` is answered now and changes no cache state (the real
    provider rejected the request before prefill);
@@ -27,51 +28,56 @@ So a large request is tokenized while other requests are answered, and
 concurrent requests from any number of threads or tasks keep the cache
 index, the ledger and the capture log consistent. The shells
 (`fakes.app`, `fakes.transport`) only play the plan back.
+
+What differs between wire formats is asked of the dialect's object
+(`fakes.dialects.table`). This module is about 600 lines, above the house's
+~500, because it is one class: the lock, the request index and the state
+they guard (script, cache index, ledger, capture, totals) belong to one
+object, and its Python control API takes the same lock. What needs none of
+that state lives elsewhere: parsing (`fakes.strict_json`), plans
+(`fakes.plans`), totals (`fakes.stats`), dialects and memos.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
-import math
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from fakes.cache_index import PrefixCacheIndex, block_keys, partition_root
+from fakes.block_memo import BlockKeyMemo
+from fakes.cache_index import PrefixCacheIndex, partition_root
 from fakes.capture import (
-    DEFAULT_MAX_BYTES as DEFAULT_CAPTURE_BYTES,
+    DEFAULT_CAPTURE_BYTES,
     CapturedRequest,
     CaptureLog,
 )
 from fakes.clock import LogicalClock
 from fakes.diagnostics import (
-    DEFAULT_MAX_BYTES as DEFAULT_LEDGER_BYTES,
-    Comparison,
+    DEFAULT_LEDGER_BYTES,
     Diagnostic,
     DivergenceLedger,
+    make_diagnostic,
+    segment_chain,
 )
-from fakes.dialects import anthropic, openai_chat
-from fakes.dialects.common import EPOCH, output_tokens
+from fakes.dialects.message_memo import MessagePrefixMemo
+from fakes.dialects.table import DIALECTS, CacheState, cache_rule, dialect_serving
 from fakes.errors import InvalidRequest
 from fakes.gate import Gate
-from fakes.http import SSE_HEADERS, HttpRequest, ResponsePlan, json_headers
+from fakes.http import HttpRequest, ResponsePlan, api_key_digest, json_headers
 from fakes.jsontypes import (
-    JSONObject,
-    JSONValue,
+    JsonObject,
+    JsonValue,
     dumps_compact,
-    has_lone_surrogate,
     json_object,
 )
+from fakes.plans import error_plan, json_plan, stream_plan
 from fakes.profiles import Profile, get_profile
 from fakes.prompt import RenderedPrompt, Segment, render_prompt
 from fakes.script import Action, Fault, Reply, Responder, Script, ScriptedRequest
-from fakes.stats import CaptureStats, ProviderStats
+from fakes.stats import ProviderStats, Totals
+from fakes.strict_json import parse_json_body
 from fakes.tokenizer import SegmentEncoder
-
-Route = Literal["chat", "messages"]
 
 
 class FakeProvider:
@@ -104,16 +110,19 @@ class FakeProvider:
     ) -> None:
         base = get_profile(profile) if isinstance(profile, str) else profile
         self._profile = dataclasses.replace(base, **overrides) if overrides else base
+        self._dialect = DIALECTS[self._profile.dialect]
         self.clock = clock if clock is not None else LogicalClock()
         self.script = Script()
         self.capture = CaptureLog(capture_limit, capture_max_bytes)
         self.index = self._new_index()
         self.ledger = DivergenceLedger(ledger_max_bytes)
         self.encoder = SegmentEncoder()
+        self.blocks = BlockKeyMemo()
+        self.messages: MessagePrefixMemo | None = MessagePrefixMemo()
         self._lock = threading.RLock()
         self._gates: dict[str, Gate] = {}
         self._next_index = 0
-        self._totals = _Totals()
+        self._totals = Totals()
 
     def __repr__(self) -> str:
         dialect = self._profile.dialect
@@ -169,9 +178,12 @@ class FakeProvider:
             if cache:
                 self.index.clear()
                 self.ledger.clear()
+                self.blocks.clear()
+                if self.messages is not None:
+                    self.messages.clear()
             if capture:
                 self.capture.clear()
-                self._totals = _Totals()
+                self._totals = Totals()
                 # Ids derive from (seed, index): numbering restarts with the
                 # captures so the same requests get the same bytes again.
                 self._next_index = 0
@@ -238,46 +250,24 @@ class FakeProvider:
     def stats(self) -> ProviderStats:
         """Totals since the last reset."""
         with self._lock:
-            totals = self._totals
-            return ProviderStats(
-                requests=totals.requests,
-                answered=totals.answered,
-                errors=totals.errors,
-                prompt_tokens=totals.prompt,
-                cached_tokens=totals.cached,
-                cache_write_tokens=totals.written,
-                hit_ratio=_ratio(totals.cached, totals.prompt),
-                warm_hit_ratio=_ratio(
-                    totals.cached, totals.prompt - totals.first_prompt
-                ),
+            return self._totals.snapshot(
                 clock=self.clock.now(),
                 index=self.index.stats(),
-                capture=CaptureStats(
-                    requests=len(self.capture),
-                    bytes=self.capture.bytes,
-                    max_requests=self.capture.max_records,
-                    max_bytes=self.capture.max_bytes,
-                    dropped_requests=self.capture.dropped,
-                    dropped_bytes=self.capture.dropped_bytes,
-                ),
+                capture=self.capture.stats(),
                 forgotten_prompts=self.ledger.forgotten,
             )
 
-    def count_prompt_tokens(self, body: JSONValue) -> int:
+    def count_prompt_tokens(self, body: JsonValue) -> int:
         """Prompt tokens the fake would count for this request body."""
         return render_prompt(self.prompt_segments(body), self.encoder).n_tokens
 
-    def prompt_segments(self, body: JSONValue) -> list[Segment]:
+    def prompt_segments(self, body: JsonValue) -> list[Segment]:
         """The prompt segments of a request body, in the profile's order.
 
         Raises:
             InvalidRequest: the body is not a valid request of the dialect.
         """
-        profile = self._profile
-        call = self._parse_call(body, profile)
-        if isinstance(call, openai_chat.ChatCall):
-            return openai_chat.chat_segments(call, profile.render_order)
-        return anthropic.messages_segments(call, profile.render_order)
+        return self._dialect.segments(self._dialect.parse(body), self._profile)
 
     # --- the core --------------------------------------------------------------
 
@@ -292,8 +282,7 @@ class FakeProvider:
         request index, the script, the cache index, the ledger, the
         capture) runs under the lock, atomically.
         """
-        route = self._route(request.path)
-        refused = self._refuse_route(request, route)
+        refused = self._refuse_route(request)
         if refused is not None:
             return refused
         profile = self._profile
@@ -312,13 +301,6 @@ class FakeProvider:
                 self._record_crash(request, index, now, error)
                 raise
 
-    def _route(self, path: str) -> Route | None:
-        if path in openai_chat.CHAT_PATHS:
-            return "chat"
-        if path in anthropic.MESSAGES_PATHS:
-            return "messages"
-        return None
-
     def _error_plan(
         self,
         status: int,
@@ -328,30 +310,15 @@ class FakeProvider:
         param: str | None = None,
         code: str | None = None,
         headers: tuple[tuple[str, str], ...] = (),
-    ) -> tuple[ResponsePlan, JSONObject]:
-        body: JSONObject
-        if self._profile.dialect == "anthropic":
-            if error_type == "invalid_request_error":
-                error_type = anthropic.FAULT_TYPES.get(status, error_type)
-            body = json_object(
-                anthropic.messages_error_body(message, error_type=error_type)
-            )
-        else:
-            body = json_object(
-                openai_chat.chat_error_body(
-                    message, error_type=error_type, param=param, code=code
-                )
-            )
-        raw = dumps_compact(body).encode("utf-8")
-        plan = ResponsePlan(
-            status=status, headers=json_headers(len(raw), *headers), chunks=(raw,)
+    ) -> tuple[ResponsePlan, JsonObject]:
+        body = self._dialect.error_body(
+            status, message, error_type=error_type, param=param, code=code
         )
-        return plan, body
+        return error_plan(status, body, headers), body
 
-    def _refuse_route(
-        self, request: HttpRequest, route: Route | None
-    ) -> ResponsePlan | None:
-        if route is None:
+    def _refuse_route(self, request: HttpRequest) -> ResponsePlan | None:
+        serving = dialect_serving(request.path)
+        if serving is None:
             plan, _ = self._error_plan(
                 404,
                 f"Unknown request URL: {request.method} {request.path}. "
@@ -368,12 +335,11 @@ class FakeProvider:
                 headers=(("allow", "POST"),),
             )
             return plan
-        wanted = "anthropic" if route == "messages" else "chat completions"
-        if (route == "messages") != (self._profile.dialect == "anthropic"):
+        if request.path not in self._dialect.paths:
             plan, _ = self._error_plan(
                 404,
                 f"This fake speaks the {self._profile.dialect} dialect; {request.path} "
-                f"needs a provider started with the {wanted} dialect "
+                f"needs a provider started with the {serving.family} dialect "
                 "(reqfold fake serve --dialect ...).",
                 code="unknown_url",
             )
@@ -402,34 +368,32 @@ class FakeProvider:
 
     def _prepare(self, request: HttpRequest, profile: Profile) -> _Prepared:
         """Everything that depends on the request alone (no shared state)."""
-        body: JSONValue = None
+        body: JsonValue = None
+        dialect = self._dialect
         try:
             body = self._parse_body(request, profile)
-            call = self._parse_call(body, profile)
+            call = dialect.parse(body)
             if not profile.serves(call.model):
-                raise unknown_model(profile, call.model)
-            prompt = self._render(call, profile)
+                raise dialect.unknown_model(profile, call.model)
+            prompt = dialect.render(call, profile, self.encoder, self.messages)
         except InvalidRequest as error:
             return _Prepared(body=body, error=error)
         root = self._partition(request, call.model, call.body, profile)
+        chain = segment_chain(root, prompt.digests)
         keys: list[bytes] = []
-        if isinstance(call, openai_chat.ChatCall):
-            # One BLAKE2b per block: for a large prompt, seconds of work
-            # better done before taking the lock.
-            keys = block_keys(root, prompt.tokens, profile.block_size)
+        if dialect.uses_block_keys:
+            # One BLAKE2b per new block: for a large new prompt, seconds of
+            # work better done before taking the lock.
+            keys = self.blocks.keys(root, prompt, profile.block_size, chain)
         return _Prepared(
-            body=body, call=call, prompt=prompt, root=root, keys=keys, profile=profile
+            body=body,
+            call=call,
+            prompt=prompt,
+            root=root,
+            chain=chain,
+            keys=keys,
+            profile=profile,
         )
-
-    def _render(
-        self, call: openai_chat.ChatCall | anthropic.MessagesCall, profile: Profile
-    ) -> RenderedPrompt:
-        if isinstance(call, openai_chat.ChatCall):
-            segments = openai_chat.chat_segments(call, profile.render_order)
-        else:
-            segments = anthropic.messages_segments(call, profile.render_order)
-            anthropic.check_breakpoints(segments, profile.breakpoint_limit)
-        return render_prompt(segments, self.encoder)
 
     def _answer_provider(
         self, request: HttpRequest, index: int, now: float, prepared: _Prepared
@@ -453,11 +417,9 @@ class FakeProvider:
             prepared = self._prepare(request, self._profile)
             if prepared.error is not None:
                 return self._reject(request, index, body, now, prepared.error)
-        if isinstance(call, openai_chat.ChatCall):
-            return self._answer_chat(request, index, call, action, now, prepared)
-        return self._answer_messages(request, index, call, action, now, prepared)
+        return self._answer(request, index, call, action, now, prepared)
 
-    def _parse_body(self, request: HttpRequest, profile: Profile) -> JSONValue:
+    def _parse_body(self, request: HttpRequest, profile: Profile) -> JsonValue:
         limit = profile.max_body_bytes
         if len(request.body) > limit:
             raise InvalidRequest(
@@ -467,18 +429,11 @@ class FakeProvider:
             )
         return parse_json_body(request.body)
 
-    def _parse_call(
-        self, body: JSONValue, profile: Profile
-    ) -> openai_chat.ChatCall | anthropic.MessagesCall:
-        if profile.dialect == "anthropic":
-            return anthropic.parse_messages_request(body)
-        return openai_chat.parse_chat_request(body)
-
     def _reject(
         self,
         request: HttpRequest,
         index: int,
-        body: JSONValue,
+        body: JsonValue,
         now: float,
         error: InvalidRequest,
     ) -> ResponsePlan:
@@ -497,23 +452,11 @@ class FakeProvider:
         self,
         request: HttpRequest,
         index: int,
-        body: JSONValue,
+        body: JsonValue,
         now: float,
         fault: Fault,
     ) -> ResponsePlan:
-        reply: JSONObject
-        if self._profile.dialect == "anthropic":
-            reply = json_object(
-                anthropic.messages_fault_body(
-                    fault.status, fault.message, fault.error_type
-                )
-            )
-        else:
-            reply = json_object(
-                openai_chat.chat_fault_body(
-                    fault.status, fault.message, fault.error_type
-                )
-            )
+        reply = self._dialect.fault_body(fault)
         extra: tuple[tuple[str, str], ...] = ()
         if fault.retry_after is not None:
             extra = (("retry-after", _seconds(fault.retry_after)),)
@@ -535,7 +478,7 @@ class FakeProvider:
         return hold
 
     def _partition(
-        self, request: HttpRequest, model: str, body: JSONObject, profile: Profile
+        self, request: HttpRequest, model: str, body: JsonObject, profile: Profile
     ) -> bytes:
         parts = [profile.dialect, model]
         if profile.isolate_api_keys:
@@ -547,219 +490,81 @@ class FakeProvider:
         )
         return partition_root(*parts)
 
-    def _account_blocks(
-        self, keys: list[bytes], prompt: RenderedPrompt, model: str, now: float
-    ) -> tuple[int, int]:
-        profile = self._profile
-        size = profile.block_size
-        n = prompt.n_tokens
-        matched = self.index.match_chain(keys, now) * size
-        cached = self.cache_rule(matched, n, model)
-        for key in keys[: cached // size]:
-            self.index.touch(key, now)
-        if n >= profile.minimum_for(model) and keys:
-            ends = [(position + 1) * size for position in range(len(keys))]
-            self.index.insert_chain(keys, ends, [size] * len(keys), now, profile.ttl)
-        return cached, matched
-
     def cache_rule(self, matched: int, n: int, model: str) -> int:
         """Cached tokens reported for a prompt of `n` tokens matching `matched`.
 
         `floor(min(matched, cap) / block) * block`, or 0 below the minimum,
         with `cap = n - 1` when the profile withholds the last token.
         """
-        profile = self._profile
-        cap = n - 1 if profile.withhold_last_token else n
-        hit = (max(0, min(matched, cap)) // profile.block_size) * profile.block_size
-        return hit if hit >= max(profile.minimum_for(model), 1) else 0
+        return cache_rule(self._profile, matched, n, model)
 
-    def _answer_chat(
+    def _answer(
         self,
         request: HttpRequest,
         index: int,
-        call: openai_chat.ChatCall,
+        call: Any,
         reply: Reply,
         now: float,
         prepared: _Prepared,
     ) -> ResponsePlan:
-        profile = self._profile
+        profile, dialect = self._profile, self._dialect
         root, prompt = prepared.root, prepared.prompt
         assert prompt is not None
-        comparison = self.ledger.compare(root, prompt)
-        cached, matched = self._account_blocks(prepared.keys, prompt, call.model, now)
-        expected = self.cache_rule(
-            comparison.shared_tokens, prompt.n_tokens, call.model
+        comparison = self.ledger.compare(root, prompt, prepared.chain)
+        state = CacheState(index=self.index, ledger=self.ledger, now=now)
+        accounting = dialect.account(
+            state, call, prompt, prepared.keys, root, comparison, reply, profile
         )
-        completion, reasoning = output_tokens(reply)
-        usage = openai_chat.chat_usage(
-            profile,
-            prompt=prompt.n_tokens,
-            cached=cached,
-            completion=completion,
-            reasoning=reasoning,
-        )
-        answer = openai_chat.ChatAnswer(
-            profile=profile,
-            index=index,
-            created=EPOCH + int(now),
-            model=call.model,
-            reply=reply,
-            call_ids=openai_chat.chat_call_ids(profile, index, reply),
-            usage=usage,
-        )
-        diagnostic = make_diagnostic(prompt, cached, matched, expected, comparison)
-        emitted = openai_chat.emitted_message(answer)
-        if call.stream:
-            frames = openai_chat.chat_stream_frames(answer, call.include_usage)
-            plan = self._stream_plan(frames, reply, openai_chat.KEEPALIVE_FRAME)
+        answer = dialect.answer(profile, index, call, reply, now, accounting.usage)
+        if answer.frames is not None:
+            plan = stream_plan(
+                answer.frames, reply, answer.keepalive, self._resolve_hold(reply.hold)
+            )
         else:
-            plan = self._json_plan(openai_chat.chat_completion(answer), reply)
-        self.ledger.record(root, index, prompt, emitted, weight=len(request.body))
-        self._count(prompt.n_tokens, cached, 0, comparison)
-        self._record(
-            request,
-            index,
-            call.body,
-            plan.status,
-            now,
-            emitted,
-            json_object(usage),
-            diagnostic,
-        )
-        return plan
-
-    def _answer_messages(
-        self,
-        request: HttpRequest,
-        index: int,
-        call: anthropic.MessagesCall,
-        reply: Reply,
-        now: float,
-        prepared: _Prepared,
-    ) -> ResponsePlan:
-        profile = self._profile
-        root, prompt = prepared.root, prepared.prompt
-        assert prompt is not None
-        comparison = self.ledger.compare(root, prompt)
-        result = anthropic.account_breakpoints(
-            self.index,
+            assert answer.body is not None
+            plan = json_plan(answer.body, reply, self._resolve_hold(reply.hold))
+        self.ledger.record(
             root,
+            index,
             prompt,
-            now=now,
-            minimum=profile.minimum_for(call.model),
-            lookback=profile.lookback_blocks,
-            ttl_short=profile.ttl,
-            ttl_long=profile.ttl_long,
+            answer.emitted,
+            weight=len(request.body),
+            chain=prepared.chain,
         )
-        completion, _ = output_tokens(reply)
-        usage = anthropic.messages_usage(result, completion)
-        answer = anthropic.MessagesAnswer(
-            profile=profile,
-            index=index,
-            model=call.model,
-            reply=reply,
-            tool_ids=anthropic.tool_use_ids(profile, index, reply),
-            usage=usage,
-        )
-        cached = result.read
-        expected = self._anthropic_expected(
-            prompt, comparison, profile.minimum_for(call.model)
+        self._totals.count(
+            prompt.n_tokens,
+            accounting.cached,
+            accounting.written,
+            first=comparison.relation == "first",
         )
         diagnostic = make_diagnostic(
-            prompt, cached, result.matched, min(expected, result.cacheable), comparison
+            prompt,
+            accounting.cached,
+            accounting.matched,
+            accounting.expected,
+            comparison,
         )
-        emitted = anthropic.emitted_message(answer)
-        if call.stream:
-            frames = anthropic.messages_stream_frames(answer)
-            plan = self._stream_plan(frames, reply, anthropic.PING_FRAME)
-        else:
-            plan = self._json_plan(anthropic.messages_body(answer), reply)
-        self.ledger.record(root, index, prompt, emitted, weight=len(request.body))
-        self._count(prompt.n_tokens, cached, result.written_total, comparison)
         self._record(
             request,
             index,
             call.body,
             plan.status,
             now,
-            emitted,
-            json_object(usage),
+            answer.emitted,
+            json_object(accounting.usage),
             diagnostic,
         )
         return plan
-
-    def _anthropic_expected(
-        self, prompt: RenderedPrompt, comparison: Comparison, minimum: int
-    ) -> int:
-        """Tokens the closest earlier request left in the cache for this one.
-
-        Only breakpoint blocks are ever written: the end of the deepest
-        marker (long enough to be cached) among the segments both requests
-        share, not the whole shared prefix.
-        """
-        if comparison.closest_request is None:
-            return 0
-        earlier = self.ledger.segments_of(comparison.closest_request)
-        shared = min(comparison.shared_segments, len(earlier), len(prompt.ends))
-        ends = [
-            prompt.ends[position]
-            for position in range(shared)
-            if earlier[position].breakpoint is not None
-        ]
-        return max((end for end in ends if end >= minimum), default=0)
-
-    def _stream_plan(
-        self, frames: list[bytes], reply: Reply, keepalive: bytes
-    ) -> ResponsePlan:
-        cut = reply.cut_after is not None and reply.cut_after < len(frames)
-        if reply.cut_after is not None:
-            frames = frames[: reply.cut_after]
-        chunks = [keepalive] * reply.keepalives + frames
-        return ResponsePlan(
-            status=200,
-            headers=SSE_HEADERS,
-            chunks=tuple(chunks),
-            streaming=True,
-            delay=reply.delay,
-            hold=self._resolve_hold(reply.hold),
-            cut=cut,
-        )
-
-    def _json_plan(self, body: JSONObject, reply: Reply) -> ResponsePlan:
-        raw = dumps_compact(body).encode("utf-8")
-        headers = json_headers(len(raw))
-        cut = reply.cut_after is not None
-        if cut:
-            raw = raw[: len(raw) // 2]
-        return ResponsePlan(
-            status=200,
-            headers=headers,
-            chunks=(raw,),
-            delay=reply.delay,
-            hold=self._resolve_hold(reply.hold),
-            cut=cut,
-        )
-
-    def _count(
-        self, prompt: int, cached: int, written: int, comparison: Comparison
-    ) -> None:
-        totals = self._totals
-        totals.answered += 1
-        totals.prompt += prompt
-        totals.cached += cached
-        totals.written += written
-        if comparison.relation == "first":
-            totals.first_prompt += prompt
 
     def _record(
         self,
         request: HttpRequest,
         index: int,
-        body: JSONValue,
+        body: JsonValue,
         status: int,
         now: float,
-        reply: JSONValue,
-        usage: JSONObject | None,
+        reply: JsonValue,
+        usage: JsonObject | None,
         diagnostic: Diagnostic | None,
     ) -> None:
         self.capture.append(
@@ -784,181 +589,15 @@ class FakeProvider:
 class _Prepared:
     """A provider request parsed, validated and tokenized, or why not."""
 
-    body: JSONValue
-    call: openai_chat.ChatCall | anthropic.MessagesCall | None = None
+    body: JsonValue
+    call: Any = None  # the dialect's call
     prompt: RenderedPrompt | None = None
     root: bytes = b""
+    chain: list[bytes] = dataclasses.field(default_factory=list)
     keys: list[bytes] = dataclasses.field(default_factory=list)
     profile: Profile | None = None
     error: InvalidRequest | None = None
 
 
-@dataclass(slots=True)
-class _Totals:
-    requests: int = 0
-    answered: int = 0
-    errors: int = 0
-    prompt: int = 0
-    cached: int = 0
-    written: int = 0
-    first_prompt: int = 0
-
-
-def _ratio(part: int, whole: int) -> float:
-    return part / whole if whole > 0 else 0.0
-
-
 def _seconds(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _reject_constant(name: str) -> object:
-    raise InvalidRequest(
-        f"the request body is not valid JSON: {name} is not a JSON value"
-    )
-
-
-def parse_json_body(raw: bytes) -> JSONValue:
-    """Parse a request body as strict JSON (no NaN/Infinity).
-
-    Raises:
-        InvalidRequest: the body is empty, not UTF-8, or not JSON.
-    """
-    if not raw.strip():
-        raise InvalidRequest("the request body is empty; expected a JSON object")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InvalidRequest(
-            f"the request body is not valid UTF-8 (byte {error.start})"
-        ) from None
-    try:
-        value: JSONValue = json.loads(
-            text, parse_constant=_reject_constant, parse_float=_finite_float
-        )
-    except json.JSONDecodeError as error:
-        raise InvalidRequest(
-            f"the request body is not valid JSON: {error.msg} at line {error.lineno} "
-            f"column {error.colno}"
-        ) from None
-    except RecursionError:
-        raise InvalidRequest("the request body is nested too deeply") from None
-    except ValueError as error:
-        # e.g. an integer literal longer than Python's int conversion limit
-        raise InvalidRequest(
-            f"the request body is not acceptable JSON: {error}"
-        ) from None
-    _reject_lone_surrogates(value)
-    return value
-
-
-def _finite_float(literal: str) -> float:
-    number = float(literal)
-    if not math.isfinite(number):
-        raise InvalidRequest(
-            f"the request body is not valid JSON: the number {literal[:40]} "
-            "is out of range (not a finite double)"
-        )
-    return number
-
-
-def _reject_lone_surrogates(value: JSONValue) -> None:
-    """Refuse strings (keys or values) holding an unpaired UTF-16 surrogate.
-
-    JSON allows `\\ud800` escapes, but the text is not valid Unicode: it
-    cannot be encoded as UTF-8 in a reply or in the capture log.
-    """
-    stack: list[JSONValue] = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            strings: Iterable[str] = (item,)
-        elif isinstance(item, dict):
-            strings = item.keys()
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-            continue
-        else:
-            continue
-        for text in strings:
-            if has_lone_surrogate(text):
-                raise InvalidRequest(
-                    "the request body is not valid JSON text: a string contains "
-                    "an unpaired UTF-16 surrogate escape"
-                )
-
-
-def api_key_digest(request: HttpRequest) -> str:
-    """A digest of the request's API key (never the key itself)."""
-    key = request.header("x-api-key") or request.header("api-key") or ""
-    authorization = request.header("authorization")
-    if authorization:
-        scheme, _, token = authorization.partition(" ")
-        key = token.strip() if scheme.lower() == "bearer" else authorization
-    return key_digest(key)
-
-
-def key_digest(key: str) -> str:
-    """The digest the capture records for API key `key` (16 hex digits)."""
-    return hashlib.blake2b(
-        key.encode("utf-8", "surrogatepass"), digest_size=8
-    ).hexdigest()
-
-
-def unknown_model(profile: Profile, model: str) -> InvalidRequest:
-    """The error the real provider answers for a model it does not serve.
-
-    DeepSeek: 400 "Model Not Exist"; OpenAI: 404 `model_not_found`;
-    Anthropic: 404 `not_found_error` "model: NAME". The message also names
-    the models this fake serves.
-    """
-    served = ", ".join(profile.models) or "none"
-    hint = (
-        f" (this fake serves: {served}; add models with --model or "
-        "the 'models' profile field)"
-    )
-    if profile.dialect == "anthropic":
-        return InvalidRequest(
-            f"model: {model}{hint}", status=404, error_type="not_found_error"
-        )
-    if profile.dialect == "openai":
-        return InvalidRequest(
-            f"The model `{model}` does not exist or you do not have access to it."
-            + hint,
-            status=404,
-            param="model",
-            code="model_not_found",
-        )
-    return InvalidRequest(
-        f"Model Not Exist: {model!r}{hint}",
-        param="model",
-        code="invalid_request_error",
-    )
-
-
-def make_diagnostic(
-    prompt: RenderedPrompt,
-    cached: int,
-    matched: int,
-    expected: int,
-    comparison: Comparison,
-) -> Diagnostic:
-    """Assemble the per-request diagnostic."""
-    return Diagnostic(
-        prompt_tokens=prompt.n_tokens,
-        cached_tokens=cached,
-        uncached_tokens=prompt.n_tokens - cached,
-        matched_tokens=matched,
-        lost_tokens=max(0, expected - cached),
-        relation=comparison.relation,
-        closest_request=comparison.closest_request,
-        shared_tokens=comparison.shared_tokens,
-        divergence=comparison.divergence,
-        echo_divergence=comparison.echo_divergence,
-    )
-
-
-def replies(values: Iterable[str]) -> list[Reply]:
-    """Text replies, one per string (a shorthand for scripts)."""
-    return [Reply(text=value) for value in values]

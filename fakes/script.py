@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 from fakes.errors import ScriptError
 from fakes.gate import Gate
 from fakes.jsontypes import (
-    JSONObject,
-    JSONValue,
+    JsonObject,
+    JsonValue,
     dumps_compact,
     has_lone_surrogate,
     type_name,
@@ -161,7 +161,7 @@ class ScriptedRequest:
     index: int
     path: str
     dialect: str
-    body: JSONObject
+    body: JsonObject
 
     @property
     def model(self) -> str:
@@ -170,7 +170,7 @@ class ScriptedRequest:
         return model if isinstance(model, str) else ""
 
     @property
-    def messages(self) -> list[JSONValue]:
+    def messages(self) -> list[JsonValue]:
         """The request's `messages` array."""
         messages = self.body.get("messages")
         return messages if isinstance(messages, list) else []
@@ -184,7 +184,7 @@ class ScriptedRequest:
         return ""
 
     @property
-    def last_message(self) -> JSONValue:
+    def last_message(self) -> JsonValue:
         """The last message, or `None`."""
         return self.messages[-1] if self.messages else None
 
@@ -309,7 +309,7 @@ def _check_text(name: str, value: object) -> None:
         )
 
 
-def _text_of(content: JSONValue) -> str:
+def _text_of(content: JsonValue) -> str:
     if isinstance(content, str):
         return content
     texts: list[str] = []
@@ -335,7 +335,7 @@ _FAULT_NAMES: dict[str, Callable[[], Fault]] = {
 }
 
 
-def parse_script_item(value: JSONValue) -> Action:
+def parse_script_item(value: JsonValue) -> Action:
     """Read one scripted action from its JSON form.
 
     A reply: `{"text": "hi", "reasoning": "...", "tool_calls": [{"name":
@@ -362,7 +362,7 @@ def parse_script_item(value: JSONValue) -> Action:
         raise ScriptError(f"invalid scripted action: {error}") from error
 
 
-def _parse_fault(value: JSONObject) -> Fault:
+def _parse_fault(value: JsonObject) -> Fault:
     extra = set(value) - {"fault"}
     if extra:
         raise ScriptError(f"a fault takes only the key 'fault', got {sorted(extra)}")
@@ -386,7 +386,7 @@ def _parse_fault(value: JSONObject) -> Fault:
     )
 
 
-def _parse_reply(value: JSONObject) -> Reply:
+def _parse_reply(value: JsonObject) -> Reply:
     unknown = set(value) - _REPLY_KEYS
     if unknown:
         raise ScriptError(
@@ -417,7 +417,7 @@ def _parse_reply(value: JSONObject) -> Reply:
     )
 
 
-def _parse_call(call: JSONValue, position: int) -> ToolCall:
+def _parse_call(call: JsonValue, position: int) -> ToolCall:
     if not isinstance(call, dict):
         raise ScriptError(
             f"tool_calls[{position}] must be an object, got {type_name(call)}"
@@ -436,7 +436,7 @@ def _parse_call(call: JSONValue, position: int) -> ToolCall:
     return ToolCall(name=name, arguments=arguments, id=_opt_str(call.get("id"), "id"))
 
 
-def dump_script_item(action: Action) -> JSONObject:
+def dump_script_item(action: Action) -> JsonObject:
     """Write one action in the JSON form `parse_script_item` reads."""
     hold = action.hold.name if isinstance(action.hold, Gate) else action.hold
     if isinstance(action, Fault):
@@ -466,28 +466,33 @@ def dump_script_item(action: Action) -> JSONObject:
     }
 
 
-def _int(value: JSONValue, name: str) -> int:
+def _int(value: JsonValue, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ScriptError(f"'{name}' must be an integer, got {json.dumps(value)}")
     return value
 
 
-def _number(value: JSONValue, name: str) -> float:
+def _number(value: JsonValue, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ScriptError(f"'{name}' must be a number, got {json.dumps(value)}")
     return float(value)
 
 
-def _opt_number(value: JSONValue, name: str) -> float | None:
+def _opt_number(value: JsonValue, name: str) -> float | None:
     return None if value is None else _number(value, name)
 
 
-def _opt_str(value: JSONValue, name: str) -> str | None:
+def _opt_str(value: JsonValue, name: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise ScriptError(f"'{name}' must be a string, got {type_name(value)}")
     return value
 
 
-def actions_from(values: Iterable[JSONValue]) -> list[Action]:
+def actions_from(values: Iterable[JsonValue]) -> list[Action]:
     """Parse several JSON actions (all or nothing)."""
     return [parse_script_item(value) for value in values]
+
+
+def replies(values: Iterable[str]) -> list[Reply]:
+    """Text replies, one per string (a shorthand for scripts)."""
+    return [Reply(text=value) for value in values]

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from fakes.cache_index import IndexStats
-from fakes.jsontypes import JSONObject
+from fakes.jsontypes import JsonObject
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,7 +56,7 @@ class ProviderStats:
     forgotten_prompts: int
 
 
-def dump_stats(stats: ProviderStats) -> JSONObject:
+def dump_stats(stats: ProviderStats) -> JsonObject:
     """The JSON form served by `GET /_fake/stats`."""
     return {
         "requests": stats.requests,
@@ -72,3 +72,53 @@ def dump_stats(stats: ProviderStats) -> JSONObject:
         "capture": dataclasses.asdict(stats.capture),
         "forgotten_prompts": stats.forgotten_prompts,
     }
+
+
+@dataclass(slots=True)
+class Totals:
+    """Running counts of one provider since its last reset (mutable)."""
+
+    requests: int = 0
+    answered: int = 0
+    errors: int = 0
+    prompt: int = 0
+    cached: int = 0
+    written: int = 0
+    first_prompt: int = 0
+
+    def count(self, prompt: int, cached: int, written: int, *, first: bool) -> None:
+        """Count one answered request (`first` in its partition)."""
+        self.answered += 1
+        self.prompt += prompt
+        self.cached += cached
+        self.written += written
+        if first:
+            self.first_prompt += prompt
+
+    def snapshot(
+        self,
+        *,
+        clock: float,
+        index: IndexStats,
+        capture: CaptureStats,
+        forgotten_prompts: int,
+    ) -> ProviderStats:
+        """The totals as a `ProviderStats` value."""
+        return ProviderStats(
+            requests=self.requests,
+            answered=self.answered,
+            errors=self.errors,
+            prompt_tokens=self.prompt,
+            cached_tokens=self.cached,
+            cache_write_tokens=self.written,
+            hit_ratio=_ratio(self.cached, self.prompt),
+            warm_hit_ratio=_ratio(self.cached, self.prompt - self.first_prompt),
+            clock=clock,
+            index=index,
+            capture=capture,
+            forgotten_prompts=forgotten_prompts,
+        )
+
+
+def _ratio(part: int, whole: int) -> float:
+    return part / whole if whole > 0 else 0.0

@@ -25,7 +25,8 @@ one message, one content block) on its own and prefixes it with a fixed
 boundary token, like a chat template's special tokens. Appending a message
 then never changes the tokens of earlier ones. `SegmentEncoder` memoizes
 segments by content digest, so a growing conversation only tokenizes what
-is new.
+is new; `encode_keyed` also skips rendering and digesting a segment it
+has seen, given a key that determines the segment's text.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import re
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 TOKENIZER_NAME = "approx-v1"
 
@@ -144,6 +145,10 @@ class SegmentEncoder:
         self._max_bytes = max_bytes
         self._memo: OrderedDict[bytes, bytes] = OrderedDict()
         self._bytes = 0
+        # Keyed by a segment's value (see `encode_keyed`): the digest and the
+        # tokens, so a known segment is neither rendered nor digested again.
+        self._by_key: OrderedDict[bytes, tuple[bytes, bytes]] = OrderedDict()
+        self._key_bytes = 0
         self._lock = threading.Lock()
 
     def encode(self, text: str) -> tuple[bytes, bytes]:
@@ -175,6 +180,38 @@ class SegmentEncoder:
         with self._lock:
             self._memo.clear()
             self._bytes = 0
+            self._by_key.clear()
+            self._key_bytes = 0
+
+    def encode_keyed(self, key: bytes, text: Callable[[], str]) -> tuple[bytes, bytes]:
+        """`encode(text())`, memoized by `key`, which must determine the text.
+
+        A hit skips rendering the text and digesting it: the cost is one
+        dict probe on `key`. The memo has the same bounds as the text memo,
+        counting the key's bytes and the tokens' bytes.
+        """
+        found = self._by_key.get(key)  # one C call: atomic, no lock needed
+        if found is not None:
+            return found
+        found = self.encode(text())
+        weight = len(key) + len(found[1])
+        if self._max_entries and weight <= self._max_bytes // 8:
+            with self._lock:
+                if key not in self._by_key:
+                    self._by_key[key] = found
+                    self._key_bytes += weight
+                while len(self._by_key) > self._max_entries or (
+                    self._key_bytes > self._max_bytes
+                ):
+                    old_key, (_, old) = self._by_key.popitem(last=False)
+                    self._key_bytes -= len(old_key) + len(old)
+        return found
+
+    @property
+    def memo_bytes(self) -> int:
+        """Bytes the memos hold (keys and packed tokens)."""
+        with self._lock:
+            return self._bytes + self._key_bytes
 
 
 TOKEN_BYTES = array.array("I").itemsize

@@ -41,7 +41,7 @@ from typing import TypedDict
 from fakes.cache_index import PrefixCacheIndex
 from fakes.dialects.common import derive_hex, split_text
 from fakes.errors import InvalidRequest
-from fakes.jsontypes import JSONObject, JSONValue, dumps_compact, json_object, type_name
+from fakes.jsontypes import JsonObject, JsonValue, dumps_compact, json_object, type_name
 from fakes.profiles import Profile, RenderSection
 from fakes.prompt import RenderedPrompt, Segment
 from fakes.script import Reply
@@ -57,7 +57,7 @@ class MessagesUsage(TypedDict):
     input_tokens: int
     cache_creation_input_tokens: int
     cache_read_input_tokens: int
-    cache_creation: JSONObject
+    cache_creation: JsonObject
     output_tokens: int
 
 
@@ -65,17 +65,17 @@ class MessagesErrorBody(TypedDict):
     """`{"type": "error", "error": {type, message}}`."""
 
     type: str
-    error: JSONObject
+    error: JsonObject
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessagesCall:
     """A validated messages request; `body` is the parsed JSON."""
 
-    body: JSONObject
+    body: JsonObject
     model: str
-    messages: list[JSONValue]
-    tools: list[JSONValue]
+    messages: list[JsonValue]
+    tools: list[JsonValue]
     stream: bool
     automatic: str | None
 
@@ -112,13 +112,13 @@ class MessagesAnswer:
 # --- requests ---------------------------------------------------------------
 
 
-def _expected(path: str, what: str, got: JSONValue) -> str:
+def _expected(path: str, what: str, got: JsonValue) -> str:
     if got is None:
         return f"{path}: Field required ({what})"
     return f"{path}: Input should be {what}, got {type_name(got)}"
 
 
-def _ttl_class(control: JSONValue, path: str) -> str:
+def _ttl_class(control: JsonValue, path: str) -> str:
     if not isinstance(control, dict):
         raise InvalidRequest(_expected(path, "an object", control), param=path)
     if control.get("type") != "ephemeral":
@@ -134,7 +134,7 @@ def _ttl_class(control: JSONValue, path: str) -> str:
     return ttl
 
 
-def _check_block(block: JSONValue, path: str) -> None:
+def _check_block(block: JsonValue, path: str) -> None:
     if not isinstance(block, dict):
         raise InvalidRequest(_expected(path, "a valid dictionary", block), param=path)
     kind = block.get("type")
@@ -171,7 +171,7 @@ def _check_block(block: JSONValue, path: str) -> None:
 TOOL_CHOICE_TYPES = ("auto", "any", "tool", "none")
 
 
-def _check_choice_and_thinking(value: JSONObject) -> None:
+def _check_choice_and_thinking(value: JsonObject) -> None:
     choice = value.get("tool_choice")
     if choice is not None:
         if not isinstance(choice, dict) or choice.get("type") not in TOOL_CHOICE_TYPES:
@@ -211,7 +211,7 @@ def _check_choice_and_thinking(value: JSONObject) -> None:
         )
 
 
-def parse_messages_request(value: JSONValue) -> MessagesCall:
+def parse_messages_request(value: JsonValue) -> MessagesCall:
     """Validate a parsed messages body.
 
     Raises:
@@ -323,13 +323,13 @@ def parse_messages_request(value: JSONValue) -> MessagesCall:
 # --- prompt -----------------------------------------------------------------
 
 
-def _without_control(block: JSONValue) -> JSONValue:
+def _without_control(block: JsonValue) -> JsonValue:
     if isinstance(block, dict) and "cache_control" in block:
         return {key: item for key, item in block.items() if key != "cache_control"}
     return block
 
 
-def _breakpoint(block: JSONValue) -> str | None:
+def _breakpoint(block: JsonValue) -> str | None:
     if isinstance(block, dict) and isinstance(block.get("cache_control"), dict):
         control = block["cache_control"]
         assert isinstance(control, dict)
@@ -354,7 +354,7 @@ def messages_segments(
                 path=f"tools[{position}]",
                 message_index=None,
                 value=value,
-                text="tool:" + dumps_compact(value),
+                label="tool:",
                 breakpoint=_breakpoint(tool),
             )
         )
@@ -362,7 +362,11 @@ def messages_segments(
     if isinstance(system, str) and system:
         sections["system"].append(
             Segment(
-                path="system", message_index=None, value=system, text="system:" + system
+                path="system",
+                message_index=None,
+                value=system,
+                label="system:",
+                verbatim=True,
             )
         )
     elif isinstance(system, list):
@@ -373,11 +377,11 @@ def messages_segments(
                     path=f"system[{position}]",
                     message_index=None,
                     value=value,
-                    text="system:" + dumps_compact(value),
+                    label="system:",
                     breakpoint=_breakpoint(block),
                 )
             )
-    params: JSONObject = {
+    params: JsonObject = {
         key: call.body[key] for key in ("tool_choice", "thinking") if key in call.body
     }
     if params:
@@ -386,7 +390,7 @@ def messages_segments(
                 path="params",
                 message_index=None,
                 value=params,
-                text="params:" + dumps_compact(params),
+                label="params:",
             )
         )
     for position, message in enumerate(call.messages):
@@ -399,7 +403,8 @@ def messages_segments(
                     path=f"messages[{position}].content",
                     message_index=position,
                     value=content,
-                    text=f"{role}:{content}",
+                    label=f"{role}:",
+                    verbatim=True,
                 )
             )
             continue
@@ -411,20 +416,13 @@ def messages_segments(
                     path=f"messages[{position}].content[{block_position}]",
                     message_index=position,
                     value=value,
-                    text=f"{role}:" + dumps_compact(value),
+                    label=f"{role}:",
                     breakpoint=_breakpoint(block),
                 )
             )
     segments = [segment for section in order for segment in sections[section]]
     if call.automatic is not None and segments and segments[-1].breakpoint is None:
-        last = segments[-1]
-        segments[-1] = Segment(
-            path=last.path,
-            message_index=last.message_index,
-            value=last.value,
-            text=last.text,
-            breakpoint=call.automatic,
-        )
+        segments[-1] = segments[-1]._replace(breakpoint=call.automatic)
     return segments
 
 
@@ -559,7 +557,7 @@ def tool_use_ids(profile: Profile, index: int, reply: Reply) -> tuple[str, ...]:
     )
 
 
-def _input_object(arguments: str) -> JSONObject:
+def _input_object(arguments: str) -> JsonObject:
     try:
         value = json.loads(arguments)
     except json.JSONDecodeError:
@@ -571,10 +569,10 @@ def _signature(answer: MessagesAnswer) -> str:
     return derive_hex(answer.profile.seed, answer.index, "signature", 48)
 
 
-def content_blocks(answer: MessagesAnswer) -> list[JSONObject]:
+def content_blocks(answer: MessagesAnswer) -> list[JsonObject]:
     """The reply's content blocks: thinking, text, tool_use, in that order."""
     reply = answer.reply
-    blocks: list[JSONObject] = []
+    blocks: list[JsonObject] = []
     if reply.reasoning is not None:
         blocks.append(
             {
@@ -608,12 +606,12 @@ def message_id(answer: MessagesAnswer) -> str:
     return "msg_" + derive_hex(answer.profile.seed, answer.index, "message")
 
 
-def emitted_message(answer: MessagesAnswer) -> JSONObject:
+def emitted_message(answer: MessagesAnswer) -> JsonObject:
     """The assistant message a faithful harness sends back next turn."""
     return {"role": "assistant", "content": list(content_blocks(answer))}
 
 
-def messages_body(answer: MessagesAnswer) -> JSONObject:
+def messages_body(answer: MessagesAnswer) -> JsonObject:
     """The non-streaming `message` body."""
     return {
         "id": message_id(answer),
@@ -627,7 +625,7 @@ def messages_body(answer: MessagesAnswer) -> JSONObject:
     }
 
 
-def _event(kind: str, payload: JSONObject) -> bytes:
+def _event(kind: str, payload: JsonObject) -> bytes:
     return (
         f"event: {kind}\ndata: ".encode()
         + dumps_compact(payload).encode("utf-8")
@@ -642,7 +640,7 @@ def messages_stream_frames(answer: MessagesAnswer) -> list[bytes]:
     """The SSE event frames of a streamed answer."""
     usage = answer.usage
     size = answer.profile.chunk_chars
-    start_usage: JSONObject = {**json_object(usage), "output_tokens": 1}
+    start_usage: JsonObject = {**json_object(usage), "output_tokens": 1}
     frames = [
         _event(
             "message_start",
@@ -668,8 +666,8 @@ def messages_stream_frames(answer: MessagesAnswer) -> list[bytes]:
     for position, block in enumerate(content_blocks(answer)):
         kind = block["type"]
         if kind == "thinking":
-            opening: JSONObject = {"type": "thinking", "thinking": "", "signature": ""}
-            deltas: list[JSONObject] = [
+            opening: JsonObject = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas: list[JsonObject] = [
                 {"type": "thinking_delta", "thinking": piece}
                 for piece in split_text(answer.reply.reasoning or "", size)
             ]

@@ -42,7 +42,7 @@ from typing import TypedDict
 
 from fakes.dialects.common import derive_hex, derive_uuid, split_text
 from fakes.errors import InvalidRequest
-from fakes.jsontypes import JSONObject, JSONValue, dumps_compact, json_object, type_name
+from fakes.jsontypes import JsonObject, JsonValue, dumps_compact, json_object, type_name
 from fakes.profiles import Profile, RenderSection
 from fakes.prompt import Segment
 from fakes.script import Reply
@@ -60,24 +60,24 @@ class ChatUsage(TypedDict, total=False):
     prompt_cache_hit_tokens: int
     prompt_cache_miss_tokens: int
     total_tokens: int
-    prompt_tokens_details: JSONObject
-    completion_tokens_details: JSONObject
+    prompt_tokens_details: JsonObject
+    completion_tokens_details: JsonObject
 
 
 class ChatErrorBody(TypedDict):
     """`{"error": {...}}`, the OpenAI/DeepSeek error envelope."""
 
-    error: JSONObject
+    error: JsonObject
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChatCall:
     """A validated chat-completions request; `body` is the parsed JSON."""
 
-    body: JSONObject
+    body: JsonObject
     model: str
-    messages: list[JSONValue]
-    tools: list[JSONValue]
+    messages: list[JsonValue]
+    tools: list[JsonValue]
     stream: bool
     include_usage: bool
 
@@ -98,7 +98,7 @@ class ChatAnswer:
 # --- requests ---------------------------------------------------------------
 
 
-def parse_chat_request(value: JSONValue) -> ChatCall:
+def parse_chat_request(value: JsonValue) -> ChatCall:
     """Validate a parsed chat-completions body.
 
     Raises:
@@ -199,7 +199,7 @@ PART_MEMBERS = {
 }
 
 
-def _check_options(value: JSONObject) -> None:
+def _check_options(value: JsonObject) -> None:
     """Type-check the optional members both flavours accept."""
     choice = value.get("tool_choice")
     if choice is not None:
@@ -256,15 +256,15 @@ def _check_options(value: JSONObject) -> None:
         )
 
 
-def _expected(path: str, what: str, got: JSONValue) -> str:
+def _expected(path: str, what: str, got: JsonValue) -> str:
     if got is None:
         return f"'{path}' is required and must be {what}"
     return f"'{path}' must be {what}, got {type_name(got)}"
 
 
 def _optional(
-    container: JSONObject, key: str, kind: type, prefix: str = ""
-) -> JSONValue:
+    container: JsonObject, key: str, kind: type, prefix: str = ""
+) -> JsonValue:
     value = container.get(key)
     if value is not None and not isinstance(value, kind):
         what = {bool: "a boolean", str: "a string", dict: "an object", list: "an array"}
@@ -275,7 +275,7 @@ def _optional(
     return value
 
 
-def _check_content(content: JSONValue, path: str, *, allow_null: bool) -> None:
+def _check_content(content: JsonValue, path: str, *, allow_null: bool) -> None:
     if isinstance(content, str) or (content is None and allow_null):
         return
     if content is None:
@@ -311,7 +311,7 @@ def _check_content(content: JSONValue, path: str, *, allow_null: bool) -> None:
             )
 
 
-def _check_message(message: JSONValue, path: str) -> None:
+def _check_message(message: JsonValue, path: str) -> None:
     if not isinstance(message, dict):
         raise InvalidRequest(_expected(path, "an object", message), param=path)
     role = message.get("role")
@@ -349,7 +349,7 @@ def _check_message(message: JSONValue, path: str) -> None:
             )
 
 
-def _check_tool_calls(calls: JSONValue, path: str) -> None:
+def _check_tool_calls(calls: JsonValue, path: str) -> None:
     if not isinstance(calls, list):
         raise InvalidRequest(_expected(path, "an array", calls), param=path)
     for position, call in enumerate(calls):
@@ -384,7 +384,7 @@ def _check_tool_calls(calls: JSONValue, path: str) -> None:
                 )
 
 
-def _check_tool(tool: JSONValue, path: str) -> None:
+def _check_tool(tool: JsonValue, path: str) -> None:
     if not isinstance(tool, dict):
         raise InvalidRequest(_expected(path, "an object", tool), param=path)
     if tool.get("type") != "function":
@@ -421,42 +421,44 @@ def _check_tool(tool: JSONValue, path: str) -> None:
 def chat_segments(call: ChatCall, order: Sequence[RenderSection]) -> list[Segment]:
     """The request's prompt segments in the profile's render order."""
     sections: dict[RenderSection, list[Segment]] = {
-        "tools": [],
+        "tools": chat_tool_segments(call),
         "system": [],
         "messages": [],
     }
-    for position, tool in enumerate(call.tools):
-        sections["tools"].append(
-            Segment(
-                path=f"tools[{position}]",
-                message_index=None,
-                value=tool,
-                text="tool:" + dumps_compact(tool),
-            )
-        )
-    response_format = call.body.get("response_format")
-    if response_format is not None:
-        sections["tools"].append(
-            Segment(
-                path="response_format",
-                message_index=None,
-                value=response_format,
-                text="format:" + dumps_compact(response_format),
-            )
-        )
     leading = True
     for position, message in enumerate(call.messages):
         assert isinstance(message, dict)  # checked by parse_chat_request
         leading = leading and message.get("role") in SYSTEM_ROLES
         sections["system" if leading else "messages"].append(
-            Segment(
-                path=f"messages[{position}]",
-                message_index=position,
-                value=message,
-                text=dumps_compact(message),
-            )
+            chat_message_segment(position, message)
         )
     return [segment for section in order for segment in sections[section]]
+
+
+def chat_tool_segments(call: ChatCall) -> list[Segment]:
+    """The tools section: one segment per tool, then `response_format`."""
+    segments = [
+        Segment(
+            path=f"tools[{position}]", message_index=None, value=tool, label="tool:"
+        )
+        for position, tool in enumerate(call.tools)
+    ]
+    response_format = call.body.get("response_format")
+    if response_format is not None:
+        segments.append(
+            Segment(
+                path="response_format",
+                message_index=None,
+                value=response_format,
+                label="format:",
+            )
+        )
+    return segments
+
+
+def chat_message_segment(position: int, message: JsonValue) -> Segment:
+    """The segment of `messages[position]` (system or not, it renders alike)."""
+    return Segment(path=f"messages[{position}]", message_index=position, value=message)
 
 
 # --- usage and bodies -----------------------------------------------------
@@ -528,7 +530,7 @@ def _content(answer: ChatAnswer) -> str | None:
     return ""
 
 
-def emitted_message(answer: ChatAnswer) -> JSONObject:
+def emitted_message(answer: ChatAnswer) -> JsonObject:
     """The assistant message a faithful harness sends back next turn.
 
     `content` (text, `""` or `null`), `reasoning_content` only for the
@@ -537,7 +539,7 @@ def emitted_message(answer: ChatAnswer) -> JSONObject:
     `tool_calls` with the exact ids and argument strings.
     """
     reply = answer.reply
-    message: JSONObject = {"role": "assistant", "content": _content(answer)}
+    message: JsonObject = {"role": "assistant", "content": _content(answer)}
     deepseek = answer.profile.dialect == "deepseek"
     if deepseek and reply.tool_calls and reply.reasoning:
         message["reasoning_content"] = reply.reasoning
@@ -553,15 +555,15 @@ def emitted_message(answer: ChatAnswer) -> JSONObject:
     return message
 
 
-def chat_completion(answer: ChatAnswer) -> JSONObject:
+def chat_completion(answer: ChatAnswer) -> JsonObject:
     """The non-streaming `chat.completion` body."""
     reply = answer.reply
-    message: JSONObject = {"role": "assistant", "content": _content(answer)}
+    message: JsonObject = {"role": "assistant", "content": _content(answer)}
     if reply.reasoning is not None and answer.profile.dialect == "deepseek":
         message["reasoning_content"] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = emitted_message(answer)["tool_calls"]
-    body: JSONObject = {
+    body: JsonObject = {
         "id": completion_id(answer.profile, answer.index),
         "object": "chat.completion",
         "created": answer.created,
@@ -580,7 +582,7 @@ def chat_completion(answer: ChatAnswer) -> JSONObject:
     return body
 
 
-def _frame(payload: JSONValue) -> bytes:
+def _frame(payload: JsonValue) -> bytes:
     return b"data: " + dumps_compact(payload).encode("utf-8") + b"\n\n"
 
 
@@ -588,13 +590,13 @@ DONE_FRAME = b"data: [DONE]\n\n"
 KEEPALIVE_FRAME = b": keep-alive\n\n"
 
 
-def chat_stream_payloads(answer: ChatAnswer, include_usage: bool) -> list[JSONObject]:
+def chat_stream_payloads(answer: ChatAnswer, include_usage: bool) -> list[JsonObject]:
     """The chunk objects of a streamed answer, in order (without `[DONE]`)."""
     profile, reply = answer.profile, answer.reply
     deepseek = profile.dialect == "deepseek"
     on_finish = profile.stream_usage == "finish_chunk"
     usage_chunk = not on_finish and include_usage
-    head: JSONObject = {
+    head: JsonObject = {
         "id": completion_id(profile, answer.index),
         "object": "chat.completion.chunk",
         "created": answer.created,
@@ -602,8 +604,8 @@ def chat_stream_payloads(answer: ChatAnswer, include_usage: bool) -> list[JSONOb
         "system_fingerprint": fingerprint(profile),
     }
 
-    def chunk(delta: JSONObject, finish: str | None = None) -> JSONObject:
-        payload: JSONObject = {
+    def chunk(delta: JsonObject, finish: str | None = None) -> JsonObject:
+        payload: JsonObject = {
             **head,
             "choices": [
                 {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -614,7 +616,7 @@ def chat_stream_payloads(answer: ChatAnswer, include_usage: bool) -> list[JSONOb
         return payload
 
     size = profile.chunk_chars
-    chunks: list[JSONObject] = []
+    chunks: list[JsonObject] = []
     if reply.reasoning is not None and deepseek:
         chunks.append(
             chunk({"role": "assistant", "content": None, "reasoning_content": ""})

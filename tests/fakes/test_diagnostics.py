@@ -158,8 +158,8 @@ def test_excerpts_are_short_and_marked_when_cut():
     long = "a" * 100 + "X" + "b" * 100
     other = "a" * 100 + "Y" + "b" * 100
     divergence = describe_divergence(
-        Segment(path="system", message_index=None, value=long, text=long),
-        Segment(path="system", message_index=None, value=other, text=other),
+        Segment(path="system", message_index=None, value=long, verbatim=True),
+        Segment(path="system", message_index=None, value=other, verbatim=True),
         7,
     )
     assert divergence["char_offset"] == 100
