@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -320,7 +320,14 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
 
 
 def _report_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with the report files asked for, in one line, or None."""
+    """What is wrong with the report files asked for, in one line, or None.
+
+    Two reports into one file, or a report over the expected-failures file
+    the run reads, would lose one of them: refused.
+    """
+    claimed: dict[Path, str] = {}
+    if args.expected_failures:
+        claimed[Path(args.expected_failures).resolve()] = "--expected-failures"
     for option in REPORTS:
         value = getattr(args, option.replace("-", "_"))
         if value is None:
@@ -328,6 +335,9 @@ def _report_problem(args: argparse.Namespace) -> str | None:
         if not value.strip():
             return f"--{option} is empty: give a file to write"
         target = Path(value)
+        other = claimed.setdefault(target.resolve(), f"--{option}")
+        if other != f"--{option}":
+            return f"--{option} {value!r} is the file {other} names: give another"
         if target.is_dir():
             return f"--{option} {value!r} is a folder, not a file"
         if not target.parent.is_dir():
@@ -498,7 +508,7 @@ def _run(
     _print_identity(identity)
     outcome.last = time.monotonic()
     wanted = set(args.only or PARTS)
-    show = _shower(args.show)
+    show = _shower(args.show, outcome.expected)
     recorder: SnapshotRecorder | None = None
     for part in PARTS:
         needs = "harness" if part == "scenarios" else "codec"
@@ -535,11 +545,15 @@ def _quiet(check: Check) -> None:
     """Show nothing (a case the run never sent)."""
 
 
-def _shower(mode: str) -> Callable[[Check], None]:
+def _shower(mode: str, expected: Mapping[str, str]) -> Callable[[Check], None]:
     def show(check: Check) -> None:
         if mode == "all" or check.outcome in PROBLEM_OUTCOMES:
             rules = ",".join(check.rules)
-            print(f"  {MARKS[check.outcome]}  {check.part}  {check.id}  [{rules}]")
+            status = status_of(check, expected)
+            mark = {"xfail": "xfail", "xpass": "XPASS"}.get(
+                status, MARKS[check.outcome]
+            )
+            print(f"  {mark}  {check.part}  {check.id}  [{rules}]")
             for line in check.message.splitlines() or [""]:
                 if line:
                     print(f"         {line}")

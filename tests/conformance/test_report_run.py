@@ -374,6 +374,8 @@ def test_expected_failures_that_fail_are_xfail_and_the_run_passes(
     )
     assert run.status == 0, run.stdout
     assert f"xfail: {CACHE_CHECK}: issue 7: the window drops old turns" in run.stdout
+    assert f"  xfail  scenarios  {CACHE_CHECK}  [CACHE-1]" in run.stdout
+    assert f"FAIL   scenarios  {CACHE_CHECK}" not in run.stdout
     item = check(run, CACHE_CHECK)
     assert item["status"] == "xfail"
     assert item["reason"] == "issue 7: the window drops old turns"
@@ -508,6 +510,39 @@ def test_a_report_into_a_missing_folder_exits_2_before_running(tmp_path: Path) -
     assert done.returncode == 2
     assert "--report-html" in done.stderr
     assert "does not exist" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "complaint"),
+    [
+        (("--report-json", "same.json", "--junit", "same.json"), "--junit"),
+        (
+            ("--expected-failures", "mine.json", "--report-md", "mine.json"),
+            "--report-md",
+        ),
+    ],
+)
+def test_two_outputs_into_one_file_exit_2_and_the_file_is_untouched(
+    tmp_path: Path, options: tuple[str, ...], complaint: str
+) -> None:
+    mine = tmp_path / "mine.json"
+    mine.write_text("{}", encoding="utf-8")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "conformance.cli", "run", "--only", "vectors"),
+            *options,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert complaint in done.stderr
+    assert "give another" in done.stderr
+    assert mine.read_text(encoding="utf-8") == "{}"
+    assert not (tmp_path / "same.json").exists()
 
 
 # ------------------------------------------------------------ the progress bar
