@@ -53,6 +53,19 @@ def _non_negative_int(text: str) -> int:
     return _integer(text, 0)
 
 
+def _port(text: str) -> int:
+    value = _integer(text, 0)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port in 0..65535, got {value}")
+    return value
+
+
+def _non_empty(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
+
+
 def _seconds(text: str) -> float | None:
     if text.lower() in ("none", "forever", "inf"):
         return None
@@ -77,10 +90,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "first line of stdout, then serves until SIGINT/SIGTERM.",
     )
     serve_parser.add_argument(
-        "--host", default=LOOPBACK, help="bind address (default: %(default)s)"
+        "--host",
+        type=_non_empty,
+        default=LOOPBACK,
+        help="bind address (default: %(default)s)",
     )
     serve_parser.add_argument(
-        "--port", type=int, default=0, help="port; 0 picks a free one"
+        "--port", type=_port, default=0, help="port; 0 picks a free one"
     )
     serve_parser.add_argument(
         "--dialect",
@@ -129,6 +145,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     knobs.add_argument(
         "--isolation-field",
+        type=_non_empty,
         action="append",
         dest="isolation_fields",
         metavar="FIELD",
@@ -141,6 +158,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     knobs.add_argument(
         "--render-order",
+        type=_non_empty,
         help="comma-separated order of tools,system,messages (the default)",
     )
     other = serve_parser.add_argument_group("replies and limits")
@@ -253,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
             f"reqfold fake serve: cannot listen on {args.host}:{args.port}: {error}",
             file=sys.stderr,
         )
-        return 1
+        return 2  # the address given cannot be used: a bad argument
     print(base_url(sock), flush=True)  # noqa: T201
     try:
         serve(

@@ -197,6 +197,11 @@ def test_a_capture_that_cannot_reach_its_path_at_exit_is_saved_elsewhere(tmp_pat
         ("--max-age", "x", "must be a finite number >= 0 seconds"),
         ("--block-size", "big", "must be an integer >= 1, got 'big'"),
         ("--capture-max-bytes", "lots", "must be an integer >= 0, got 'lots'"),
+        ("--port", "70000", "must be a port in 0..65535, got 70000"),
+        ("--port", "-1", "must be >= 0, got -1"),
+        ("--host", "", "must not be empty"),
+        ("--render-order", " ", "must not be empty"),
+        ("--isolation-field", "", "must not be empty"),
     ],
 )
 def test_a_malformed_option_value_is_explained_in_words(option, value, message, capsys):
@@ -252,3 +257,17 @@ def test_serve_says_on_exit_when_the_capture_bounds_dropped_requests(tmp_path):
     assert "the 2 before them" in stderr
     lines = capture.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["index"] for line in lines] == [2]
+
+
+def test_an_address_that_cannot_be_listened_on_exits_2_in_one_line():
+    child = subprocess.run(
+        [*COMMAND, "--host", "no.such.host.invalid"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert child.returncode == 2
+    assert child.stdout == ""
+    assert "cannot listen on no.such.host.invalid:0" in child.stderr
+    assert "Traceback" not in child.stderr
