@@ -407,7 +407,8 @@ def judge_rejection(case: VectorCase, error: object) -> Judgement:
                 f"names no seq (error.data.seq) where it must name seq {want}"
             )
         elif not _same_seq(seq, want):
-            if SEQ_NAMING_RULES & set(case.rules):
+            number = isinstance(seq, int | float) and not isinstance(seq, bool)
+            if number and SEQ_NAMING_RULES & set(case.rules):
                 named = ", ".join(sorted(SEQ_NAMING_RULES & set(case.rules)))
                 return Judgement(
                     Verdict.FAIL,

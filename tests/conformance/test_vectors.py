@@ -454,6 +454,14 @@ def rejected(**data: Any) -> dict[str, Any]:
             id="fold-2-names-no-seq",
         ),
         pytest.param(
+            ("FOLD-2",),
+            {"rule": "FOLD-2", "seq": 2},
+            rejected(rule="FOLD-2", seq="2"),
+            Verdict.WARN,
+            'names seq "2" where it must name seq 2',
+            id="fold-2-seq-as-text-is-not-a-number",
+        ),
+        pytest.param(
             ("SNAP-1",),
             {"rule": "SNAP-1"},
             {"error": {"code": -32602, "message": "bad", "data": {"rule": "SNAP-1"}}},
