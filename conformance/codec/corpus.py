@@ -31,9 +31,14 @@ the same nearest double, JSON-5) *and* by object member order (JSON-3), giving
 a `Verdict`: `Verdict.PASS` when both agree, `Verdict.WARN` when only the
 member order differs (a SHOULD finding), `Verdict.FAIL` otherwise. On a
 ``SHOULD`` case a failure is reported as a warning. A rejection case
-passes on any JSON-RPC error response with code -32000; the expected
-``kind`` (and ``seq``) are informative: when the response's
-``error.data.kind`` differs, the pass says so in its `Judgement.note`.
+is judged by `judge_rejection`: the rejection itself (any JSON-RPC error
+response with code -32000) is the MUST; the rule the error names
+(``error.data.rule``) and the seq of the faulty event (``error.data.seq``)
+are the diagnosis the adapter protocol promises, so a missing or other
+one is a warning (a SHOULD finding), except a seq other than the delta's
+on a ``FOLD-2`` case, whose rule itself says the error names that seq: a
+failure. The expected ``kind`` is informative: when the response's
+``error.data.kind`` differs, the verdict says so in its `Judgement.note`.
 Judging never raises on what an implementation answered, whatever its
 values.
 """
@@ -45,7 +50,7 @@ import enum
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -96,6 +101,11 @@ ERROR_KINDS: Final = (
 
 REJECTED: Final = -32000
 """The JSON-RPC error code of a rejection the spec requires."""
+
+SEQ_NAMING_RULES: Final = frozenset({"FOLD-2"})
+"""Rules whose own text requires the error to name an event's seq: on a
+case that demonstrates one, naming another seq breaks the rule (a
+failure), where elsewhere a wrong or missing seq is a SHOULD finding."""
 
 CODEC_RULE_PREFIXES: Final = (
     "HDR-",
@@ -185,9 +195,19 @@ class VectorCase:
 
     @property
     def expected_error(self) -> JsonObject | None:
-        """``{"kind", "seq"?}`` for a rejection case, else None."""
+        """``{"kind", "rule", "seq"?}`` for a rejection case, else None."""
         error: JsonObject | None = self.expect.get("error")
         return error
+
+    @property
+    def expected_rules(self) -> tuple[str, ...]:
+        """The rules a rejection may name, any one of them (``expect.error.rule``
+        as a tuple); empty for a case that expects a result."""
+        error = self.expected_error
+        if error is None:
+            return ()
+        rule = error["rule"]
+        return (rule,) if isinstance(rule, str) else tuple(rule)
 
     @property
     def is_positive(self) -> bool:
@@ -331,14 +351,89 @@ def compare_results(expected: JsonValue, actual: JsonValue) -> Verdict:
 def judge_response(case: VectorCase, response: Mapping[str, Any]) -> Judgement:
     """Judge a JSON-RPC response (``{"result": ...}`` or ``{"error": ...}``).
 
-    A rejection case passes on any error with code -32000 (a differing
-    ``error.data.kind`` is noted in `Judgement.note`). A result case is
-    judged by `compare_results`. On a SHOULD case a failure is a warning.
+    A rejection case is judged by `judge_rejection` (code -32000 the MUST,
+    rule and seq a SHOULD, kind a note). A result case is judged by
+    `compare_results`. On a SHOULD case a failure is a warning.
     """
     judgement = _judge(case, response)
     if judgement.verdict is Verdict.FAIL and case.level == "SHOULD":
         return Judgement(Verdict.WARN, f"(SHOULD) {judgement.reason}")
     return judgement
+
+
+def judge_rejection(case: VectorCase, error: object) -> Judgement:
+    """Judge the ``error`` member of a response (None for a result) against a
+    rejection case.
+
+    Three levels, because the contract and the protocol promise different
+    things (docs/vectors.md, "What a rejection is judged on"): rejecting
+    (code -32000) is the MUST; naming the rule the input breaks
+    (``error.data.rule``, any of the vector's) and the faulty event's seq
+    (``error.data.seq``) is the diagnosis docs/adapter-protocol.md
+    promises, so a missing or other one is a warning, except another seq
+    on a case of a `SEQ_NAMING_RULES` rule, which breaks that rule (a
+    failure); ``kind`` is informative, a note.
+    """
+    expected = case.expect["error"]
+    expected_kind = expected["kind"]
+    rules = case.expected_rules
+    if not (isinstance(error, Mapping) and error.get("code") == REJECTED):
+        got = f"error {_show(error)}" if error is not None else "a result"
+        return Judgement(
+            Verdict.FAIL,
+            f"expected a rejection (code {REJECTED}, kind {expected_kind},"
+            f" rule {_either(rules)}), got {got}",
+        )
+    data = error.get("data")
+    data = data if isinstance(data, Mapping) else {}
+    kind, rule, seq = data.get("kind"), data.get("rule"), data.get("seq")
+    note = ""
+    if kind is not None and kind != expected_kind:
+        note = (
+            f"the adapter says kind {_show(kind)} where the vector expects kind"
+            f" {expected_kind} (kind is informative)"
+        )
+    misses: list[str] = []
+    if rule is None:
+        misses.append(
+            f"names no rule (error.data.rule) where it must name {_either(rules)}"
+        )
+    elif rule not in rules:
+        misses.append(f"names rule {_show(rule)} where it must name {_either(rules)}")
+    if "seq" in expected:
+        want = expected["seq"]
+        if seq is None:
+            misses.append(
+                f"names no seq (error.data.seq) where it must name seq {want}"
+            )
+        elif not _same_seq(seq, want):
+            number = isinstance(seq, int | float) and not isinstance(seq, bool)
+            if number and SEQ_NAMING_RULES & set(case.rules):
+                named = ", ".join(sorted(SEQ_NAMING_RULES & set(case.rules)))
+                return Judgement(
+                    Verdict.FAIL,
+                    f"rejected, but the error names seq {_show(seq)} where the"
+                    f" faulty event is seq {want} ({named} says the error names it)",
+                    note,
+                )
+            misses.append(f"names seq {_show(seq)} where it must name seq {want}")
+    if misses:
+        return Judgement(
+            Verdict.WARN,
+            "(SHOULD) rejected as required, but the error " + "; ".join(misses),
+            note,
+        )
+    return Judgement(Verdict.PASS, note=note)
+
+
+def _either(rules: tuple[str, ...]) -> str:
+    """``HDR-3`` or ``one of HDR-3, SYS-1``."""
+    return rules[0] if len(rules) == 1 else "one of " + ", ".join(rules)
+
+
+def _same_seq(seq: object, want: int) -> bool:
+    """A seq is an integer (JSON-5: ``2.0`` is 2); a boolean is never one."""
+    return isinstance(seq, int | float) and not isinstance(seq, bool) and seq == want
 
 
 def _show(value: object) -> str:
@@ -356,23 +451,7 @@ def _show(value: object) -> str:
 def _judge(case: VectorCase, response: Mapping[str, Any]) -> Judgement:
     error = response.get("error")
     if case.expects_error:
-        expected_kind = case.expect["error"]["kind"]
-        if isinstance(error, Mapping) and error.get("code") == REJECTED:
-            data = error.get("data")
-            kind = data.get("kind") if isinstance(data, Mapping) else None
-            if kind is not None and kind != expected_kind:
-                return Judgement(
-                    Verdict.PASS,
-                    note=f"rejected as required, but the adapter says kind"
-                    f" {_show(kind)} where the vector expects kind {expected_kind}"
-                    f" (kind is informative)",
-                )
-            return Judgement(Verdict.PASS)
-        got = f"error {_show(error)}" if error is not None else "a result"
-        return Judgement(
-            Verdict.FAIL,
-            f"expected a rejection (code {REJECTED}, kind {expected_kind}), got {got}",
-        )
+        return judge_rejection(case, error)
     if "result" not in response:
         return Judgement(
             Verdict.FAIL,
@@ -503,9 +582,7 @@ def _load_case(
     if not (isinstance(expect, dict) and len(expect) == 1):
         raise fail('expect must be {"result": ...} or {"error": ...}')
     if "error" in expect:
-        rejection = expect["error"]
-        if not (isinstance(rejection, dict) and rejection.get("kind") in ERROR_KINDS):
-            raise fail(f"expect.error.kind must be one of {ERROR_KINDS}")
+        _check_rejection(expect["error"], tuple(rules), params, fail)
     elif not isinstance(expect.get("result"), dict):
         raise fail("expect.result must be the method's result object")
     return VectorCase(
@@ -521,6 +598,48 @@ def _load_case(
         expect=expect,
         path=path,
     )
+
+
+_RULE_ID: Final = re.compile(r"[A-Z][A-Z0-9]*(-[A-Z0-9]+)*-[0-9]+")
+
+
+def _check_rejection(
+    rejection: object,
+    rules: tuple[str, ...],
+    params: JsonObject,
+    fail: Callable[[str], VectorError],
+) -> None:
+    """``expect.error``: a known kind, the rule (or rules) the error must name,
+    each one of the case's rules, and a seq that is one of its events'."""
+    if not (isinstance(rejection, dict) and rejection.get("kind") in ERROR_KINDS):
+        raise fail(f"expect.error.kind must be one of {ERROR_KINDS}")
+    unknown = set(rejection) - {"kind", "rule", "seq"}
+    if unknown:
+        raise fail(f"expect.error has unknown members {sorted(unknown)}")
+    rule = rejection.get("rule")
+    named = [rule] if isinstance(rule, str) else rule
+    if not (
+        isinstance(named, list)
+        and (len(named) == 1 if isinstance(rule, str) else len(named) >= 2)
+        and len(set(named)) == len(named)
+        and all(isinstance(r, str) and _RULE_ID.fullmatch(r) for r in named)
+    ):
+        raise fail(
+            "expect.error.rule must be a rule ID, or an array of two or more"
+            " distinct rule IDs when the input breaks several"
+        )
+    if not set(named) <= set(rules):
+        raise fail("every rule in expect.error.rule must be one of the case's rules")
+    if "seq" in rejection:
+        seq = rejection["seq"]
+        events = params.get("events")
+        seqs = (
+            [e.get("seq") for e in events if isinstance(e, dict)]
+            if isinstance(events, list)
+            else []
+        )
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq not in seqs:
+            raise fail("expect.error.seq must be the seq of one of the params' events")
 
 
 def load_cases(root: Path = VECTORS_DIR) -> list[VectorCase]:

@@ -629,6 +629,8 @@ class _Trial:
             )
             if not rules:  # keep the rules of the revision it failed in
                 revisions, rules = [self.revision], self.prop.must_rules(self.revision)
+            if "error" in expect:  # the rule the rejection names is one it shows
+                rules = tuple(dict.fromkeys((*rules, expect["error"]["rule"])))
         family = self.prop.family
         digest = hashlib.sha256(
             encode_json(
@@ -667,7 +669,10 @@ def _expectation(response: JsonObject) -> JsonObject | None:
     kind = data.get("kind")
     if kind not in ERROR_KINDS:
         return None
-    expect: JsonObject = {"kind": kind}
+    rule = data.get("rule")
+    if not isinstance(rule, str):
+        return None
+    expect: JsonObject = {"kind": kind, "rule": rule}
     if isinstance(data.get("seq"), int):
         expect["seq"] = data["seq"]
     return {"error": expect}

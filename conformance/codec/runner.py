@@ -29,9 +29,11 @@ when the run ends, and killed at once when the run is interrupted.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from conformance.adapters.connection import Connection
 from conformance.adapters.lifecycle import abandon, declared_revisions, describe
@@ -72,6 +74,15 @@ class CaseResult:
     not_run: bool = False
     """An error only because the run had stopped before this case."""
     profile: str = CORE
+    error_code: int | None = None
+    """The code of the implementation's error response; None when it
+    answered a result, or did not answer."""
+    error_kind: str | None = None
+    """``error.data.kind`` of that error response, when it gave one."""
+    error_rule: str | None = None
+    """``error.data.rule``: the rule ID the implementation's error names."""
+    error_seq: int | None = None
+    """``error.data.seq``: the seq the implementation's error names."""
 
     def dump(self) -> JsonObject:
         """The JSON form used in reports."""
@@ -84,6 +95,10 @@ class CaseResult:
             "profile": self.profile,
             "outcome": self.outcome.value,
             "message": self.message,
+            "errorCode": self.error_code,
+            "errorKind": self.error_kind,
+            "errorRule": self.error_rule,
+            "errorSeq": self.error_seq,
         }
 
 
@@ -195,6 +210,7 @@ def _result(
     message: str = "",
     *,
     not_run: bool = False,
+    response: JsonObject | None = None,
 ) -> CaseResult:
     return CaseResult(
         not_run=not_run,
@@ -206,7 +222,36 @@ def _result(
         outcome=outcome,
         message=message,
         profile=case.profile,
+        **_error_fields(response),
     )
+
+
+def _error_fields(response: JsonObject | None) -> dict[str, Any]:
+    """`CaseResult`'s ``error_*`` fields from an error response: what the
+    implementation said, each kept only when it has the protocol's type
+    (the message of the result says what else it sent)."""
+    error = response.get("error") if response is not None else None
+    if not isinstance(error, dict):
+        return {}
+    data = error.get("data")
+    data = data if isinstance(data, dict) else {}
+
+    def text(value: object) -> str | None:
+        return value if isinstance(value, str) else None
+
+    def integer(value: object) -> int | None:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            return int(value)  # JSON-5: 2.0 is the integer 2
+        return None
+
+    return {
+        "error_code": integer(error.get("code")),
+        "error_kind": text(data.get("kind")),
+        "error_rule": text(data.get("rule")),
+        "error_seq": integer(data.get("seq")),
+    }
 
 
 _VERDICTS = {
@@ -316,6 +361,7 @@ def _judge(case: VectorCase, revision: Revision, response: JsonObject) -> CaseRe
             Outcome.ERROR,
             f"the implementation failed on this case (-32603):"
             f" {str(error.get('message', ''))[:200]}",
+            response=response,
         )
     try:
         judgement = judge_response(case, response)
@@ -325,9 +371,12 @@ def _judge(case: VectorCase, revision: Revision, response: JsonObject) -> CaseRe
             revision,
             Outcome.ERROR,
             f"the suite could not judge the response: {describe(error)}",
+            response=response,
         )
-    message = judgement.reason or judgement.note
-    return _result(case, revision, _VERDICTS[judgement.verdict], message)
+    message = "; ".join(part for part in (judgement.reason, judgement.note) if part)
+    return _result(
+        case, revision, _VERDICTS[judgement.verdict], message, response=response
+    )
 
 
 def _close(connection: Connection) -> None:

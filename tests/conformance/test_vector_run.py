@@ -243,8 +243,8 @@ NOT_A_CONTRACT_DEFECT = {
 """Correct codecs in a hostile process (or declaring less): they show the
 suite survives them, and must pass."""
 
-SHOULD_ONLY = {"unordered_maps", "hoists_integer_keys"}
-"""Wrong only where the spec says SHOULD: warnings, no failure."""
+SHOULD_ONLY = {"unordered_maps", "hoists_integer_keys", "names_the_wrong_rule"}
+"""Wrong only where the spec or the protocol says SHOULD: warnings, no failure."""
 
 
 def gallery() -> list[str]:
@@ -605,19 +605,83 @@ def test_a_rejection_of_another_kind_passes_and_the_message_names_both_kinds() -
         def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
             response = super().request(method, params)
             if "error" in response:
-                response["error"]["data"] = {"kind": "something-else"}
+                response["error"]["data"]["kind"] = "something-else"
             return response
 
     report = run_vectors(Misnamed)
     assert report.exit_status() == 0
-    rejections = [
-        r for r in report.results if r.message and "something-else" in r.message
-    ]
-    assert rejections
+    rejections = [r for r in report.results if r.error_kind == "something-else"]
+    assert len(rejections) == len([c for _, c in iter_cases() if c.expects_error])
     assert all(r.outcome is Outcome.PASS for r in rejections)
     assert all("expects kind" in r.message for r in rejections)
     untouched = [r for r in report.results if r not in rejections]
     assert all(r.message == "" for r in untouched)
+
+
+def rejection_runs() -> list[tuple[str, str]]:
+    return [(r.value, c.id) for r, c in iter_cases() if c.expects_error]
+
+
+@pytest.mark.slow
+def test_an_adapter_that_names_the_wrong_rule_gets_warnings_and_fails_only_strict(
+    tmp_path: Path,
+) -> None:
+    code, report = run_bad("names_the_wrong_rule", tmp_path)
+    assert code == 0
+    assert report["counts"]["fail"] == report["counts"]["error"] == 0
+    warned = [r for r in report["results"] if r["outcome"] == "warn"]
+    assert sorted((r["revision"], r["id"]) for r in warned) == sorted(rejection_runs())
+    cases = {case.id: case for _, case in iter_cases()}
+    method_rules = {"codec/fold": "FOLD-1", "codec/apply": "DELTA-3"}
+    for result in warned:
+        case = cases[result["id"]]
+        assert result["errorCode"] == -32000
+        assert result["errorKind"] == case.expect["error"]["kind"]
+        assert result["errorRule"] not in case.expected_rules
+        assert result["errorSeq"] is None
+        if result["method"] in method_rules:
+            assert result["errorRule"] == method_rules[result["method"]]
+        assert result["message"].startswith("(SHOULD) rejected as required")
+        assert "where it must name" in result["message"]
+    strict_code, _ = run_bad("names_the_wrong_rule", tmp_path, "--strict")
+    assert strict_code == 1
+
+
+@pytest.mark.spec("FOLD-2")
+def test_naming_another_seq_fails_fold_2_and_is_a_warning_elsewhere() -> None:
+    class OffByOne(DirectConnection):
+        def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            response = super().request(method, params)
+            data = response.get("error", {}).get("data", {})
+            if "seq" in data:
+                data["seq"] += 1
+            return response
+
+    report = run_vectors(OffByOne)
+    assert report.exit_status() == 1
+    failed = {r.case_id for r in report.results if r.outcome is Outcome.FAIL}
+    fold_2 = {c.id for _, c in iter_cases() if "FOLD-2" in c.rules and c.expects_error}
+    assert failed == fold_2
+    warned = [r for r in report.results if r.outcome is Outcome.WARN]
+    assert warned
+    assert all(r.case_id not in fold_2 for r in warned)
+    assert all("names seq" in r.message for r in warned)
+
+
+def test_a_result_carries_the_error_its_implementation_answered() -> None:
+    report = run_vectors(DirectConnection)
+    cases = {case.id: case for _, case in iter_cases()}
+    for result in report.dump()["results"]:
+        assert isinstance(result, dict)
+        case = cases[result["id"]]
+        if case.expects_error:
+            assert result["errorCode"] == -32000
+            assert result["errorKind"] == case.expect["error"]["kind"]
+            assert result["errorRule"] in case.expected_rules
+            assert result["errorSeq"] == case.expect["error"].get("seq")
+        else:
+            assert result["errorCode"] is None
+            assert result["errorKind"] is result["errorRule"] is None
 
 
 @pytest.mark.slow

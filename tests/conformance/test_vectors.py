@@ -97,8 +97,28 @@ def test_every_vector_file_validates_against_the_schema(path: Path) -> None:
             id="empty-delta",
         ),
         pytest.param(
-            lambda d: d["cases"][0].update(expect={"error": {"kind": "oops"}}),
+            lambda d: d["cases"][0].update(
+                expect={"error": {"kind": "oops", "rule": "HDR-1"}}
+            ),
             id="error-kind",
+        ),
+        pytest.param(
+            lambda d: d["cases"][0].update(
+                expect={"error": {"kind": "malformed-header"}}
+            ),
+            id="error-without-rule",
+        ),
+        pytest.param(
+            lambda d: d["cases"][0].update(
+                expect={"error": {"kind": "malformed-header", "rule": ["HDR-1"]}}
+            ),
+            id="error-rule-array-of-one",
+        ),
+        pytest.param(
+            lambda d: d["cases"][0].update(
+                expect={"error": {"kind": "malformed-header", "rule": "hdr-1"}}
+            ),
+            id="error-rule-not-an-id",
         ),
         pytest.param(lambda d: d["cases"][0].update(extra=1), id="extra-member"),
         pytest.param(lambda d: d["cases"][0].pop("profile"), id="no-profile"),
@@ -224,7 +244,12 @@ def make_case(method: str, expect: dict[str, Any], level: str = "MUST") -> Vecto
         ("codec/fold", {"result": {"header": None}}, True, True),
         ("codec/record", {"result": {"event": None}}, True, True),
         ("codec/canonical", {"result": {"header": {"config": {}}}}, True, False),
-        ("codec/apply", {"error": {"kind": "delta-conflict"}}, False, True),
+        (
+            "codec/apply",
+            {"error": {"kind": "delta-conflict", "rule": "EQ-1"}},
+            False,
+            True,
+        ),
     ],
 )
 def test_positive_and_negative_follow_the_loader_definition(
@@ -297,19 +322,19 @@ def test_value_equality_tells_booleans_from_numbers() -> None:
             Verdict.FAIL,
         ),
         (
-            {"error": {"kind": "malformed-header"}},
+            {"error": {"kind": "malformed-header", "rule": "EQ-1"}},
             "MUST",
-            {"error": {"code": -32000, "message": "x", "data": {"kind": "other"}}},
+            {"error": {"code": -32000, "message": "x", "data": {"rule": "EQ-1"}}},
             Verdict.PASS,
         ),
         (
-            {"error": {"kind": "malformed-header"}},
+            {"error": {"kind": "malformed-header", "rule": "EQ-1"}},
             "MUST",
             {"error": {"code": -32602, "message": "invalid params"}},
             Verdict.FAIL,
         ),
         (
-            {"error": {"kind": "malformed-header"}},
+            {"error": {"kind": "malformed-header", "rule": "EQ-1"}},
             "MUST",
             {"result": {"equal": True}},
             Verdict.FAIL,
@@ -322,6 +347,171 @@ def test_judge_response_passes_rejections_on_code_and_softens_should_cases(
     judgement = judge_response(make_case("codec/equals", expect, level), response)
     assert judgement.verdict is verdict
     assert (judgement.reason == "") == (verdict is Verdict.PASS)
+
+
+def rejection(rules: tuple[str, ...], error: dict[str, Any]) -> VectorCase:
+    """A fold case that expects the rejection `error` (kind malformed-event)."""
+    return VectorCase(
+        id="fold-example",
+        family="fold",
+        method="codec/fold",
+        rules=rules,
+        level="MUST",
+        profile=STRICT,
+        revisions=(Revision.HEADER_EVENTS,),
+        description="an example",
+        params={"events": []},
+        expect={"error": {"kind": "malformed-event", **error}},
+        path=VECTORS_DIR / "header-events" / "fold.json",
+    )
+
+
+def rejected(**data: Any) -> dict[str, Any]:
+    return {"error": {"code": -32000, "message": "no", "data": data}}
+
+
+@pytest.mark.parametrize(
+    ("rules", "expected", "response", "verdict", "words"),
+    [
+        pytest.param(
+            ("SNAP-1",),
+            {"rule": "SNAP-1", "seq": 3},
+            rejected(kind="malformed-event", rule="SNAP-1", seq=3),
+            Verdict.PASS,
+            "",
+            id="right-rule-and-seq",
+        ),
+        pytest.param(
+            ("HDR-3", "SYS-1"),
+            {"rule": ["HDR-3", "SYS-1"]},
+            rejected(rule="SYS-1"),
+            Verdict.PASS,
+            "",
+            id="any-of-several-rules",
+        ),
+        pytest.param(
+            ("SNAP-1",),
+            {"rule": "SNAP-1", "seq": 3},
+            rejected(rule="SNAP-1", seq=3.0),
+            Verdict.PASS,
+            "",
+            id="seq-3.0-is-3",
+        ),
+        pytest.param(
+            ("SNAP-1", "HDR-3"),
+            {"rule": "SNAP-1"},
+            rejected(rule="HDR-3"),
+            Verdict.WARN,
+            'names rule "HDR-3" where it must name SNAP-1',
+            id="another-rule-of-the-case",
+        ),
+        pytest.param(
+            ("HDR-3", "SYS-1"),
+            {"rule": ["HDR-3", "SYS-1"]},
+            rejected(rule="TOOLS-1"),
+            Verdict.WARN,
+            "must name one of HDR-3, SYS-1",
+            id="none-of-several-rules",
+        ),
+        pytest.param(
+            ("SNAP-1",),
+            {"rule": "SNAP-1"},
+            {"error": {"code": -32000, "message": "no"}},
+            Verdict.WARN,
+            "names no rule",
+            id="no-data",
+        ),
+        pytest.param(
+            ("SNAP-1",),
+            {"rule": "SNAP-1", "seq": 3},
+            rejected(rule="SNAP-1"),
+            Verdict.WARN,
+            "names no seq",
+            id="seq-missing",
+        ),
+        pytest.param(
+            ("SNAP-1",),
+            {"rule": "SNAP-1", "seq": 3},
+            rejected(rule="SNAP-1", seq=True),
+            Verdict.WARN,
+            "names seq true where it must name seq 3",
+            id="seq-true-is-not-1",
+        ),
+        pytest.param(
+            ("FOLD-2",),
+            {"rule": "FOLD-2", "seq": 2},
+            rejected(rule="FOLD-2", seq=0),
+            Verdict.FAIL,
+            "names seq 0 where the faulty event is seq 2 (FOLD-2",
+            id="fold-2-names-another-seq",
+        ),
+        pytest.param(
+            ("FOLD-2",),
+            {"rule": "FOLD-2", "seq": 2},
+            rejected(rule="FOLD-2"),
+            Verdict.WARN,
+            "names no seq",
+            id="fold-2-names-no-seq",
+        ),
+        pytest.param(
+            ("FOLD-2",),
+            {"rule": "FOLD-2", "seq": 2},
+            rejected(rule="FOLD-2", seq="2"),
+            Verdict.WARN,
+            'names seq "2" where it must name seq 2',
+            id="fold-2-seq-as-text-is-not-a-number",
+        ),
+        pytest.param(
+            ("SNAP-1",),
+            {"rule": "SNAP-1"},
+            {"error": {"code": -32602, "message": "bad", "data": {"rule": "SNAP-1"}}},
+            Verdict.FAIL,
+            "expected a rejection (code -32000, kind malformed-event, rule SNAP-1)",
+            id="not-rejected",
+        ),
+    ],
+)
+def test_a_rejection_is_judged_on_its_code_then_its_rule_and_seq(
+    rules: tuple[str, ...],
+    expected: dict[str, Any],
+    response: dict[str, Any],
+    verdict: Verdict,
+    words: str,
+) -> None:
+    judgement = judge_response(rejection(rules, expected), response)
+    assert judgement.verdict is verdict
+    assert words in judgement.reason
+    assert (judgement.reason == "") == (verdict is Verdict.PASS)
+    assert judgement.reason.startswith("(SHOULD)") == (verdict is Verdict.WARN)
+
+
+def test_a_kind_other_than_the_vectors_is_a_note_and_changes_no_verdict() -> None:
+    case = rejection(("SNAP-1",), {"rule": "SNAP-1"})
+    right = judge_response(case, rejected(kind="malformed-header", rule="SNAP-1"))
+    assert right.verdict is Verdict.PASS
+    assert "kind" in right.note
+    assert "informative" in right.note
+    wrong = judge_response(case, rejected(kind="malformed-header", rule="X-1"))
+    assert wrong.verdict is Verdict.WARN
+    assert "kind" in wrong.note
+
+
+def test_every_rejection_names_a_rule_the_case_demonstrates() -> None:
+    for case in CASES:
+        if case.expects_error:
+            assert case.expected_rules, case.id
+            assert set(case.expected_rules) <= set(case.rules), case.id
+
+
+def test_every_fold_rejection_of_a_faulty_event_names_the_events_seq() -> None:
+    """Only a fault in `from` (no event), or an event without a seq, has no
+    seq to name."""
+    folds = [c for c in CASES if c.expects_error and c.method == "codec/fold"]
+    assert folds
+    for case in folds:
+        events = case.params["events"]
+        seqs = bool(events) and all(isinstance(e.get("seq"), int) for e in events)
+        assert ("seq" in case.expect["error"]) == seqs, case.id
 
 
 def test_a_must_case_with_only_member_order_differing_is_a_warning() -> None:
@@ -444,8 +634,53 @@ def test_the_loader_reads_a_minimal_file(tmp_path: Path) -> None:
         ),
         (
             "header-events",
-            document(minimal_case(expect={"error": {"kind": "boom"}})),
+            document(minimal_case(expect={"error": {"kind": "boom", "rule": "EQ-1"}})),
             "kind",
+        ),
+        (
+            "header-events",
+            document(minimal_case(expect={"error": {"kind": "malformed-header"}})),
+            "rule must be a rule ID",
+        ),
+        (
+            "header-events",
+            document(
+                minimal_case(
+                    expect={"error": {"kind": "malformed-header", "rule": ["EQ-1"]}}
+                )
+            ),
+            "two or more",
+        ),
+        (
+            "header-events",
+            document(
+                minimal_case(
+                    expect={"error": {"kind": "malformed-header", "rule": "HDR-3"}}
+                )
+            ),
+            "one of the case's rules",
+        ),
+        (
+            "header-events",
+            document(
+                minimal_case(
+                    expect={
+                        "error": {"kind": "malformed-header", "rule": "EQ-1", "seq": 0}
+                    }
+                )
+            ),
+            "seq of one of the params' events",
+        ),
+        (
+            "header-events",
+            document(
+                minimal_case(
+                    expect={
+                        "error": {"kind": "malformed-header", "rule": "EQ-1", "x": 0}
+                    }
+                )
+            ),
+            "unknown members",
         ),
         ("header-events", document(minimal_case(extra=True)), "exactly the members"),
     ],
