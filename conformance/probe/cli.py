@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import shutil
 import sys
 import tempfile
@@ -169,8 +170,16 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
             ) from None
     plan = plan_turns(text, resume=resume is not None)
     for name in (args.base_url_env, args.api_key_env):
-        if name is not None and (not name or "=" in name or "\0" in name):
+        if name is not None and not _ENV_NAME.fullmatch(name):
             raise ValueError(f"{name!r} is not an environment variable name")
+    if args.log_glob is not None and not args.log_glob.strip():
+        raise ValueError("--log-glob is empty: give the pattern of the harness's logs")
+    if args.keep is not None:
+        keep = Path(args.keep)
+        if not args.keep.strip():
+            raise ValueError("--keep is empty: give a folder to keep the evidence in")
+        if keep.exists() and not keep.is_dir():
+            raise ValueError(f"--keep {args.keep!r} is a file, not a folder")
     if args.ready is not None and not args.ready:
         raise ValueError("--ready is empty: give the text the harness prints")
     uses_dir = any("{log_dir}" in word for word in [*command, *(resume or [])])
@@ -285,7 +294,7 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
         for run in evidence.runs:
             if run.problem and run.output:
                 print(f"\n{run.name}: what the harness printed last")
-                print(run.output.rstrip())
+                print(_printable(run.output.rstrip()))
     rows = timeline(evidence)
     if rows:
         print()
@@ -295,8 +304,8 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
     for line in render_table(rule_table(checks)):
         print(line)
     status = exit_status(checks, strict=args.strict, startup_error=startup is not None)
-    if args.keep:
-        _keep(Path(args.keep), evidence)
+    if args.keep and not _keep(Path(args.keep), evidence) and status == 0:
+        status = 2  # the evidence asked for is lost: never a silent pass
     warned = any(check.outcome is Outcome.WARN for check in checks)
     failed = any(check.outcome is Outcome.FAIL for check in checks)
     verdict = {
@@ -357,7 +366,21 @@ def _print_timeline(rows: list[TimelineRow]) -> None:
     print(f"  total: {cached} of {prompt} prompt tokens cached ({ratio})")
 
 
-def _keep(folder: Path, evidence: ProbeEvidence) -> None:
+def _printable(text: str) -> str:
+    """The harness's output with control characters (escape sequences, NUL)
+    shown as escapes, so they cannot act on the user's terminal."""
+    return "".join(
+        char if char in "\n\t" or char.isprintable() else repr(char)[1:-1]
+        for char in text
+    )
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""What a POSIX shell takes as an environment variable name."""
+
+
+def _keep(folder: Path, evidence: ProbeEvidence) -> bool:
+    """Copy the log and the captured requests into `folder`; False if it failed."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "requests.jsonl").write_text(
@@ -368,3 +391,5 @@ def _keep(folder: Path, evidence: ProbeEvidence) -> None:
         print(f"kept: the log and requests.jsonl in {folder}")
     except OSError as error:
         _stderr(f"reqfold probe: --keep {folder}: {error.strerror or error}")
+        return False
+    return True

@@ -221,6 +221,13 @@ def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revisio
         (["--cmd", "", "--log-dir", "x"], "--cmd is empty"),
         (["--cmd", CHAT, "--log-dir", "x", "--turns", "/no/such/file"], "--turns"),
         (["--cmd", CHAT, "--log-dir", "x", "--timeout", "0"], "--timeout"),
+        (["--cmd", CHAT, "--log-glob", ""], "--log-glob is empty"),
+        (["--cmd", CHAT, "--log-dir", "x", "--keep", ""], "--keep is empty"),
+        (["--cmd", CHAT, "--log-dir", "x", "--keep", __file__], "is a file"),
+        (
+            ["--cmd", CHAT, "--log-dir", "x", "--api-key-env", "1BAD"],
+            "is not an environment variable name",
+        ),
     ],
 )
 def test_bad_arguments_exit_two_with_one_line_and_no_traceback(
