@@ -9,14 +9,17 @@ run gives the same text.
 
 from __future__ import annotations
 
+import html
 import json
 
 from conformance.report.model import PROBLEMS, STATUSES, CheckRecord, RunReport
 
 
 def _cell(value: object) -> str:
-    """`value` for a table cell: one line, pipes escaped."""
-    text = " ".join(str(value).split())
+    """`value` as inline text: one line, pipes escaped, and HTML's ``<``,
+    ``>`` and ``&`` as entities, so what an adapter said (a startup error,
+    a note) can never become markup where the summary is rendered."""
+    text = html.escape(" ".join(str(value).split()), quote=False)
     return text.replace("|", "\\|")
 
 
@@ -39,7 +42,8 @@ def render_markdown(report: RunReport) -> str:
         "",
         f"- implementation: **{_cell(name)}**"
         + (f" ({_cell(identity['language'])})" if identity.get("language") else ""),
-        f"- revisions: {', '.join(map(str, identity.get('revisions', []))) or 'none'}",
+        "- revisions: "
+        + (_cell(", ".join(map(str, identity.get("revisions", [])))) or "none"),
         f"- suite: reqfold {report.suite.get('version')},"
         f" digest {_code(str(report.suite.get('digest'))[:19])}",
         f"- exit status: {report.exit_status}",

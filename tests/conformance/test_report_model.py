@@ -6,6 +6,7 @@ test_report_html.py and test_compare_cli.py.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -299,6 +300,20 @@ def test_text_a_check_carries_is_escaped_in_every_format() -> None:
     markdown = render_markdown(built)
     assert "```text\na|b <script>" in markdown
     assert "'''" in markdown  # a fence inside a message cannot close the block
+    assert "impl &lt;b&gt;" in markdown  # outside code blocks, no markup
+
+
+def test_what_an_adapter_said_outside_code_blocks_is_no_markdown_markup() -> None:
+    built = dataclasses.replace(
+        report(check(Outcome.PASS, "a")),
+        startup_error='<img src=x onerror="alert(1)"> died',
+        notes=["<script>alert(2)</script> a note"],
+    )
+    markdown = render_markdown(built)
+    assert "<img" not in markdown
+    assert "<script>" not in markdown
+    assert "&lt;img src=x" in markdown
+    assert "&lt;script&gt;alert(2)" in markdown
 
 
 def test_the_markdown_and_html_show_no_duration() -> None:
@@ -318,6 +333,7 @@ def minimal(statuses: dict[str, str], ratio: float | None = 0.5) -> dict[str, ob
             for check_id, status in statuses.items()
         ],
         "scenarios": [{"scenario": "s", "revision": "r", "hitRatio": ratio}],
+        "verdict": {"exitStatus": 1 if "fail" in statuses.values() else 0},
     }
 
 
