@@ -63,6 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _RequestsUnreadable(Exception):
+    """The ``--requests`` file cannot be opened (the message says why)."""
+
+
 def _check_one(path: str, args: argparse.Namespace) -> FileReport:
     revision = Revision(args.revision) if args.revision else None
     if revision is None and not os.path.isfile(path):
@@ -100,7 +104,10 @@ def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> Fil
         pieces = iter(partial(log.readline, READ_BUFFER), b"")
         captures = None
         if args.requests:
-            capture = stack.enter_context(open(args.requests, "rb"))
+            try:
+                capture = stack.enter_context(open(args.requests, "rb"))
+            except OSError as error:
+                raise _RequestsUnreadable(error.strerror or str(error)) from None
             captures = read_captures(capture)
         report = check_lines(
             pieces,
@@ -131,6 +138,10 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             report = FileReport(
                 path=path, error=f"cannot read: {error.strerror or error}"
+            )
+        except _RequestsUnreadable as error:
+            report = FileReport(
+                path=path, error=f"--requests {args.requests}: cannot read: {error}"
             )
         except CaptureUnreadable as error:
             report = FileReport(

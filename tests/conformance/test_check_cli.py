@@ -332,3 +332,12 @@ def test_a_rule_that_raises_gives_no_verdict_not_a_failure() -> None:
     assert "ERROR [CHECK-2]" in failing.stdout
     # and over several files the failure wins over the missing verdict
     assert crashing(VALID, FIXTURES / "LOG-2-gap.jsonl").returncode == 1
+
+
+def test_a_requests_file_that_cannot_be_read_is_named_as_such() -> None:
+    result = reqfold(VALID, "--requests", "/no/such/capture.jsonl")
+    assert result.returncode == 2
+    assert "--requests /no/such/capture.jsonl: cannot read: No such file" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.stderr
