@@ -71,6 +71,16 @@ def check_options(options: Options) -> str | None:
             parse_revision(name)
         except ValueError as error:
             return f"--reqfold-revision: {error}"
+    if options.scenarios:
+        from conformance.harness.scenarios import load_scenarios
+
+        known = {scenario.id for scenario in load_scenarios()}
+        unknown = [name for name in options.scenarios if name not in known]
+        if unknown:
+            return (
+                f"--reqfold-scenario: no scenario {', '.join(map(repr, unknown))}"
+                " (docs/scenarios.md lists them)"
+            )
     if not (0 < options.timeout <= MAX_TIMEOUT):  # also refuses nan
         return f"--reqfold-timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]"
     return None

@@ -534,6 +534,10 @@ def test_a_revision_the_implementation_does_not_declare_is_a_collection_error(
             ("--reqfold-impl", "reference", "--reqfold-timeout", "0"),
             "--reqfold-timeout must be a number of seconds*",
         ),
+        (
+            ("--reqfold-impl", "reference", "--reqfold-scenario", "nosuch"),
+            "--reqfold-scenario: no scenario 'nosuch'*",
+        ),
     ],
 )
 def test_bad_options_are_a_usage_error_with_a_one_line_reason(
