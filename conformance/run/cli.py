@@ -32,11 +32,9 @@ import contextlib
 import shlex
 import signal
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,28 +51,30 @@ from conformance.adapters.lifecycle import (
     timeout_problem,
 )
 from conformance.adapters.messages import check_result
-from conformance.codec.corpus import PROFILES, STRICT
-from conformance.codec.runner import judged_profiles, run_vectors
+from conformance.codec.corpus import PROFILES
 from conformance.errors import AdapterError, AdapterProtocolError
-from conformance.harness.evidence import Evidence
-from conformance.harness.results import level_of
-from conformance.harness.runner import ClosableHarness, run_scenarios
-from conformance.harness.scenarios import ScenarioError, iter_runs, load_scenarios
+from conformance.harness.runner import ClosableHarness
+from conformance.harness.scenarios import ScenarioError, load_scenarios
 from conformance.interrupts import (
     Interrupted,
-    raise_if_stopped,
     run_guarded,
-    say_stderr,
 )
 from conformance.outcomes import MARKS, Outcome
-from conformance.report.model import STATUSES, Reproduction
-from conformance.report.reproduction import (
-    property_reproduction,
-    scenario_reproduction,
-    vector_reproduction,
+from conformance.report.model import STATUSES
+from conformance.run.parts import (
+    run_property_part,
+    run_scenario_part,
+    run_vector_part,
 )
 from conformance.run.progress import Progress
-from conformance.run.recording import Recorder
+from conformance.run.record import PROBLEM_OUTCOMES, RunRecord
+from conformance.run.reporting import (
+    add_report_arguments,
+    read_expected_failures,
+    report_problem,
+    unseen_expected,
+    write_reports,
+)
 from conformance.run.verdict import (
     NO_VERDICT,
     Check,
@@ -102,36 +102,9 @@ def default_impl() -> str:
     return f"{shlex.quote(sys.executable)} -m reference.harness_adapter"
 
 
-REPORTS = {
-    "report-json": "the JSON report (format reqfold-run/1, with a JSON Schema)",
-    "junit": "JUnit XML (one testcase per check, rule IDs as properties)",
-    "report-md": "a Markdown summary (for a CI step summary)",
-    "report-html": "a self-contained HTML page (rule x scenario matrix, cache charts)",
-}
-"""Each report option and what it writes."""
-
-
-def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    """The report options, in a group of their own (docs/reports.md)."""
-    reports = parser.add_argument_group("reports (docs/reports.md)")
-    for option, what in REPORTS.items():
-        reports.add_argument(f"--{option}", metavar="F", help=f"write {what} to F")
-    reports.add_argument(
-        "--expected-failures",
-        metavar="F",
-        help='a JSON object keyed by check id, each entry {"reason": ...}: those'
-        " checks are expected to fail (xfail); one that passes fails the run",
-    )
-    reports.add_argument(
-        "--quiet",
-        action="store_true",
-        help="no progress bar (there is none when stderr is not a terminal)",
-    )
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the subcommand's options."""
-    _add_report_arguments(parser)
+    add_report_arguments(parser)
     parser.add_argument(
         "--impl",
         metavar="CMD",
@@ -215,88 +188,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass(slots=True)
-class _Run:
-    """What the parts produced."""
-
-    identity: dict[str, Any] = field(default_factory=dict)
-    checks: list[Check] = field(default_factory=list)
-    parts: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    startup_error: str | None = None
-    expected: dict[str, str] = field(default_factory=dict)
-    """Expected failures: check id -> reason."""
-    reproductions: dict[str, Reproduction] = field(default_factory=dict)
-    evidence: dict[str, Evidence] = field(default_factory=dict)
-    unjudged: set[str] = field(default_factory=set)
-    """Ids of the vector cases that ran in a profile the verdict does not
-    cover: no check of this run, but not unknown to it either."""
-    """The evidence of each scenario run played, by ``scenario@revision``."""
-    impl: str | None = None
-    """The ``--impl`` value, for the reproductions' commands."""
-    progress: Progress = field(
-        default_factory=lambda: Progress(sys.stderr, enabled=False)
-    )
-    recorder: Recorder = field(default_factory=Recorder)
-    """The codec implementation's answers, for the reproductions."""
-    show_all: bool = False
-    """``--show all``: every check is printed (the progress bar steps aside)."""
-    clock: Callable[[], float] = time.monotonic
-    started: float = field(default_factory=time.monotonic)
-    last: float = field(default_factory=time.monotonic)
-    """When the previous result came (the next one's duration starts there)."""
-
-    def record(
-        self,
-        part: str,
-        check_id: str,
-        result: Any,
-        show: Callable[[Check], None],
-        *,
-        message: str | None = None,
-        reproduce: Callable[[], Reproduction | None] | None = None,
-    ) -> Check:
-        """Keep one result of any part as a `Check`, and show it.
-
-        `reproduce` builds the failure's reproduction; it runs only for a
-        result that is not a pass or a skip, and a bug in it costs the
-        report its reproduction, never the run.
-        """
-        raise_if_stopped()
-        now = self.clock()
-        rules = tuple(result.rules)
-        check = Check(
-            part=part,
-            id=check_id,
-            revision=result.revision,
-            rules=rules,
-            outcome=result.outcome,
-            message=result.message if message is None else message,
-            level=getattr(result, "level", None)
-            or ("SHOULD" if result.outcome is Outcome.WARN else level_of(rules)),
-            duration=max(now - self.last, 0.0),
-        )
-        self.last = now
-        self.checks.append(check)
-        if reproduce is not None and check.outcome in PROBLEM_OUTCOMES:
-            try:
-                found = reproduce()
-            except Exception:  # a bug of ours: the report goes without it
-                found = None
-            if found is not None:
-                self.reproductions[check_id] = found
-        shown = self.show_all or check.outcome in PROBLEM_OUTCOMES
-        if shown:
-            self.progress.clear()
-        show(check)
-        if shown and self.progress.enabled:
-            sys.stdout.flush()
-        return check
-
-
-PROBLEM_OUTCOMES = (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
-
-
 def _usage_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments, in one line, or None."""
     problem = (
@@ -319,61 +210,6 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     return snapshots.usage_problem(args)
 
 
-def _report_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with the report files asked for, in one line, or None.
-
-    Two reports into one file, or a report over the expected-failures file
-    the run reads, would lose one of them: refused.
-    """
-    claimed: dict[Path, str] = {}
-    if args.expected_failures:
-        claimed[Path(args.expected_failures).resolve()] = "--expected-failures"
-    for option in REPORTS:
-        value = getattr(args, option.replace("-", "_"))
-        if value is None:
-            continue
-        if not value.strip():
-            return f"--{option} is empty: give a file to write"
-        target = Path(value)
-        other = claimed.setdefault(target.resolve(), f"--{option}")
-        if other != f"--{option}":
-            return f"--{option} {value!r} is the file {other} names: give another"
-        if target.is_dir():
-            return f"--{option} {value!r} is a folder, not a file"
-        if not target.parent.is_dir():
-            return (
-                f"--{option} {value!r}: the folder {str(target.parent)!r}"
-                " does not exist"
-            )
-    return None
-
-
-def _expected_failures(args: argparse.Namespace, scenarios: Any) -> dict[str, str]:
-    """The expected failures file, read and checked; ValueError says what is wrong."""
-    from conformance.codec.corpus import load_cases
-    from conformance.report.expected import parse_expected, unknown_ids
-
-    if args.expected_failures is None:
-        return {}
-    path = args.expected_failures
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or error
-        raise ValueError(
-            f"--expected-failures {path!r} cannot be read: {reason}"
-        ) from None
-    expected = parse_expected(text, name=f"--expected-failures {path!r}")
-    unknown = unknown_ids(expected, load_cases(), load_scenarios())
-    if unknown:
-        raise ValueError(
-            f"--expected-failures {path!r} names no check of this suite:"
-            f" {', '.join(unknown)} (a check id is REVISION/CASE,"
-            " property/FAMILY/REVISION or SCENARIO@REVISION/CHECK, as reports show)"
-        )
-    return expected
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the suite, print the report; returns the exit status."""
     try:
@@ -384,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ScenarioError) as error:
         print(f"reqfold run: {error}", file=sys.stderr)
         return 2
-    problem = _usage_problem(args) or _report_problem(args)
+    problem = _usage_problem(args) or report_problem(args)
     if problem is not None:
         print(f"reqfold run: {problem}", file=sys.stderr)
         return 2
@@ -399,11 +235,11 @@ def run(args: argparse.Namespace) -> int:
             return 2
         scenarios = [s for s in scenarios if s.id in args.scenario]
     try:
-        expected = _expected_failures(args, scenarios)
+        expected = read_expected_failures(args)
     except ValueError as error:
         print(f"reqfold run: {error}", file=sys.stderr)
         return 2
-    outcome = _Run(expected=expected)
+    outcome = RunRecord(expected=expected)
     outcome.progress = Progress(
         sys.stderr, enabled=not args.quiet and _is_terminal(sys.stderr)
     )
@@ -416,7 +252,7 @@ def _run_reporting(
     args: argparse.Namespace,
     revisions: list[Revision] | None,
     scenarios: Any,
-    outcome: _Run,
+    outcome: RunRecord,
 ) -> int:
     """`_run`; an interrupted run still writes the reports asked for, with
     what ran before the interrupt (nothing is lost)."""
@@ -463,7 +299,7 @@ def _run(
     args: argparse.Namespace,
     revisions: list[Revision] | None,
     scenarios: Any,
-    outcome: _Run,
+    outcome: RunRecord,
 ) -> int:
     started = outcome.started
     codec, harness = _connectors(args.impl, args.timeout)
@@ -519,14 +355,18 @@ def _run(
                 f"{part} not run: the implementation does not declare {needs!r}"
             )
         elif part == "vectors":
-            _vectors(outcome, codec, revisions, show, args.profile)
+            run_vector_part(outcome, codec, revisions, show, args.profile)
         elif part == "properties":
-            _properties(outcome, codec, revisions, args.examples, show)
+            run_property_part(outcome, codec, revisions, args.examples, show)
         else:
             recorder = snapshots.open_recorder(args)
-            _scenarios(
+            run_scenario_part(
                 outcome, harness, revisions, scenarios, args.keep, show, recorder
             )
+            if recorder is not None:
+                print()
+                for line in recorder.report():
+                    print(line)
     if recorder is None and getattr(args, "snapshot_dir", None) is not None:
         outcome.notes.append(
             "--snapshot-dir: no scenario ran, so no snapshot was taken or compared"
@@ -541,8 +381,23 @@ def _run(
     return _write_reports(args, outcome, status, verdict, seconds)
 
 
-def _quiet(check: Check) -> None:
-    """Show nothing (a case the run never sent)."""
+def _write_reports(
+    args: argparse.Namespace,
+    outcome: RunRecord,
+    status: int,
+    verdict: str,
+    seconds: float,
+) -> int:
+    """Every report asked for (`conformance.run.reporting`); the exit status."""
+    return write_reports(
+        args,
+        outcome,
+        status,
+        verdict,
+        seconds,
+        command=args.impl or default_impl(),
+        parts=[part for part in PARTS if part in set(args.only or PARTS)],
+    )
 
 
 def _shower(mode: str, expected: Mapping[str, str]) -> Callable[[Check], None]:
@@ -573,183 +428,9 @@ def _print_identity(identity: dict[str, Any]) -> None:
     )
 
 
-def _vectors(
-    outcome: _Run,
-    connect: Callable[[], Connection],
-    revisions: list[Revision] | None,
-    show: Callable[[Check], None],
-    profile: str | None = None,
-) -> None:
-    from conformance.codec.corpus import iter_cases
-
-    outcome.parts.append("vectors")
-    selected = list(iter_cases(revisions=revisions))
-    cases = {(revision.value, case.id): case for revision, case in selected}
-    outcome.progress.start("vectors", len(selected))
-    # What the verdict covers is known from the claim `initialize` made when
-    # the run began (docs/vectors.md, "Profiles"): results of the other
-    # profiles are summed up in one line, never held back, so an interrupt
-    # loses nothing.
-    judged = judged_profiles(outcome.identity, profile)
-
-    def add(result: Any) -> None:
-        check_id = f"{result.revision}/{result.case_id}"
-        if result.profile not in judged:
-            outcome.unjudged.add(check_id)
-            outcome.progress.advance()
-            return
-        case = cases.get((result.revision, result.case_id))
-
-        def reproduce() -> Reproduction | None:
-            if case is None:
-                return None
-            params = case.request_params(Revision(result.revision))
-            found = outcome.recorder.answer(case.method, params)
-            return vector_reproduction(
-                case, result.revision, found, outcome.impl, profile=profile
-            )
-
-        check = outcome.record(
-            "vectors",
-            check_id,
-            result,
-            _quiet if result.not_run else show,  # counted, not listed
-            reproduce=reproduce,
-        )
-        outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
-
-    report = run_vectors(connect, revisions=revisions, on_result=add, profile=profile)
-    if report.startup_error is not None:
-        outcome.startup_error = report.startup_error
-    else:
-        outcome.notes.append(report.profile_line(STRICT))
-    if report.stopped is not None:
-        outcome.notes.append(
-            f"vectors stopped: {report.stopped}; the cases left were not run"
-            " (counted as errors)"
-        )
-
-
-def _properties(
-    outcome: _Run,
-    connect: Callable[[], Connection],
-    revisions: list[Revision] | None,
-    examples: int | None,
-    show: Callable[[Check], None],
-) -> None:
-    from hypothesis.configuration import set_hypothesis_home_dir
-
-    from conformance.codec import properties
-
-    outcome.parts.append("properties")
-    declared = declared_revisions(outcome.identity)
-    chosen = declared if revisions is None else [r for r in declared if r in revisions]
-    options: dict[str, Any] = {} if examples is None else {"examples": examples}
-    total = sum(1 for p in properties.PROPERTIES for r in chosen if r in p.revisions)
-    outcome.progress.start("properties", total)
-
-    def add(result: Any) -> None:
-        message = result.message
-        if result.vector is not None:
-            message += "\ncounterexample, as a vector ready to commit:\n"
-            message += properties.render_vector(result)
-
-        def reproduce() -> Reproduction | None:
-            vector = result.vector
-            if vector is None:
-                return None
-            params = {**vector["params"], "revision": result.revision}
-            found = outcome.recorder.answer(result.method, params)
-            return property_reproduction(
-                vector, result.method, result.revision, found, outcome.impl
-            )
-
-        check = outcome.record(
-            "properties",
-            result.id,
-            result,
-            show,
-            message=message,
-            reproduce=reproduce,
-        )
-        outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
-
-    # Hypothesis keeps files under its home folder (./.hypothesis by
-    # default): a run must not leave one in the user's repository.
-    with tempfile.TemporaryDirectory(prefix="reqfold-hypothesis-") as home:
-        set_hypothesis_home_dir(home)
-        try:
-            properties.run_properties(connect, chosen, on_result=add, **options)
-        finally:
-            set_hypothesis_home_dir(None)
-
-
-def _scenarios(
-    outcome: _Run,
-    connect: Callable[[], ClosableHarness],
-    revisions: list[Revision] | None,
-    scenarios: Any,
-    keep: Path | None,
-    show: Callable[[Check], None],
-    recorder: SnapshotRecorder | None = None,
-) -> None:
-    outcome.parts.append("scenarios")
-    by_id = {scenario.id: scenario for scenario in scenarios}
-    declared = declared_revisions(outcome.identity)
-    wanted = declared if revisions is None else [r for r in declared if r in revisions]
-    outcome.progress.start("scenarios", len(list(iter_runs(scenarios, wanted))))
-    played: set[str] = set()
-
-    def seen(evidence: Evidence) -> None:
-        outcome.evidence[f"{evidence.scenario.id}@{evidence.revision.value}"] = evidence
-        if recorder is not None:
-            recorder.record(evidence)
-
-    def add(result: Any) -> None:
-        run_key = f"{result.scenario}@{result.revision}"
-        if run_key not in played:
-            played.add(run_key)
-            outcome.progress.advance()
-
-        def reproduce() -> Reproduction | None:
-            scenario = by_id.get(result.scenario)
-            if scenario is None:
-                return None
-            return scenario_reproduction(
-                result.check_id,
-                scenario,
-                result.revision,
-                outcome.evidence.get(run_key),
-                outcome.impl,
-                result.message,
-            )
-
-        check = outcome.record(
-            "scenarios", result.check_id, result, show, reproduce=reproduce
-        )
-        if check.outcome in PROBLEM_OUTCOMES:
-            outcome.progress.problems += 1
-
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
-    report = run_scenarios(
-        connect,
-        revisions=revisions,
-        scenarios=scenarios,
-        on_result=add,
-        workdir=keep,
-        on_evidence=seen,
-    )
-    if report.startup_error is not None:
-        outcome.startup_error = report.startup_error
-    outcome.notes.extend(report.skipped)
-    if recorder is not None:
-        print()
-        for line in recorder.report():
-            print(line)
-
-
-def _finish(outcome: _Run, args: argparse.Namespace, seconds: float) -> tuple[int, str]:
+def _finish(
+    outcome: RunRecord, args: argparse.Namespace, seconds: float
+) -> tuple[int, str]:
     """Print the summary, the rule table and the verdict; the status and verdict."""
     checks = outcome.checks
     expected = outcome.expected
@@ -788,7 +469,7 @@ def _finish(outcome: _Run, args: argparse.Namespace, seconds: float) -> tuple[in
     if status == NO_VERDICT and not ran and outcome.startup_error is None:
         status = NOTHING_TO_RUN
     verdict = verdict_text(status, checks, expected)
-    unseen = _unseen_expected(outcome, args)
+    unseen = unseen_expected(outcome)
     if unseen:
         status = NOTHING_TO_RUN
         verdict = (
@@ -800,92 +481,3 @@ def _finish(outcome: _Run, args: argparse.Namespace, seconds: float) -> tuple[in
     print(f"{len(checks)} checks in {seconds:.1f} s")
     print(f"Verdict: {verdict}")
     return status, verdict
-
-
-def _unseen_expected(outcome: _Run, args: argparse.Namespace) -> list[str]:
-    from conformance.report.expected import unseen_ids
-
-    if not outcome.expected:
-        return []
-    judged = {check.revision for check in outcome.checks}
-    played = {
-        check.id.partition("/")[0]
-        for check in outcome.checks
-        if check.part == "scenarios"
-    }
-    return unseen_ids(
-        outcome.expected,
-        # a listed case of a profile left out of the verdict is not used
-        [*(check.id for check in outcome.checks), *outcome.unjudged],
-        played,
-        outcome.parts,
-        judged,
-    )
-
-
-def _write_reports(
-    args: argparse.Namespace, outcome: _Run, status: int, verdict: str, seconds: float
-) -> int:
-    """Build the report and write each file asked for; returns the exit status.
-
-    A file that cannot be written is said on stderr and makes the status 2
-    (the verdict is printed above, and every other file is written).
-    """
-    targets = {
-        option: getattr(args, option.replace("-", "_"))
-        for option in REPORTS
-        if getattr(args, option.replace("-", "_"), None) is not None
-    }
-    if not targets:
-        return status
-    from conformance.report import html, json_report, junit, markdown
-    from conformance.report.model import build_report
-    from conformance.report.suite import suite_identity
-    from conformance.report.traces import scenario_trace
-
-    expected = outcome.expected
-    statuses = {check.id: status_of(check, expected) for check in outcome.checks}
-    traces = []
-    for key, evidence in outcome.evidence.items():
-        mine = [check for check in outcome.checks if check.id.startswith(key + "/")]
-        traces.append(scenario_trace(evidence, mine, statuses))
-    report = build_report(
-        suite=suite_identity(),
-        implementation=outcome.identity,
-        command=args.impl or default_impl(),
-        options={
-            "revisions": args.revision,
-            "parts": [part for part in PARTS if part in set(args.only or PARTS)],
-            "scenarios": args.scenario,
-            "strict": bool(args.strict),
-        },
-        checks=outcome.checks,
-        reproductions=outcome.reproductions,
-        traces=traces,
-        notes=outcome.notes,
-        startup_error=outcome.startup_error,
-        expected=expected,
-        exit_status=status,
-        verdict=verdict,
-        duration=seconds,
-    )
-    renderers: dict[str, Callable[[Any], str]] = {
-        "report-json": json_report.render_json,
-        "junit": junit.render_junit,
-        "report-md": markdown.render_markdown,
-        "report-html": html.render_html,
-    }
-    for option, target in targets.items():
-        try:
-            # A lone surrogate (vectors hold some) cannot be UTF-8: it is
-            # written as its escape, ``\ud800``, which in the JSON report is
-            # the JSON escape of the same string.
-            text = renderers[option](report)
-            Path(target).write_bytes(text.encode("utf-8", "backslashreplace"))
-        except OSError as error:
-            say_stderr(
-                f"reqfold run: --{option} {target!r} cannot be written:"
-                f" {error.strerror or error}"
-            )
-            status = 2
-    return status

@@ -1,0 +1,212 @@
+"""The three parts of ``reqfold run``: vectors, properties, scenarios.
+
+Each runs its part of the suite against the implementation and records
+every result in the `RunRecord` as it comes (shown at once when it is a
+problem), with what a report needs to reproduce a failure.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from conformance.adapters.connection import Connection
+from conformance.adapters.lifecycle import declared_revisions
+from conformance.codec.corpus import STRICT
+from conformance.codec.runner import judged_profiles, run_vectors
+from conformance.harness.evidence import Evidence
+from conformance.harness.runner import ClosableHarness, run_scenarios
+from conformance.harness.scenarios import iter_runs
+from conformance.report.model import Reproduction
+from conformance.report.reproduction import (
+    property_reproduction,
+    scenario_reproduction,
+    vector_reproduction,
+)
+from conformance.run.record import PROBLEM_OUTCOMES, RunRecord
+from conformance.run.verdict import Check
+from reference.revisions import Revision
+
+if TYPE_CHECKING:
+    from conformance.snapshots.recorder import SnapshotRecorder
+
+
+def quiet(check: Check) -> None:
+    """Show nothing (a case the run never sent)."""
+
+
+def run_vector_part(
+    outcome: RunRecord,
+    connect: Callable[[], Connection],
+    revisions: list[Revision] | None,
+    show: Callable[[Check], None],
+    profile: str | None = None,
+) -> None:
+    """Every codec vector: the judged profiles as checks, the others in a note."""
+    from conformance.codec.corpus import iter_cases
+
+    outcome.parts.append("vectors")
+    selected = list(iter_cases(revisions=revisions))
+    cases = {(revision.value, case.id): case for revision, case in selected}
+    outcome.progress.start("vectors", len(selected))
+    # What the verdict covers is known from the claim `initialize` made when
+    # the run began (docs/vectors.md, "Profiles"): results of the other
+    # profiles are summed up in one line, never held back, so an interrupt
+    # loses nothing.
+    judged = judged_profiles(outcome.identity, profile)
+
+    def add(result: Any) -> None:
+        check_id = f"{result.revision}/{result.case_id}"
+        if result.profile not in judged:
+            outcome.unjudged.add(check_id)
+            outcome.progress.advance()
+            return
+        case = cases.get((result.revision, result.case_id))
+
+        def reproduce() -> Reproduction | None:
+            if case is None:
+                return None
+            params = case.request_params(Revision(result.revision))
+            found = outcome.recorder.answer(case.method, params)
+            return vector_reproduction(
+                case, result.revision, found, outcome.impl, profile=profile
+            )
+
+        check = outcome.record(
+            "vectors",
+            check_id,
+            result,
+            quiet if result.not_run else show,  # counted, not listed
+            reproduce=reproduce,
+        )
+        outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
+
+    report = run_vectors(connect, revisions=revisions, on_result=add, profile=profile)
+    if report.startup_error is not None:
+        outcome.startup_error = report.startup_error
+    else:
+        outcome.notes.append(report.profile_line(STRICT))
+    if report.stopped is not None:
+        outcome.notes.append(
+            f"vectors stopped: {report.stopped}; the cases left were not run"
+            " (counted as errors)"
+        )
+
+
+def run_property_part(
+    outcome: RunRecord,
+    connect: Callable[[], Connection],
+    revisions: list[Revision] | None,
+    examples: int | None,
+    show: Callable[[Check], None],
+) -> None:
+    """The differential properties: generated inputs, compared with the reference."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    from conformance.codec import properties
+
+    outcome.parts.append("properties")
+    declared = declared_revisions(outcome.identity)
+    chosen = declared if revisions is None else [r for r in declared if r in revisions]
+    options: dict[str, Any] = {} if examples is None else {"examples": examples}
+    total = sum(1 for p in properties.PROPERTIES for r in chosen if r in p.revisions)
+    outcome.progress.start("properties", total)
+
+    def add(result: Any) -> None:
+        message = result.message
+        if result.vector is not None:
+            message += "\ncounterexample, as a vector ready to commit:\n"
+            message += properties.render_vector(result)
+
+        def reproduce() -> Reproduction | None:
+            vector = result.vector
+            if vector is None:
+                return None
+            params = {**vector["params"], "revision": result.revision}
+            found = outcome.recorder.answer(result.method, params)
+            return property_reproduction(
+                vector, result.method, result.revision, found, outcome.impl
+            )
+
+        check = outcome.record(
+            "properties",
+            result.id,
+            result,
+            show,
+            message=message,
+            reproduce=reproduce,
+        )
+        outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
+
+    # Hypothesis keeps files under its home folder (./.hypothesis by
+    # default): a run must not leave one in the user's repository.
+    with tempfile.TemporaryDirectory(prefix="reqfold-hypothesis-") as home:
+        set_hypothesis_home_dir(home)
+        try:
+            properties.run_properties(connect, chosen, on_result=add, **options)
+        finally:
+            set_hypothesis_home_dir(None)
+
+
+def run_scenario_part(
+    outcome: RunRecord,
+    connect: Callable[[], ClosableHarness],
+    revisions: list[Revision] | None,
+    scenarios: Any,
+    keep: Path | None,
+    show: Callable[[Check], None],
+    recorder: SnapshotRecorder | None = None,
+) -> None:
+    """Every scenario the implementation's revisions apply to, played and judged."""
+    outcome.parts.append("scenarios")
+    by_id = {scenario.id: scenario for scenario in scenarios}
+    declared = declared_revisions(outcome.identity)
+    wanted = declared if revisions is None else [r for r in declared if r in revisions]
+    outcome.progress.start("scenarios", len(list(iter_runs(scenarios, wanted))))
+    played: set[str] = set()
+
+    def seen(evidence: Evidence) -> None:
+        outcome.evidence[f"{evidence.scenario.id}@{evidence.revision.value}"] = evidence
+        if recorder is not None:
+            recorder.record(evidence)
+
+    def add(result: Any) -> None:
+        run_key = f"{result.scenario}@{result.revision}"
+        if run_key not in played:
+            played.add(run_key)
+            outcome.progress.advance()
+
+        def reproduce() -> Reproduction | None:
+            scenario = by_id.get(result.scenario)
+            if scenario is None:
+                return None
+            return scenario_reproduction(
+                result.check_id,
+                scenario,
+                result.revision,
+                outcome.evidence.get(run_key),
+                outcome.impl,
+                result.message,
+            )
+
+        check = outcome.record(
+            "scenarios", result.check_id, result, show, reproduce=reproduce
+        )
+        if check.outcome in PROBLEM_OUTCOMES:
+            outcome.progress.problems += 1
+
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+    report = run_scenarios(
+        connect,
+        revisions=revisions,
+        scenarios=scenarios,
+        on_result=add,
+        workdir=keep,
+        on_evidence=seen,
+    )
+    if report.startup_error is not None:
+        outcome.startup_error = report.startup_error
+    outcome.notes.extend(report.skipped)
