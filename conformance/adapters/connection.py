@@ -28,7 +28,6 @@ suite's own tests.
 from __future__ import annotations
 
 import contextlib
-import enum
 import os
 import re
 import selectors
@@ -40,7 +39,12 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from conformance.adapters import process_tree
+from conformance.adapters import pipes, process_tree
+from conformance.adapters.pipes import (
+    MAX_PENDING_BYTES,
+    MAX_PENDING_LINES,
+    MAX_RESPONSE_BYTES,
+)
 from conformance.codec.corpus import encode_json, load_json
 from conformance.errors import (
     AdapterCrashed,
@@ -54,20 +58,9 @@ from conformance.interrupts import stop_requested
 from reference.json_values import JsonObject, has_lone_surrogate
 
 PROTOCOL_VERSION = 1
-MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-MAX_PENDING_LINES = 64
-"""stdout lines that may wait unclaimed at once; more is a flood."""
-MAX_PENDING_BYTES = MAX_RESPONSE_BYTES
-"""Bytes that may wait unclaimed at once (one whole response always fits)."""
 MAX_PENDING_NOTIFICATIONS = 10_000
 """Notifications the suite keeps unread at once; more is a flood."""
 STDERR_TAIL_LINES = 20
-STDERR_LINE_BYTES = 4096
-"""A longer stderr line is cut here and marked ``[truncated]``."""
-EXIT_DRAIN_BYTES = 4 * 1024 * 1024
-"""Bytes read from each pipe once the adapter has exited: more than a pipe
-holds, so all it wrote is read, while a helper that keeps writing cannot
-keep the reader busy."""
 EXIT_POLL = 0.05
 """Seconds between looks at the adapter where no pidfd tells of its exit."""
 READER_GRACE = 5.0
@@ -121,177 +114,6 @@ class DirectConnection:
         """Nothing to release."""
 
 
-class _End(enum.Enum):
-    """Why no more lines will come from the adapter's stdout."""
-
-    EOF = "the adapter closed its stdout"
-    TOO_LONG = "a line longer than the response limit"
-    FLOOD = "too many lines nobody asked for"
-
-
-class _Inbox:
-    """stdout lines waiting for a request to claim them, within limits.
-
-    Lines are claimed in order. A line too long, or more lines (or bytes)
-    waiting than a one-request-at-a-time protocol can explain, stops the
-    inbox from keeping output: later lines are dropped (the reader thread
-    still drains the pipe, so the adapter never blocks on it), and once the
-    kept lines are claimed, `take` reports the problem.
-    """
-
-    def __init__(self) -> None:
-        self._ready = threading.Condition()
-        self._lines: deque[bytes] = deque()
-        self._bytes = 0
-        self._eof = False
-        self._problem: _End | None = None
-
-    @property
-    def healthy(self) -> bool:
-        """False once a limit was broken."""
-        return self._problem is None
-
-    def put(self, line: bytes) -> bool:
-        """Keep `line` for a request; False when it breaks a limit."""
-        with self._ready:
-            if len(line) > MAX_RESPONSE_BYTES:
-                self._problem = _End.TOO_LONG
-            elif self._lines and (
-                len(self._lines) >= MAX_PENDING_LINES
-                or self._bytes + len(line) > MAX_PENDING_BYTES
-            ):
-                self._problem = _End.FLOOD
-            else:
-                self._lines.append(line)
-                self._bytes += len(line)
-            self._ready.notify_all()
-            return self._problem is None
-
-    def finish(self) -> None:
-        """The adapter's stdout reached its end."""
-        with self._ready:
-            self._eof = True
-            self._ready.notify_all()
-
-    def unclaimed(self) -> tuple[int, bytes]:
-        """How many lines wait (one more if some were dropped), and the first."""
-        with self._ready:
-            count = len(self._lines) + (self._problem is _End.FLOOD)
-            return count, self._lines[0] if self._lines else b""
-
-    def take(self, timeout: float) -> bytes | _End | None:
-        """The next line, or why none will come; None when `timeout` passed."""
-        with self._ready:
-            if not self._ready.wait_for(
-                lambda: bool(self._lines) or self._problem is not None or self._eof,
-                timeout,
-            ):
-                return None
-            if self._lines:
-                line = self._lines.popleft()
-                self._bytes -= len(line)
-                return line
-            return self._problem or _End.EOF
-
-
-class _LineSplitter:
-    """Cuts stdout chunks into lines for the inbox; once a limit breaks, drops."""
-
-    def __init__(self, inbox: _Inbox) -> None:
-        self._inbox = inbox
-        self._line = bytearray()
-        self._keeping = True
-
-    def feed(self, chunk: bytes) -> None:
-        """Take one chunk read from stdout."""
-        if not self._keeping:
-            return
-        start = len(self._line)
-        self._line += chunk
-        while self._keeping:
-            end = self._line.find(b"\n", start)
-            if end < 0:
-                if len(self._line) > MAX_RESPONSE_BYTES:
-                    self._put(bytes(self._line))  # too long: the inbox says so
-                return
-            line = bytes(self._line[: end + 1])
-            del self._line[: end + 1]
-            start = 0
-            self._put(line)
-
-    def end(self) -> None:
-        """No more output: a last line without a newline is still a line."""
-        if self._keeping and self._line:
-            self._put(bytes(self._line))
-
-    def _put(self, line: bytes) -> None:
-        self._keeping = self._inbox.put(line)
-        if not self._keeping:
-            self._line.clear()
-
-
-class _TailKeeper:
-    """Keeps the last stderr lines, each cut at `STDERR_LINE_BYTES`."""
-
-    def __init__(self, tail: deque[str]) -> None:
-        self._tail = tail
-        self._line = bytearray()
-        self._cut = False  # inside a line already kept, truncated
-
-    def feed(self, chunk: bytes) -> None:
-        """Take one chunk read from stderr."""
-        self._line += chunk
-        while (end := self._line.find(b"\n")) >= 0:
-            if not self._cut:
-                self._keep(bytes(self._line[:end]))
-            del self._line[: end + 1]
-            self._cut = False
-        if len(self._line) >= STDERR_LINE_BYTES:
-            if not self._cut:
-                self._keep(bytes(self._line))
-            self._line.clear()
-            self._cut = True
-
-    def end(self) -> None:
-        """No more output: keep a last line without a newline."""
-        if self._line and not self._cut:
-            self._keep(bytes(self._line))
-        self._line.clear()
-
-    def _keep(self, line: bytes) -> None:
-        text = line[:STDERR_LINE_BYTES].decode("utf-8", "replace").rstrip("\r")
-        if len(line) >= STDERR_LINE_BYTES:
-            text += " [truncated]"
-        self._tail.append(text)
-
-
-def _read_once(fd: int, feed: Callable[[bytes], None]) -> bool:
-    """Read what `fd` has; False at its end."""
-    try:
-        chunk = os.read(fd, 1 << 16)
-    except BlockingIOError:
-        return True
-    if chunk:
-        feed(chunk)
-    return bool(chunk)
-
-
-def _drain(fd: int, feed: Callable[[bytes], None]) -> bool:
-    """Read what is left in `fd` without waiting, up to `EXIT_DRAIN_BYTES`;
-    True when its end was reached (nothing else holds the pipe open)."""
-    taken = 0
-    while taken < EXIT_DRAIN_BYTES:
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except BlockingIOError:
-            return False
-        if not chunk:
-            return True
-        taken += len(chunk)
-        feed(chunk)
-    return False
-
-
 class StdioConnection:
     """An adapter child process spoken to over stdin/stdout.
 
@@ -305,7 +127,7 @@ class StdioConnection:
         self.argv = list(argv)
         self.timeout = timeout
         self._next_id = 0
-        self._inbox = _Inbox()
+        self._inbox = pipes.Inbox()
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._released = False
         self._notifications: deque[JsonObject] = deque()
@@ -344,8 +166,8 @@ class StdioConnection:
         out, err = self._process.stdout, self._process.stderr
         assert out is not None
         assert err is not None
-        lines = _LineSplitter(self._inbox)
-        tail = _TailKeeper(self._stderr)
+        lines = pipes.LineSplitter(self._inbox)
+        tail = pipes.TailKeeper(self._stderr)
         sinks = {out.fileno(): lines.feed, err.fileno(): tail.feed}
         selector = selectors.DefaultSelector()
         try:
@@ -360,11 +182,11 @@ class StdioConnection:
                     tick is not None and self._process.poll() is not None
                 ):
                     for fd, feed in list(sinks.items()):
-                        if _drain(fd, feed):
+                        if pipes.drain(fd, feed):
                             del sinks[fd]
                     break
                 for fd in ready:
-                    if fd in sinks and not _read_once(fd, sinks[fd]):
+                    if fd in sinks and not pipes.read_once(fd, sinks[fd]):
                         selector.unregister(fd)
                         del sinks[fd]
         except (OSError, ValueError):
@@ -548,20 +370,20 @@ class StdioConnection:
             seconds = self.timeout if wait is None else wait
             what = "notification" if method is None else f"answer to {method}"
             raise self._timed_out(f"no {what} within {seconds:g}s")
-        if item is _End.EOF:
+        if item is pipes.End.EOF:
             raise self._crashed(
                 "the adapter exited while the suite waited for a notification"
                 if method is None
                 else f"the adapter exited while answering {method}",
                 deadline,
             )
-        if item is _End.TOO_LONG:
+        if item is pipes.End.TOO_LONG:
             self.kill()
             raise AdapterProtocolError(
                 f"response line longer than {MAX_RESPONSE_BYTES} bytes",
                 stderr_tail=self.stderr_tail,
             )
-        if item is _End.FLOOD:
+        if item is pipes.End.FLOOD:
             self.kill()
             raise AdapterProtocolError(
                 f"the adapter wrote more than {MAX_PENDING_LINES} unsolicited lines"
