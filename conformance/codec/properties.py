@@ -1,5 +1,10 @@
 """Differential properties: generated codec inputs, the reference as oracle.
 
+Longer than the house's usual ~500 lines: the property table, the trial
+that runs one property against an adapter (restarts, shrinking, stopping)
+and the judgement of one answer against the reference's are one flow, read
+top to bottom; the generators live in `conformance.strategies`.
+
 The vectors pin down chosen cases by hand; these properties search for
 the cases nobody wrote. For each codec method, hypothesis generates
 inputs a conforming writer produces (the *core profile*,

@@ -1,5 +1,10 @@
 """Anthropic messages, with `cache_control` breakpoints.
 
+Longer than the house's usual ~500 lines: the module is one dialect's whole
+wire format (request validation, breakpoints and their cache rules,
+responses and streaming), kept together so it reads against the provider's
+documentation in one place.
+
 Endpoint: `POST /v1/messages` (also `/anthropic/v1/messages`, the mount
 point DeepSeek and Kimi use for their Anthropic-compatible surfaces).
 

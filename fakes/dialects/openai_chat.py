@@ -1,5 +1,10 @@
 """OpenAI-compatible chat completions, in the DeepSeek and OpenAI flavours.
 
+Longer than the house's usual ~500 lines: the module is one dialect's whole
+wire format (request validation, prompt segments, responses and streaming),
+kept together so it reads against the providers' documentation in one
+place; the parts every dialect shares live in `fakes.dialects.table`.
+
 Endpoints: `POST /chat/completions` and `POST /v1/chat/completions`.
 
 Requests (`parse_chat_request`) are validated like the real APIs do, and a
