@@ -18,6 +18,7 @@ finding, not a cascade.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -79,25 +80,41 @@ def fast_canonical(header: Any, revision: Revision) -> Header | None:
     """The canonical form of a well-formed decoded header, or None.
 
     A speed path for `reference.header.canonical_header`, whose full
-    JSON-value walk costs milliseconds on a header with tens of tools and
-    is redundant for values the checker decoded from JSON itself: the shape
-    is checked by msgspec in C (HDR-1..HDR-3, CONFIG-1/2, SYS-1, TOOLS-1,
-    MSGS-1), tool names for uniqueness (TOOLS-2). None means "not proven
-    well-formed": the caller asks the reference, which names the rule.
+    JSON-value walk costs milliseconds on a header with tens of tools. The
+    shape is checked by msgspec in C (HDR-1..HDR-3, CONFIG-1/2, SYS-1,
+    TOOLS-1, MSGS-1), tool names for uniqueness (TOOLS-2), and JSON-1 by
+    one msgspec encode (which refuses a lone surrogate in any string or key
+    and writes a non-finite number as ``null``, so a header whose encoding
+    holds ``null`` is left to the reference).
+
+    Precondition: `header` is a value decoded from JSON text (object keys
+    are strings, no tuples or cycles), as every header the checker folds is.
+    Under it, the result is `canonical_header(header, revision)` or None,
+    and None means "not proven well-formed": the caller asks the reference,
+    which names the rule. The shapes are tied to `Revision.header_fields`
+    by tests/conformance/test_check_writer_logs.py.
     """
     if not isinstance(header, dict) or not isinstance(header.get("config"), dict):
         return None
     try:
         msgspec.convert(header, _SHAPES[revision])
-    except (msgspec.ValidationError, UnicodeEncodeError):
-        # a lone surrogate in a key cannot be encoded: the reference names it
+        encoded = _ENCODER.encode(header)
+    except (msgspec.ValidationError, UnicodeEncodeError, RecursionError):
         return None
-    if any(value is None for value in header["config"].values()):
+    if _NULL.search(encoded) is not None:
+        # a null member (HDR-3) or a non-finite number (JSON-1), or a null
+        # inside a tool's schema, which is fine: the reference tells them apart
         return None
     tools = header.get("tools", [])
     if len({tool["name"] for tool in tools}) != len(tools):
         return None
     return project_canonical(header, revision)
+
+
+_ENCODER = msgspec.json.Encoder()
+_NULL = re.compile(rb"[:,\[]null")
+"""A null token in compact JSON (or text that looks like one: then the
+reference is asked, which costs time, not exactness)."""
 
 
 class HeaderFold:
