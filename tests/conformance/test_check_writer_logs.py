@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conformance.check import check_lines, read_captures
-from conformance.check.header_rules import _SHAPES, _Config, fast_canonical
+from conformance.check.header_rules import _SHAPES, _Config, fast_canonical, fold_diff
 from reference.errors import CodecError
 from reference.header import (
     apply_header_delta,
@@ -163,6 +163,8 @@ def test_the_checkers_diff_and_apply_equal_the_references(
     assert fast_canonical(a, revision) == prev
     delta = diff_header(prev, next_, revision)
     assert diff_canonical(prev, next_, revision) == delta
+    fast = fold_diff(prev, next_, revision)
+    assert fast == delta and list(fast or {}) == list(delta or {})
     if delta is None:
         return
     try:
