@@ -18,7 +18,6 @@ finding, not a cascade.
 
 from __future__ import annotations
 
-import operator
 import re
 from typing import Any
 
@@ -119,26 +118,29 @@ _NULL = re.compile(rb"[:,\[]null")
 reference is asked, which costs time, not exactness)."""
 
 
-def same_json(a: Any, b: Any) -> bool:
+def same_json(a: Any, b: Any, depth: int = 3) -> bool:
     """`json_equal` (JSON-2 and JSON-3), fast for the values a fold compares.
 
-    Values the fold holds are JSON values (finite numbers, no lone
-    surrogate: the fast fold and the reference refuse others), so equal
-    compact encodings mean equal values, members in the same order; two
-    encodings that differ may still be equal values (``1`` and ``1.0``),
-    which `json_equal` then decides. A part shared by both sides, or a list
-    of the same objects (the tools of a header and of the header a delta
-    of it rebuilds), is equal without a walk.
+    Arrays are equal element by element, objects member by member (names
+    in order), so the top `depth` levels are compared item by item and an
+    item shared by both sides (a tool the change left alone) is equal
+    without a look. Below that, values the fold holds are JSON values
+    (finite numbers, no lone surrogate: the fast fold and the reference
+    refuse others), so equal compact encodings mean equal values; encodings
+    that differ may still be equal values (``1`` and ``1.0``), which
+    `json_equal` then decides.
     """
     if a is b:
         return True
-    if (
-        type(a) is list
-        and type(b) is list
-        and len(a) == len(b)
-        and all(map(operator.is_, a, b))
-    ):
-        return True
+    if depth:
+        if type(a) is list and type(b) is list:
+            return len(a) == len(b) and all(
+                same_json(x, y, depth - 1) for x, y in zip(a, b, strict=True)
+            )
+        if type(a) is dict and type(b) is dict:
+            return list(a) == list(b) and all(
+                same_json(a[name], b[name], depth - 1) for name in a
+            )
     try:
         if _ENCODER.encode(a) == _ENCODER.encode(b):
             return True
