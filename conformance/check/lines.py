@@ -31,11 +31,11 @@ from msgspec import UNSET, Raw, UnsetType
 
 from conformance.check.findings import SHOULD, Finding, finding
 from reference.json_values import has_lone_surrogate, is_integer
+from reference.session_log import ENVELOPE_KEYS
 
 Line = bytes | bytearray
 """One line of a session file (a long line joined from pieces is a bytearray)."""
 
-ENVELOPE_KEYS = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp")
 WINDOW = 1 << 20
 """Long lines are scanned in windows of this many bytes, never copied whole."""
 BOM = b"\xef\xbb\xbf"

@@ -315,12 +315,12 @@ def test_sources_holding_a_list_or_an_object_are_an_ordinary_finding(
 def test_a_crash_inside_a_rule_is_an_error_not_a_finding_against_the_log(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from conformance.check import log_rules
+    from conformance.check.turn_rules import TurnRules
 
     def crash(*args: object) -> None:
         raise RuntimeError("a bug in a rule")
 
-    monkeypatch.setitem(log_rules._HANDLERS, "step/start", crash)
+    monkeypatch.setattr(TurnRules, "step_start", crash)
     lines = turn_of(
         event(1, "step/start", '{"turn":1,"step":1}'),
         event(2, "plugin/x", "{}"),

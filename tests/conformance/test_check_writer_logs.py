@@ -164,7 +164,8 @@ def test_the_checkers_diff_and_apply_equal_the_references(
     delta = diff_header(prev, next_, revision)
     assert diff_canonical(prev, next_, revision) == delta
     fast = fold_diff(prev, next_, revision)
-    assert fast == delta and list(fast or {}) == list(delta or {})
+    assert fast == delta
+    assert list(fast or {}) == list(delta or {})
     if delta is None:
         return
     try:
