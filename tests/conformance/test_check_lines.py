@@ -407,3 +407,11 @@ def test_a_line_over_a_mebibyte_is_compared_in_place_and_still_judged() -> None:
             lines[-1] = event(1, "turn/end", '{"turn":2,"reason":{}}')
         assert rules_at(in_pieces(lines, 1 << 20)) == expected, first[:40]
         assert rules_at(lines) == expected
+
+
+@pytest.mark.spec("LOG-4")
+def test_a_compaction_event_carrying_a_surface_op_is_reported() -> None:
+    lines = turn_of(
+        event(1, "compact/start", '{"turn":1}')[:-2] + b',"surfaceOp":"append"}\n',
+    )
+    assert ("LOG-4", 3) in rules_at(lines)
