@@ -149,6 +149,9 @@ class LogChecker:
         self.handlers = self._register()
         """The handlers of each event type, in order."""
         self._unknown: tuple[Handler, ...] = (self.turns.outside,)
+        self._found: list[Finding] = []
+        """What the line being read has shown so far, yielded after it (kept
+        when a rule raises: nothing found before the error is lost)."""
         """The handlers of a type no rule machine registered for."""
         self._decoded_types = (
             DATA_TYPES | SURFACE_TYPES if reconstruction is not None else DATA_TYPES
@@ -195,7 +198,11 @@ class LogChecker:
                 "JSONL-1", 1, None, "the file is empty; it needs a storage line"
             )
             return
-        yield from self._guarded(self._storage_line, 1, first, 1)
+        found = self._found
+        errors = self._guarded(self._storage_line, 1, first, 1)
+        yield from found
+        found.clear()
+        yield from errors
         envelope = self.envelope
         number = 1
         reader.expected = envelope.next_seq if self._fast_ok() else None
@@ -204,17 +211,19 @@ class LogChecker:
             if reader.expected is not None:
                 envelope.next_seq = reader.expected
             try:
-                out = read_line(raw, number, event)
+                read_line(raw, number, event)
             except (OSError, CaptureUnreadable):
                 raise
             except Exception as error:  # a checker bug must not end the check
-                out = [_internal_error(number, error)]
+                # what the line's rules found before it stays, then the error
+                found.append(_internal_error(number, error))
                 if event is not None and event.type in (SNAPSHOT, DELTA):
                     # what the header became is unknown, as after a header
                     # event that cannot be folded: judge nothing against it
                     self.opening.lost()
-            if out:
-                yield from out
+            if found:
+                yield from found
+                found.clear()
             step = turns.step  # `_fast_ok`, inline: this runs on every line
             reader.expected = (
                 envelope.next_seq
@@ -228,22 +237,27 @@ class LogChecker:
         summary.events = envelope.events + reader.skipped
         summary.unknown_types = envelope.unknown.counts
         summary.unknown_other = envelope.unknown.other
-        yield from self._guarded(self._finish, number, number)
+        errors = self._guarded(self._finish, number, number)
+        yield from found
+        found.clear()
+        yield from errors
 
     def _guarded(self, handler: Any, line: int, *args: Any) -> list[Finding]:
         """Run a handler; an unexpected error becomes a checker error (CHECK-2)."""
         try:
-            out: list[Finding] = handler(*args)
+            handler(*args)
         except (OSError, CaptureUnreadable):
             raise
         except Exception as error:  # a checker bug must not end the check
             return [_internal_error(line, error)]
-        return out
+        return []
 
     # -------------------------------------------------------------- storage line
 
-    def _storage_line(self, raw: Line, number: int) -> list[Finding]:
-        parsed, out = read_value(raw, number)
+    def _storage_line(self, raw: Line, number: int) -> None:
+        parsed, findings = read_value(raw, number)
+        out = self._found
+        out.extend(findings)
         if parsed is None:
             out.append(
                 finding(
@@ -254,7 +268,7 @@ class LogChecker:
                     ' {"type": "session", "version": 0, "id", "createdAt"}',
                 )
             )
-            return out
+            return
         value = parsed.value
         if isinstance(value, dict) and value.get("type") == "session":
             out.extend(check_storage_value(value, number))
@@ -276,7 +290,7 @@ class LogChecker:
                             f" reading the log as {LATEST.value}",
                         )
                     )
-            return out
+            return
         if isinstance(value, dict) and "seq" in value:
             out.append(
                 finding(
@@ -286,8 +300,8 @@ class LogChecker:
                     "the file has no storage line: line 1 holds an event",
                 )
             )
-            out.extend(self._line(raw, number, None))
-            return out
+            self._line(raw, number, None)
+            return
         out.append(
             finding(
                 "JSONL-1",
@@ -298,12 +312,12 @@ class LogChecker:
                 found=value,
             )
         )
-        return out
 
     # -------------------------------------------------------------- one line
 
-    def _line(self, raw: Line, number: int, event: Envelope | None) -> list[Finding]:
-        """Read one line (general path, else strict) and check its event."""
+    def _line(self, raw: Line, number: int, event: Envelope | None) -> None:
+        """Read one line (general path, else strict) and check its event; what
+        it finds goes to `_found`."""
         if (
             event is not None
             and raw.endswith(b"\n")
@@ -317,7 +331,8 @@ class LogChecker:
             kind = event.type
             thorough = self.thorough
             if kind == "assistant/chunk" and not thorough:
-                return self._event(event, number, False, True)
+                self._event(event, number, False, True)
+                return
             try:
                 if thorough or kind in self._decoded_types:
                     event.data = VALUE_DECODER.decode(event.data)
@@ -335,38 +350,43 @@ class LogChecker:
                 if len(raw) <= WINDOW:  # the common case: one encode, one compare
                     encoded = ENCODER.encode(event)
                     if len(encoded) + 1 == len(raw) and raw.startswith(encoded):
-                        return self._event(event, number, False, True)
+                        self._event(event, number, False, True)
+                        return
                 elif _encodes_to(event, raw):
-                    return self._event(event, number, False, True)
+                    self._event(event, number, False, True)
+                    return
         if raw == b"\n":
-            return [
+            self._found.append(
                 finding(
                     "JSONL-2", number, None, "an empty line; every line holds one event"
                 )
-            ]
+            )
+            return
         outcome = explain_line(raw, number)
+        self._found.extend(outcome.findings)
         if outcome.envelope is None:
             if outcome.damaged and raw.endswith(b"\n"):
                 self.envelope.damaged()
-            return outcome.findings
-        out = outcome.findings
-        out.extend(self._event(outcome.envelope, number, True, outcome.seq_known))
-        return out
+            return
+        self._event(outcome.envelope, number, True, outcome.seq_known)
 
     def _event(
         self, event: Envelope, number: int, prechecked: bool, seq_known: bool
-    ) -> list[Finding]:
-        seq, data, out = self.envelope.check(event, number, prechecked, seq_known)
+    ) -> None:
+        seq, data, findings = self.envelope.check(event, number, prechecked, seq_known)
+        out = self._found
+        if findings:
+            out.extend(findings)
         for handler in self.handlers.get(event.type, self._unknown):
             found = handler(event, data, number, seq)
             if found:
                 out.extend(found)
-        return out
 
     # -------------------------------------------------------------- the end
 
-    def _finish(self, number: int) -> list[Finding]:
-        out = self.turns.finish(number)
+    def _finish(self, number: int) -> None:
+        out = self._found
+        out.extend(self.turns.finish(number))
         summary = self.summary
         summary.steps_dispatched = self.requests.dispatched
         summary.steps_unrebuilt = self.requests.unrebuilt
@@ -374,7 +394,6 @@ class LogChecker:
             summary.requests_matched = self.reconstruction.matched
             out.extend(self.requests.finish(number))
             summary.requests_matched = self.reconstruction.matched
-        return out
 
 
 def _internal_error(line: int, error: Exception) -> Finding:

@@ -415,3 +415,20 @@ def test_a_compaction_event_carrying_a_surface_op_is_reported() -> None:
         event(1, "compact/start", '{"turn":1}')[:-2] + b',"surfaceOp":"append"}\n',
     )
     assert ("LOG-4", 3) in rules_at(lines)
+
+
+def test_what_a_line_showed_before_a_rule_crashed_on_it_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conformance.check.turn_rules import TurnRules
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("a bug in a rule")
+
+    monkeypatch.setattr(TurnRules, "step_start", crash)
+    lines = turn_of(event(5, "step/start", '{"turn":1,"step":1}'))  # a gap: LOG-2
+    report = check_lines(lines)
+    assert [(f.rule, f.line) for f in report.findings if f.line == 3] == [
+        ("LOG-2", 3),
+        ("CHECK-2", 3),
+    ]
