@@ -432,3 +432,18 @@ def test_what_a_line_showed_before_a_rule_crashed_on_it_is_kept(
         ("LOG-2", 3),
         ("CHECK-2", 3),
     ]
+
+
+def test_a_handler_put_in_the_table_replaces_the_rules_of_its_type(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conformance.check import log_rules
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("a bug in a rule")
+
+    monkeypatch.setitem(log_rules._HANDLERS, "step/start", crash)
+    report = check_lines(turn_of(event(1, "step/start", '{"turn":1,"step":1}')))
+    assert [(f.rule, f.line, f.level) for f in report.findings] == [
+        ("CHECK-2", 3, "ERROR")
+    ]
