@@ -10,6 +10,12 @@ config switch), a rare one a ``fallback`` (a tool reorder); tool calls and
 results, injected context, an occasional compaction replace, plugin event
 types the checker does not know, and a new instance (``resume``) now and then.
 
+`write_harness_log` writes the other shape, that of the original harness's
+real logs (issue 11): chunk-heavy (every reply streamed as about 20 small
+``assistant/chunk`` events, three lines in four), wide headers (30 tools
+with nested JSON Schemas), a tools or system delta every ~20 steps, and a
+tool call with its result on most steps.
+
 The log is written line by line, so memory stays flat at any size. Every log
 it writes passes ``reqfold check`` (the benchmark asserts so).
 """
@@ -358,6 +364,237 @@ def write_log(out: IO[str], target_bytes: int, *, seed: int = 0) -> int:
             w.emit("step/end", {"turn": turn, "step": step})
         w.emit("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
     return w.seq
+
+
+def _schema(rng: random.Random, depth: int) -> dict[str, Any]:
+    """A JSON Schema of nested objects, arrays and enums, like real tools'."""
+    kind = rng.choice(["string", "integer", "boolean", "array", "object", "enum"])
+    if depth <= 0 or kind in ("string", "integer", "boolean"):
+        return {
+            "type": kind if kind in ("integer", "boolean") else "string",
+            "description": _text(rng, 6),
+        }
+    if kind == "enum":
+        return {
+            "type": "string",
+            "enum": [rng.choice(WORDS) for _ in range(4)],
+            "description": _text(rng, 5),
+        }
+    if kind == "array":
+        return {
+            "type": "array",
+            "items": _schema(rng, depth - 1),
+            "description": _text(rng, 5),
+        }
+    properties = {
+        f"field{k}": _schema(rng, depth - 1) for k in range(rng.randint(2, 4))
+    }
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": sorted(properties)[:2],
+        "additionalProperties": False,
+    }
+
+
+def _wide_tool(rng: random.Random, index: int, version: int = 0) -> dict[str, Any]:
+    properties = {f"arg{k}": _schema(rng, 2) for k in range(rng.randint(3, 6))}
+    return {
+        "name": f"harness_tool_{index:02d}",
+        "description": f"{_text(rng, 40)} (v{version})",
+        "parameters": {
+            "type": "object",
+            "properties": properties,
+            "required": sorted(properties)[:2],
+            "additionalProperties": False,
+        },
+    }
+
+
+def _streamed(w: _LogWriter, turn: int, step: int, text: str) -> list[int]:
+    """One text block streamed as block-start, deltas, block-end, usage, finish:
+    about 20 chunk lines for a reply of about 90 characters."""
+    rng = w.rng
+    seqs = [
+        w.emit(
+            "assistant/chunk",
+            {
+                "turn": turn,
+                "step": step,
+                "chunk": {"type": "block-start", "index": 0, "blockType": "text"},
+            },
+        )
+    ]
+    position = 0
+    while position < len(text):
+        size = rng.randint(3, 7)
+        seqs.append(
+            w.emit(
+                "assistant/chunk",
+                {
+                    "turn": turn,
+                    "step": step,
+                    "chunk": {
+                        "type": "text-delta",
+                        "index": 0,
+                        "text": text[position : position + size],
+                    },
+                },
+            )
+        )
+        position += size
+    seqs.append(
+        w.emit(
+            "assistant/chunk",
+            {
+                "turn": turn,
+                "step": step,
+                "chunk": {
+                    "type": "block-end",
+                    "index": 0,
+                    "block": {"type": "text", "text": text},
+                },
+            },
+        )
+    )
+    return seqs
+
+
+def write_harness_log(out: IO[str], target_bytes: int, *, seed: int = 0) -> int:
+    """Write a valid log of the real harness shape (see the module docstring)
+    of about `target_bytes` bytes; returns the event count."""
+    rng = random.Random(seed)
+    out.write(
+        _dump(
+            {
+                "type": "session",
+                "version": 0,
+                "id": f"bench-harness-{seed}",
+                "createdAt": 1_700_000_000_000,
+            }
+        )
+    )
+    tools = [_wide_tool(rng, i) for i in range(30)]
+    system = [_text(rng, rng.randint(4, 16)) for _ in range(80)]
+    w = _LogWriter(out, rng)
+    turn = 0
+    started = False
+    steps_to_change = rng.randint(15, 25)
+    while w.written < target_bytes:
+        turn += 1
+        resume = started and rng.random() < 0.01  # a new loop instance
+        w.emit(
+            "turn/start",
+            {"turn": turn, "trigger": {"kind": "message", "source": {"kind": "user"}}},
+        )
+        w.emit(
+            "user/message",
+            {
+                "content": [{"type": "text", "text": _text(rng, 12)}],
+                "source": {"kind": "user"},
+            },
+            surface_op="append",
+        )
+        steps = rng.choice([1, 2, 2, 3, 3, 4])
+        for step in range(1, steps + 1):
+            w.emit("step/start", {"turn": turn, "step": step})
+            steps_to_change -= 1
+            if not started or (resume and step == 1):
+                header = {
+                    "config": {"model": "deepseek-chat", "temperature": 0.2},
+                    "system": "\n".join(system),
+                    "tools": tools,
+                }
+                reason = "resume" if started else "initial"
+                w.emit("request/header", {"header": header, "reason": reason})
+                started = True
+            elif steps_to_change <= 0:
+                steps_to_change = rng.randint(15, 25)
+                if rng.random() < 0.5:
+                    line = rng.randrange(len(system))
+                    system[line] = f"{_text(rng, 9)} (revised at turn {turn})"
+                    arm: dict[str, Any] = {
+                        "keepStart": line,
+                        "keepEnd": len(system) - line - 1,
+                        "insert": [system[line]],
+                    }
+                    w.emit("request/header-delta", {"system": arm})
+                else:
+                    index = rng.randrange(len(tools))
+                    tools = list(tools)
+                    tools[index] = _wide_tool(rng, index, version=turn)
+                    w.emit(
+                        "request/header-delta",
+                        {
+                            "tools": {
+                                "added": [],
+                                "removed": [],
+                                "changed": [tools[index]],
+                            }
+                        },
+                    )
+            last = step == steps
+            text = _text(rng, rng.randint(12, 22))
+            sources = _streamed(w, turn, step, text)
+            usage = {"inputTokens": rng.randint(1000, 90000), "outputTokens": 40}
+            for chunk in (
+                {"type": "usage", "usage": usage},
+                {"type": "finish", "reason": {"kind": "stop"}},
+            ):
+                sources.append(
+                    w.emit(
+                        "assistant/chunk",
+                        {"turn": turn, "step": step, "chunk": chunk},
+                    )
+                )
+            content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+            call_id = f"call_{turn}_{step}"
+            name = tools[rng.randrange(len(tools))]["name"]
+            if not last:
+                content.append(
+                    {
+                        "type": "tool-call",
+                        "id": call_id,
+                        "name": name,
+                        "arguments": '{"arg0":"x"}',
+                    }
+                )
+            w.emit(
+                "assistant/message",
+                {"turn": turn, "step": step, "content": content, "usage": usage},
+                surface_op="append",
+                sources=sources,
+            )
+            if not last:
+                call = w.emit(
+                    "tool/call",
+                    {
+                        "turn": turn,
+                        "step": step,
+                        "callId": call_id,
+                        "name": name,
+                        "arguments": '{"arg0":"x"}',
+                    },
+                )
+                w.emit(
+                    "tool/result",
+                    {
+                        "turn": turn,
+                        "step": step,
+                        "callId": call_id,
+                        "content": [{"type": "text", "text": _text(rng, 10)}],
+                        "isError": False,
+                    },
+                    surface_op="append",
+                    sources=[call],
+                )
+            w.emit("step/end", {"turn": turn, "step": step})
+        w.emit("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    return w.seq
+
+
+SHAPES = {"mixed": write_log, "harness": write_harness_log}
+"""The benchmark's log shapes by name."""
 
 
 def iter_lines(target_bytes: int, *, seed: int = 0) -> Iterator[str]:

@@ -28,10 +28,14 @@ from reference.revisions import LATEST, Revision
 ENVELOPE_KEYS = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp")
 
 
-def check_surface_op(op: object, *, seq: int | None = None) -> None:
-    """Raise `MalformedEvent` unless `op` is a well-formed surface op (SURF-1)."""
+def surface_op_problem(op: object) -> str | None:
+    """Why `op` is not a well-formed surface op (SURF-1), or None when it is.
+
+    The result-returning form of `check_surface_op`, for a checker that
+    reports a broken rule and goes on.
+    """
     if op == "append":
-        return
+        return None
     if (
         isinstance(op, dict)
         and set(op) == {"op", "start", "end"}
@@ -39,12 +43,30 @@ def check_surface_op(op: object, *, seq: int | None = None) -> None:
         and is_integer(op["start"])
         and is_integer(op["end"])
     ):
-        return
-    raise MalformedEvent(
-        'surfaceOp must be "append" or {"op": "replace", "start": int, "end": int}',
-        rule="SURF-1",
-        seq=seq,
-    )
+        return None
+    return 'surfaceOp must be "append" or {"op": "replace", "start": int, "end": int}'
+
+
+def check_surface_op(op: object, *, seq: int | None = None) -> None:
+    """Raise `MalformedEvent` unless `op` is a well-formed surface op (SURF-1)."""
+    problem = surface_op_problem(op)
+    if problem is not None:
+        raise MalformedEvent(problem, rule="SURF-1", seq=seq)
+
+
+def sources_problem(sources: object, seq: int) -> str | None:
+    """Why `sources` is not the ``sourceEventSeqs`` of event `seq` (LOG-5), or None.
+
+    They must be a non-empty list of distinct integer seqs of earlier events.
+    """
+    if (
+        isinstance(sources, list)
+        and sources
+        and all(is_integer(s) and 0 <= s < seq for s in sources)
+        and len(set(sources)) == len(sources)
+    ):
+        return None
+    return "sourceEventSeqs must be a non-empty list of distinct earlier seqs"
 
 
 def check_event(event: object, *, index: int) -> JsonObject:
@@ -96,18 +118,9 @@ def _check_surface_members(kind: str, event: JsonObject, seq: int) -> None:
             seq=seq,
         )
     if "sourceEventSeqs" in event:
-        sources = event["sourceEventSeqs"]
-        if not (
-            isinstance(sources, list)
-            and sources
-            and all(is_integer(s) and 0 <= s < seq for s in sources)
-            and len(set(sources)) == len(sources)
-        ):
-            raise MalformedEvent(
-                "sourceEventSeqs must be a non-empty list of distinct earlier seqs",
-                rule="LOG-5",
-                seq=seq,
-            )
+        problem = sources_problem(event["sourceEventSeqs"], seq)
+        if problem is not None:
+            raise MalformedEvent(problem, rule="LOG-5", seq=seq)
 
 
 def make_event(

@@ -5,9 +5,13 @@ optionally, the captured requests to compare) and returns a `FileReport`;
 `conformance.check.cli` is the shell that opens files and prints.
 
 Modules: `findings` (what is reported), `lines` (decoding one line, fast
-and strict), `log_rules` (the streaming rule engine), `header_rules` (fold
-and writer contract), `surface` (the surface and derived history),
-`reconstruction` (``--requests``), `report` (text and JSON output).
+and strict), `reader` (the lines of a file, numbered and decoded, chunks
+no rule reads passed over), `log_rules` (the driver: each event to the
+rule machines registered for its type), the rule machines `envelope_rules`,
+`turn_rules`, `surface_rules`, `opening_rules` (header events and CACHE-2)
+and `request_rules`, `header_rules` (fold and writer contract), `surface`
+(the surface and derived history), `reconstruction` (``--requests``),
+`report` (text and JSON output).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ finding, not a cascade.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -32,6 +33,7 @@ from reference.header import (
     apply_to_canonical,
     canonical_header,
     diff_canonical,
+    diff_tools,
     project_canonical,
 )
 from reference.json_values import json_equal
@@ -79,25 +81,91 @@ def fast_canonical(header: Any, revision: Revision) -> Header | None:
     """The canonical form of a well-formed decoded header, or None.
 
     A speed path for `reference.header.canonical_header`, whose full
-    JSON-value walk costs milliseconds on a header with tens of tools and
-    is redundant for values the checker decoded from JSON itself: the shape
-    is checked by msgspec in C (HDR-1..HDR-3, CONFIG-1/2, SYS-1, TOOLS-1,
-    MSGS-1), tool names for uniqueness (TOOLS-2). None means "not proven
-    well-formed": the caller asks the reference, which names the rule.
+    JSON-value walk costs milliseconds on a header with tens of tools. The
+    shape is checked by msgspec in C (HDR-1..HDR-3, CONFIG-1/2, SYS-1,
+    TOOLS-1, MSGS-1), tool names for uniqueness (TOOLS-2), and JSON-1 by
+    one msgspec encode (which refuses a lone surrogate in any string or key
+    and writes a non-finite number as ``null``, so a header whose encoding
+    holds ``null`` is left to the reference).
+
+    Precondition: `header` is a value decoded from JSON text (object keys
+    are strings, no tuples or cycles), as every header the checker folds is.
+    Under it, the result is `canonical_header(header, revision)` or None,
+    and None means "not proven well-formed": the caller asks the reference,
+    which names the rule. The shapes are tied to `Revision.header_fields`
+    by tests/conformance/test_check_writer_logs.py.
     """
     if not isinstance(header, dict) or not isinstance(header.get("config"), dict):
         return None
     try:
         msgspec.convert(header, _SHAPES[revision])
-    except (msgspec.ValidationError, UnicodeEncodeError):
-        # a lone surrogate in a key cannot be encoded: the reference names it
+        encoded = _ENCODER.encode(header)
+    except (msgspec.ValidationError, UnicodeEncodeError, RecursionError):
         return None
-    if any(value is None for value in header["config"].values()):
+    if _NULL.search(encoded) is not None:
+        # a null member (HDR-3) or a non-finite number (JSON-1), or a null
+        # inside a tool's schema, which is fine: the reference tells them apart
         return None
     tools = header.get("tools", [])
     if len({tool["name"] for tool in tools}) != len(tools):
         return None
     return project_canonical(header, revision)
+
+
+_ENCODER = msgspec.json.Encoder()
+_NULL = re.compile(rb"[:,\[]null")
+"""A null token in compact JSON (or text that looks like one: then the
+reference is asked, which costs time, not exactness)."""
+
+
+def same_json(a: Any, b: Any, depth: int = 3) -> bool:
+    """`json_equal` (JSON-2 and JSON-3), fast for the values a fold compares.
+
+    Arrays are equal element by element, objects member by member (names
+    in order), so the top `depth` levels are compared item by item and an
+    item shared by both sides (a tool the change left alone) is equal
+    without a look. Below that, values the fold holds are JSON values
+    (finite numbers, no lone surrogate: the fast fold and the reference
+    refuse others), so equal compact encodings mean equal values; encodings
+    that differ may still be equal values (``1`` and ``1.0``), which
+    `json_equal` then decides.
+    """
+    if a is b:
+        return True
+    if depth:
+        if type(a) is list and type(b) is list:
+            return len(a) == len(b) and all(
+                same_json(x, y, depth - 1) for x, y in zip(a, b, strict=True)
+            )
+        if type(a) is dict and type(b) is dict:
+            return list(a) == list(b) and all(
+                same_json(a[name], b[name], depth - 1) for name in a
+            )
+    try:
+        if _ENCODER.encode(a) == _ENCODER.encode(b):
+            return True
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        pass  # not encodable as it is (a lone surrogate): the walk decides
+    return json_equal(a, b)
+
+
+def fold_diff(a: Header, b: Header, revision: Revision) -> Delta | None:
+    """`reference.header.diff_canonical`, with the tools compared by `same_json`.
+
+    The reference compares the two tool lists with `json_equal`, a walk of
+    every schema, which is most of a delta's cost on a header with tens of
+    tools; here the tools arm is the reference's `diff_tools` when
+    `same_json` finds the lists differ, and every other arm is the
+    reference's own. tests/conformance/test_check_writer_logs.py holds it
+    equal to `diff_canonical`.
+    """
+    tools_a, tools_b = a.get("tools", []), b.get("tools", [])
+    if same_json(tools_a, tools_b):
+        return diff_canonical(a, {**b, "tools": tools_a} if tools_a else b, revision)
+    shared = {**b, "tools": tools_a}
+    rest = diff_canonical(a, shared, revision) or {}
+    arms = {**rest, "tools": diff_tools(tools_a, tools_b)}
+    return {arm: arms[arm] for arm in revision.delta_arms if arm in arms}
 
 
 class HeaderFold:
@@ -247,7 +315,7 @@ class HeaderFold:
         baseline = self.state
         assert baseline is not None
         findings: list[Finding] = []
-        delta = diff_canonical(baseline, current, self.revision)
+        delta = fold_diff(baseline, current, self.revision)
         if delta is None:
             findings.append(
                 finding(
@@ -270,7 +338,7 @@ class HeaderFold:
                     found="fallback snapshot",
                 )
             )
-        if self.revision is Revision.SESSION_PREFIX and not json_equal(
+        if self.revision is Revision.SESSION_PREFIX and not same_json(
             baseline.get("messagePrefix", []), current.get("messagePrefix", [])
         ):
             findings.append(
@@ -315,7 +383,7 @@ class HeaderFold:
                     found=data["messagePrefix"],
                 )
             )
-        expected = diff_canonical(baseline, after, self.revision)
+        expected = fold_diff(baseline, after, self.revision)
         if expected is None:
             findings.append(
                 finding(
@@ -327,6 +395,8 @@ class HeaderFold:
                     found=data,
                 )
             )
+        elif same_json(data, expected):
+            pass  # diff's own delta: it round-trips, as applying it just showed
         elif not self._round_trips(baseline, expected, after):
             findings.append(
                 finding(
@@ -338,7 +408,7 @@ class HeaderFold:
                     found=data,
                 )
             )
-        elif not json_equal(data, expected):
+        else:
             by_value = json_equal(data, expected, ordered=False)
             findings.append(
                 finding(
@@ -363,5 +433,5 @@ class HeaderFold:
         except CodecError:
             return False
         return list(again) == list(after) and all(
-            json_equal(again[name], after[name]) for name in after
+            same_json(again[name], after[name]) for name in after
         )

@@ -31,11 +31,11 @@ from msgspec import UNSET, Raw, UnsetType
 
 from conformance.check.findings import SHOULD, Finding, finding
 from reference.json_values import has_lone_surrogate, is_integer
+from reference.session_log import ENVELOPE_KEYS
 
 Line = bytes | bytearray
 """One line of a session file (a long line joined from pieces is a bytearray)."""
 
-ENVELOPE_KEYS = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp")
 WINDOW = 1 << 20
 """Long lines are scanned in windows of this many bytes, never copied whole."""
 BOM = b"\xef\xbb\xbf"
@@ -114,6 +114,7 @@ def _recording_hooks(problems: list[str]) -> dict[str, Any]:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _DIGITS_TO_ZERO = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
 _LONG_RUN = b"0" * 309
+_DIGITS = b"0123456789"
 
 
 def has_long_integer(raw: Line) -> bool:
@@ -125,6 +126,9 @@ def has_long_integer(raw: Line) -> bool:
     if len(raw) < 309:
         return False
     if len(raw) <= WINDOW:
+        # fewer than 309 digits in all (most lines) cannot hold such a run
+        if len(raw) - len(raw.translate(None, _DIGITS)) < len(_LONG_RUN):
+            return False
         return _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
     view = memoryview(raw)
     overlap = len(_LONG_RUN) - 1

@@ -292,10 +292,10 @@ def test_a_huge_line_costs_little_more_memory_than_the_line_itself(
 
 CRASHING = (
     "import sys\n"
-    "from conformance.check import log_rules\n"
+    "from conformance.check.opening_rules import OpeningRules\n"
     "def crash(*args):\n"
     "    raise RuntimeError('a bug in a rule')\n"
-    "log_rules._HANDLERS['request/header'] = crash\n"
+    "OpeningRules.header_event = crash\n"
     "from conformance.cli import main\n"
     "raise SystemExit(main(['check', *sys.argv[1:]]))\n"
 )

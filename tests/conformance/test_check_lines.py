@@ -315,12 +315,12 @@ def test_sources_holding_a_list_or_an_object_are_an_ordinary_finding(
 def test_a_crash_inside_a_rule_is_an_error_not_a_finding_against_the_log(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from conformance.check import log_rules
+    from conformance.check.turn_rules import TurnRules
 
     def crash(*args: object) -> None:
         raise RuntimeError("a bug in a rule")
 
-    monkeypatch.setitem(log_rules._HANDLERS, "step/start", crash)
+    monkeypatch.setattr(TurnRules, "step_start", crash)
     lines = turn_of(
         event(1, "step/start", '{"turn":1,"step":1}'),
         event(2, "plugin/x", "{}"),
@@ -407,3 +407,43 @@ def test_a_line_over_a_mebibyte_is_compared_in_place_and_still_judged() -> None:
             lines[-1] = event(1, "turn/end", '{"turn":2,"reason":{}}')
         assert rules_at(in_pieces(lines, 1 << 20)) == expected, first[:40]
         assert rules_at(lines) == expected
+
+
+@pytest.mark.spec("LOG-4")
+def test_a_compaction_event_carrying_a_surface_op_is_reported() -> None:
+    lines = turn_of(
+        event(1, "compact/start", '{"turn":1}')[:-2] + b',"surfaceOp":"append"}\n',
+    )
+    assert ("LOG-4", 3) in rules_at(lines)
+
+
+def test_what_a_line_showed_before_a_rule_crashed_on_it_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conformance.check.turn_rules import TurnRules
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("a bug in a rule")
+
+    monkeypatch.setattr(TurnRules, "step_start", crash)
+    lines = turn_of(event(5, "step/start", '{"turn":1,"step":1}'))  # a gap: LOG-2
+    report = check_lines(lines)
+    assert [(f.rule, f.line) for f in report.findings if f.line == 3] == [
+        ("LOG-2", 3),
+        ("CHECK-2", 3),
+    ]
+
+
+def test_a_handler_put_in_the_table_replaces_the_rules_of_its_type(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conformance.check import log_rules
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("a bug in a rule")
+
+    monkeypatch.setitem(log_rules._HANDLERS, "step/start", crash)
+    report = check_lines(turn_of(event(1, "step/start", '{"turn":1,"step":1}')))
+    assert [(f.rule, f.line, f.level) for f in report.findings] == [
+        ("CHECK-2", 3, "ERROR")
+    ]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from conformance.check import check_lines, read_captures
-from conformance.check.header_rules import fast_canonical
+from conformance.check.header_rules import _SHAPES, _Config, fast_canonical, fold_diff
 from reference.errors import CodecError
 from reference.header import (
     apply_header_delta,
@@ -162,6 +163,9 @@ def test_the_checkers_diff_and_apply_equal_the_references(
     assert fast_canonical(a, revision) == prev
     delta = diff_header(prev, next_, revision)
     assert diff_canonical(prev, next_, revision) == delta
+    fast = fold_diff(prev, next_, revision)
+    assert fast == delta
+    assert list(fast or {}) == list(delta or {})
     if delta is None:
         return
     try:
@@ -173,15 +177,42 @@ def test_the_checkers_diff_and_apply_equal_the_references(
     assert apply_to_canonical(prev, delta, revision) == expected
 
 
-@pytest.mark.spec("HDR-1", "HDR-2", "HDR-3", "TOOLS-2", "MSGS-1")
+LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()  # NaN and the infinities too: JSON-1 refuses them
+    | st.text(max_size=3)
+    | st.text(st.characters(codec=None, exclude_categories=()), max_size=3)
+    | st.sampled_from(["a\ud800", "\udc00", "null", "a:null"])
+)
+"""Leaves of random headers: lone surrogates and non-finite numbers included."""
+
+
+@pytest.mark.spec("HDR-1", "HDR-2", "HDR-3", "TOOLS-2", "MSGS-1", "JSON-1")
+@settings(max_examples=500)
 @given(
     st.recursive(
-        st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+        LEAVES,
         lambda inner: (
             st.lists(inner, max_size=3)
             | st.dictionaries(
                 st.sampled_from(
-                    ["config", "system", "tools", "messagePrefix", "model", "name", "x"]
+                    [
+                        "config",
+                        "system",
+                        "tools",
+                        "messagePrefix",
+                        "messageSuffix",
+                        "model",
+                        "temperature",
+                        "maxTokens",
+                        "name",
+                        "role",
+                        "content",
+                        "x",
+                        "\ud800",
+                    ]
                 ),
                 inner,
                 max_size=4,
@@ -201,3 +232,85 @@ def test_fast_canonical_is_none_or_the_references_canonical_form(
         assert fast is None
         return
     assert fast is None or fast == reference
+
+
+STRINGS = st.text(max_size=3) | st.sampled_from(["a\ud800", "\udc00b", "null"])
+
+
+def near_headers() -> st.SearchStrategy[dict[str, Any]]:
+    """Headers of the right shape with values at JSON-1's edges, so the fast
+    fold's answer is not None often enough to compare with the reference's."""
+    json_values = st.recursive(
+        LEAVES,
+        lambda inner: (
+            st.lists(inner, max_size=2) | st.dictionaries(STRINGS, inner, max_size=2)
+        ),
+        max_leaves=4,
+    )
+    config = st.fixed_dictionaries(
+        {"model": STRINGS},
+        optional={
+            "temperature": st.floats() | st.integers(),
+            "maxTokens": st.integers() | st.floats(),
+            "stop": st.lists(STRINGS, max_size=2),
+        },
+    )
+    tool = st.fixed_dictionaries(
+        {"name": STRINGS}, optional={"parameters": json_values}
+    )
+    message = st.fixed_dictionaries(
+        {"role": STRINGS, "content": st.lists(json_values, max_size=2)}
+    )
+    return st.fixed_dictionaries(
+        {"config": config},
+        optional={
+            "system": STRINGS,
+            "tools": st.lists(tool, max_size=3),
+            "messagePrefix": st.lists(message, max_size=2),
+            "messageSuffix": st.lists(message, max_size=2),
+        },
+    )
+
+
+@pytest.mark.spec("HDR-1", "CONFIG-2", "SYS-1", "TOOLS-2", "MSGS-1", "JSON-1")
+@settings(max_examples=500)
+@given(near_headers(), REVISIONS)
+def test_fast_canonical_agrees_with_the_reference_at_json_values_edges(
+    header: dict[str, Any], revision: Revision
+) -> None:
+    fast = fast_canonical(header, revision)
+    try:
+        reference = canonical_header(header, revision)
+    except CodecError:
+        assert fast is None
+        return
+    assert fast is None or fast == reference
+
+
+@pytest.mark.spec("JSON-1")
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"config": {"model": "m"}, "system": "a\ud800"},
+        {"config": {"model": "m", "temperature": float("inf")}},
+        {"config": {"model": "m", "temperature": float("nan")}},
+        {"config": {"model": "m"}, "tools": [{"name": "t", "max": float("-inf")}]},
+        {"config": {"model": "m"}, "tools": [{"name": "t", "\udc00": 1}]},
+    ],
+)
+def test_fast_canonical_leaves_what_is_not_a_json_value_to_the_reference(
+    header: dict[str, Any],
+) -> None:
+    with pytest.raises(CodecError):
+        canonical_header(header, Revision.SESSION_PREFIX)
+    assert fast_canonical(header, Revision.SESSION_PREFIX) is None
+
+
+def test_the_fast_folds_shapes_are_the_revisions_header_fields() -> None:
+    for revision in Revision:
+        shape = _SHAPES[revision]
+        assert [field.encode_name for field in msgspec.structs.fields(shape)] == list(
+            revision.header_fields
+        ), revision
+        config = {field.name for field in msgspec.structs.fields(_Config)}
+        assert config == {"model", "temperature", "maxTokens", "stop"}

@@ -1,0 +1,210 @@
+"""The envelope rules, checked on every event line the reader yields.
+
+Implements docs/spec.md LOG-1 (the type and time members; the member and
+JSON checks are `conformance.check.lines`'), LOG-2 (seqs run 0, 1, 2, ...),
+LOG-3 (data is an object), LOG-4 (surfaceOp and sourceEventSeqs only on
+surface types), LOG-5 (through the reference's `sources_problem`) and LOG-7
+(unknown event types are counted, not refused).
+
+Theory of operation. `EnvelopeRules.check` returns the findings of one
+event's envelope and the event's seq (the expected one when the line's seq
+could not be read). It keeps the next expected seq, and the *slack* a damaged
+line leaves (that line may have held an event, so the next seq may be one
+further on without a gap being reported).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from msgspec import UNSET, Raw
+
+from conformance.check.findings import Finding, finding
+from conformance.check.lines import MISSING_DATA, Envelope
+from reference.header import DELTA, SNAPSHOT
+from reference.messages import SURFACE_TYPES
+from reference.session_log import sources_problem
+
+UNKNOWN_TYPES_KEPT = 100
+"""Distinct unknown event types counted by name; the rest are counted together."""
+
+KNOWN_TYPES = frozenset(
+    {
+        "turn/start",
+        "turn/end",
+        "step/start",
+        "step/end",
+        *SURFACE_TYPES,
+        "assistant/chunk",
+        "tool/call",
+        "prompt/blocked",
+        "todo/write",
+        SNAPSHOT,
+        DELTA,
+        "compact/start",
+        "compact/summary",
+        "compact/end",
+        "hook/invoked",
+        "hook/result",
+    }
+)
+"""Event types the anchor vocabulary names; any other type is counted (LOG-7)."""
+
+
+@dataclass(slots=True)
+class UnknownTypes:
+    """Events of types the vocabulary does not name (LOG-7), counted by type."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    other: int = 0
+    """Events of unknown types beyond the first `UNKNOWN_TYPES_KEPT` types."""
+
+    def count(self, kind: str) -> None:
+        """Count one event of an unknown type, keeping at most so many types."""
+        counts = self.counts
+        if kind in counts or len(counts) < UNKNOWN_TYPES_KEPT:
+            counts[kind] += 1
+        else:
+            self.other += 1
+
+
+class EnvelopeRules:
+    """LOG-1 .. LOG-5 and LOG-7 on each event's envelope."""
+
+    def __init__(self) -> None:
+        self.next_seq = 0
+        self.slack = 0
+        """Damaged lines since the last event (each may have held one)."""
+        self.events = 0
+        """Events checked here (the reader counts the chunks it passed over)."""
+        self.unknown = UnknownTypes()
+
+    def damaged(self) -> None:
+        """A terminated line that is not JSON: it may have held an event."""
+        self.slack += 1
+
+    def check(
+        self, event: Envelope, number: int, prechecked: bool, seq_known: bool
+    ) -> tuple[int, Any, list[Finding]]:
+        """The event's seq, its data as an object (None if it is none: a lazy
+        body stays `msgspec.Raw`) and its envelope's findings.
+
+        `prechecked`: the event was read strictly (`lines.explain_line`,
+        which reported what it could name, and built any JSON value);
+        `seq_known`: its seq is an integer.
+        """
+        out: list[Finding] = []
+        kind = event.type
+        if not seq_known:
+            seq = self.next_seq
+        else:
+            seq = event.seq
+            if seq != self.next_seq:
+                self._seq(seq, number, out)
+        # a seq that goes back does not move the expected one back (LOG-2
+        # is reported once, not again when the log resumes where it was)
+        self.next_seq = max(self.next_seq, seq + 1)
+        self.slack = 0
+        self.events += 1
+        if not kind and not prechecked:
+            out.append(finding("LOG-1", number, seq, "type must be a non-empty string"))
+        if event.time < 0:
+            out.append(
+                finding(
+                    "LOG-1",
+                    number,
+                    seq,
+                    "time must be a non-negative integer (ms since the epoch)",
+                    found=event.time,
+                )
+            )
+        data: Any = event.data
+        if type(data) is not dict:
+            data = data_object(data)
+            if data is None and event.data is not MISSING_DATA:
+                out.append(finding("LOG-3", number, seq, "data must be a JSON object"))
+        if kind not in KNOWN_TYPES and kind:
+            self.unknown.count(kind)
+        if event.sourceEventSeqs is not UNSET:
+            self._sources(event, kind, number, seq, prechecked, out)
+        if event.surfaceOp is not UNSET and kind not in SURFACE_TYPES:
+            out.append(
+                finding(
+                    "LOG-4",
+                    number,
+                    seq,
+                    f"{kind} is not a surface type and must not carry surfaceOp",
+                )
+            )
+        return seq, data, out
+
+    def _seq(self, seq: int, number: int, out: list[Finding]) -> None:
+        expected = self.next_seq
+        if self.slack and expected < seq <= expected + self.slack:
+            return
+        detail = "repeats or goes back" if seq < expected else "skips ahead"
+        out.append(
+            finding(
+                "LOG-2",
+                number,
+                seq,
+                f"seq {detail}: seqs run 0, 1, 2, ... without gaps or repeats",
+                expected=expected,
+                found=seq,
+            )
+        )
+
+    def _sources(
+        self,
+        event: Envelope,
+        kind: str,
+        number: int,
+        seq: int,
+        prechecked: bool,
+        out: list[Finding],
+    ) -> None:
+        sources: Any = event.sourceEventSeqs
+        if kind not in SURFACE_TYPES:
+            out.append(
+                finding(
+                    "LOG-4",
+                    number,
+                    seq,
+                    f"{kind} is not a surface type and must not carry sourceEventSeqs",
+                )
+            )
+        # msgspec decoded a list of integers (never booleans) unless the line
+        # was read strictly; the common case is the chunks of a message, a
+        # run of seqs, which is valid when it starts at 0 or later and ends
+        # before this event; anything else the reference judges
+        if (
+            not prechecked
+            and sources
+            and sources[0] >= 0
+            and sources[-1] < seq
+            and sources == list(range(sources[0], sources[0] + len(sources)))
+        ):
+            return
+        if sources_problem(sources, seq) is not None:
+            out.append(
+                finding(
+                    "LOG-5",
+                    number,
+                    seq,
+                    "sourceEventSeqs must be a non-empty list of distinct seqs of"
+                    " earlier events",
+                    found=sources,
+                )
+            )
+
+
+_BRACE: Any = b"{"
+
+
+def data_object(data: Any) -> Any:
+    """The event's data as an object (a lazy Raw stays Raw), or None."""
+    if type(data) is Raw:
+        return data if memoryview(data)[:1] == _BRACE else None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,238 @@
+"""Turns and steps: which are open, and the rules on how they nest.
+
+Implements docs/spec.md TURN-1 (turns numbered from 1, not nested, ended
+with a reason; a log ending inside a turn is a warning), TURN-2 (steps
+numbered from 1 within their turn, not nested, ended inside it) and TURN-4
+(every event but the turn markers inside an open turn).
+
+Theory of operation. `TurnRules` keeps the open turn and the open step
+(`OpenStep`, which the other rule machines read and annotate: its header
+events, whether it responded, the request it sent) and nothing per event.
+A step that closes, by its ``step/end`` or because something it cannot
+outlive came first, is handed to `closing` (the request rules decide there
+what it sent), whose findings join the line's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.check.findings import MISSING, SHOULD, Finding, finding
+from conformance.check.lines import Envelope
+from reference.json_values import JsonObject, is_integer
+
+TURN_MARKERS = ("turn/start", "turn/end")
+
+
+@dataclass(slots=True)
+class OpenStep:
+    """A step while it is open, with what the rule machines noted of it."""
+
+    turn: int
+    step: int
+    line: int
+    seq: int
+    ordinal: int = 0
+    """How many steps the log started before this one (CACHE-2's "consecutive")."""
+    header_events: int = 0
+    responded: bool = False
+    resolved: bool = False
+    """Whether the request it sent (or did not send) was worked out."""
+    boundary: list[JsonObject] | None = None
+    """The derived history at its start (only when rebuilding requests)."""
+    history_unknown: bool = False
+    cache_warning: Finding | None = None
+    """A CACHE-2 warning held until the step's captured request is known."""
+
+
+def _no_findings(step: OpenStep, line: int) -> list[Finding]:
+    return []
+
+
+class TurnRules:
+    """TURN-1, TURN-2 and TURN-4, and the open turn and step."""
+
+    def __init__(self) -> None:
+        self.turn: int | None = None
+        self.last_turn = 0
+        self.last_step = 0
+        self.step: OpenStep | None = None
+        self.steps_started = 0
+        self.closing: Callable[[OpenStep, int], list[Finding]] = _no_findings
+        """Called with each step as it closes; its findings are the line's."""
+
+    def outside(
+        self, event: Envelope, data: Any, number: int, seq: int
+    ) -> list[Finding]:
+        """TURN-4: any event but a turn marker is written inside an open turn."""
+        kind = event.type
+        if self.turn is None and kind not in TURN_MARKERS and kind:
+            message = f"{kind} is written outside any open turn"
+            return [finding("TURN-4", number, seq, message)]
+        return []
+
+    def _close_step(self, number: int, out: list[Finding]) -> None:
+        step, self.step = self.step, None
+        if step is not None:
+            out.extend(self.closing(step, number))
+
+    def turn_start(
+        self, event: Envelope, data: Any, number: int, seq: int
+    ) -> list[Finding]:
+        out: list[Finding] = []
+        self._close_step(number, out)
+        turn = (
+            data.get("turn", MISSING) if isinstance(data, dict) else self.last_turn + 1
+        )
+        if self.turn is not None:
+            out.append(
+                finding(
+                    "TURN-1",
+                    number,
+                    seq,
+                    f"a turn starts while turn {self.turn} is open; turns do not nest",
+                )
+            )
+        if turn != self.last_turn + 1 or not is_integer(turn):
+            out.append(
+                finding(
+                    "TURN-1",
+                    number,
+                    seq,
+                    "turns are numbered from 1, increasing by 1",
+                    expected=self.last_turn + 1,
+                    found=turn,
+                )
+            )
+        self.turn = int(turn) if is_integer(turn) else self.last_turn + 1
+        self.last_turn = self.turn
+        self.last_step = 0
+        return out
+
+    def turn_end(
+        self, event: Envelope, data: Any, number: int, seq: int
+    ) -> list[Finding]:
+        out: list[Finding] = []
+        if self.step is not None:
+            out.append(
+                finding(
+                    "TURN-2",
+                    number,
+                    seq,
+                    f"turn {self.turn} ends while its step {self.step.step} is open",
+                )
+            )
+            self._close_step(number, out)
+        turn = data.get("turn", MISSING) if isinstance(data, dict) else self.turn
+        if self.turn is None:
+            out.append(finding("TURN-1", number, seq, "turn/end without an open turn"))
+        elif turn != self.turn:
+            out.append(
+                finding(
+                    "TURN-1",
+                    number,
+                    seq,
+                    "turn/end names another turn than the open one",
+                    expected=self.turn,
+                    found=turn,
+                )
+            )
+        if isinstance(data, dict) and "reason" not in data:
+            out.append(finding("TURN-1", number, seq, "turn/end data needs a reason"))
+        self.turn = None
+        return out
+
+    def step_start(
+        self, event: Envelope, data: Any, number: int, seq: int
+    ) -> list[Finding]:
+        out: list[Finding] = []
+        if self.step is not None:
+            out.append(
+                finding(
+                    "TURN-2",
+                    number,
+                    seq,
+                    f"a step starts while step {self.step.step} is open;"
+                    " steps do not nest",
+                )
+            )
+            self._close_step(number, out)
+        # data that is not an object was reported (LOG-1/LOG-3): assume it fits
+        fits = not isinstance(data, dict)
+        turn = self.turn if fits else data.get("turn", MISSING)
+        step = self.last_step + 1 if fits else data.get("step", MISSING)
+        if self.turn is None:
+            out.append(finding("TURN-2", number, seq, "a step starts outside any turn"))
+        elif turn != self.turn:
+            out.append(
+                finding(
+                    "TURN-2",
+                    number,
+                    seq,
+                    "step/start names another turn than the open one",
+                    expected=self.turn,
+                    found=turn,
+                )
+            )
+        if step != self.last_step + 1 or not is_integer(step):
+            out.append(
+                finding(
+                    "TURN-2",
+                    number,
+                    seq,
+                    "steps are numbered from 1 within each turn, increasing by 1",
+                    expected=self.last_step + 1,
+                    found=step,
+                )
+            )
+        self.last_step = int(step) if is_integer(step) else self.last_step + 1
+        self.step = OpenStep(
+            turn=self.turn or 0,
+            step=self.last_step,
+            line=number,
+            seq=seq,
+            ordinal=self.steps_started,
+        )
+        self.steps_started += 1
+        return out
+
+    def step_end(
+        self, event: Envelope, data: Any, number: int, seq: int
+    ) -> list[Finding]:
+        step = self.step
+        if step is None:
+            return [finding("TURN-2", number, seq, "step/end without an open step")]
+        out: list[Finding] = []
+        found = (data.get("turn"), data.get("step")) if isinstance(data, dict) else None
+        if found != (step.turn, step.step):
+            out.append(
+                finding(
+                    "TURN-2",
+                    number,
+                    seq,
+                    "step/end names another step than the open one",
+                    expected={"turn": step.turn, "step": step.step},
+                    found=data,
+                )
+            )
+        self._close_step(number, out)
+        return out
+
+    def finish(self, number: int) -> list[Finding]:
+        """The end of the log: close the open step; an open turn is a warning."""
+        out: list[Finding] = []
+        self._close_step(number, out)
+        if self.turn is not None:
+            out.append(
+                finding(
+                    "TURN-1",
+                    number,
+                    None,
+                    f"the log ends inside turn {self.turn} (a crash, or a session"
+                    " still running)",
+                    level=SHOULD,
+                )
+            )
+        return out
