@@ -154,10 +154,10 @@ class LogChecker:
         self.handlers = self._register()
         """The handlers of each event type, in order."""
         self._unknown: tuple[Handler, ...] = (self.turns.outside,)
+        """The handlers of a type no rule machine registered for."""
         self._found: list[Finding] = []
         """What the line being read has shown so far, yielded after it (kept
         when a rule raises: nothing found before the error is lost)."""
-        """The handlers of a type no rule machine registered for."""
         self._decoded_types = (
             DATA_TYPES | SURFACE_TYPES if reconstruction is not None else DATA_TYPES
         )

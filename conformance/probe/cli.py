@@ -180,6 +180,9 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
             raise ValueError("--keep is empty: give a folder to keep the evidence in")
         if keep.exists() and not keep.is_dir():
             raise ValueError(f"--keep {args.keep!r} is a file, not a folder")
+        above = next((p for p in keep.absolute().parents if p.exists()), None)
+        if above is not None and not above.is_dir():
+            raise ValueError(f"--keep {args.keep!r}: {str(above)!r} is a file")
     if args.ready is not None and not args.ready:
         raise ValueError("--ready is empty: give the text the harness prints")
     uses_dir = any("{log_dir}" in word for word in [*command, *(resume or [])])
@@ -314,6 +317,7 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
         if failed
         else "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it",
         NO_VERDICT: "NO VERDICT: the harness could not be run or a check errored",
+        2: "NO VERDICT: the evidence --keep asked for could not be kept",
     }[status]
     print()
     print(f"{len(checks)} checks in {seconds:.1f} s")

@@ -157,9 +157,12 @@ class CheckItem(pytest.Item):
             raise ContractBroken(self._report("a MUST rule is broken"))
         if outcome is Outcome.WARN:
             if _state(self).options.strict or self.expected:
-                raise ContractBroken(
-                    self._report(f"{SHOULD_FINDING}, failed by --reqfold-strict")
+                why = (
+                    "failed: listed as an expected failure"
+                    if self.expected
+                    else "failed by --reqfold-strict"
                 )
+                raise ContractBroken(self._report(f"{SHOULD_FINDING}, {why}"))
             # Shown at the vector's or scenario's file, not at this line.
             warnings.warn_explicit(
                 ReqfoldShouldWarning(self._report(SHOULD_FINDING)),

@@ -136,7 +136,7 @@ def compare_reports(old: JsonObject, new: JsonObject) -> Comparison:
     broken = {
         check_id.partition("/")[0]
         for check_id, (status, _) in before.items()
-        if status in BAD or status == "xfail"
+        if status in ("fail", "error", "xfail")
     }
     for key in [*old_ratios, *(k for k in new_ratios if k not in old_ratios)]:
         comparison.cache.append(

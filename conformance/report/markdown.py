@@ -16,11 +16,14 @@ from conformance.report.model import PROBLEMS, STATUSES, CheckRecord, RunReport
 
 
 def _cell(value: object) -> str:
-    """`value` as inline text: one line, pipes escaped, and HTML's ``<``,
-    ``>`` and ``&`` as entities, so what an adapter said (a startup error,
-    a note) can never become markup where the summary is rendered."""
+    """`value` as inline text: one line, HTML's ``<``, ``>`` and ``&`` as
+    entities and Markdown's punctuation (links, images, emphasis, code,
+    table pipes) escaped, so what an adapter said (its name, a startup
+    error, a note) can never become markup where the summary is rendered."""
     text = html.escape(" ".join(str(value).split()), quote=False)
-    return text.replace("|", "\\|")
+    for char in "\\`*_[]!|":
+        text = text.replace(char, "\\" + char)
+    return text
 
 
 def _code(value: str) -> str:

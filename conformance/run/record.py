@@ -104,6 +104,3 @@ class RunRecord:
         if shown and self.progress.enabled:
             sys.stdout.flush()
         return check
-
-
-PROBLEM_OUTCOMES = (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)

@@ -224,6 +224,7 @@ def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revisio
         (["--cmd", CHAT, "--log-glob", ""], "--log-glob is empty"),
         (["--cmd", CHAT, "--log-dir", "x", "--keep", ""], "--keep is empty"),
         (["--cmd", CHAT, "--log-dir", "x", "--keep", __file__], "is a file"),
+        (["--cmd", CHAT, "--log-dir", "x", "--keep", f"{__file__}/sub"], "is a file"),
         (
             ["--cmd", CHAT, "--log-dir", "x", "--api-key-env", "1BAD"],
             "is not an environment variable name",

@@ -396,3 +396,22 @@ def test_a_wrong_rejection_differs_in_its_code_whatever_its_kind() -> None:
     assert answer_difference(expected, {"result": {}}) == "$.error"
     assert answer_difference({"result": {"a": 1}}, {"result": {"a": 2}}) == "$.result.a"
     assert answer_difference(expected, None) is None
+
+
+def test_a_stale_entry_does_not_excuse_a_lower_hit_ratio() -> None:
+    old = minimal({"s@r/cache/request-1": "xpass"}, ratio=0.9)
+    new = minimal({"s@r/cache/request-1": "pass"}, ratio=0.5)
+    assert compare_reports(old, new).regression
+    old = minimal({"s@r/cache/request-1": "fail"}, ratio=0.9)
+    assert not compare_reports(old, new).regression  # a broken run: not judged
+
+
+def test_markdown_links_and_images_in_an_adapters_words_are_escaped() -> None:
+    built = dataclasses.replace(
+        report(check(Outcome.PASS, "a")),
+        startup_error="![x](https://host/pixel) [click](https://host) *bold*",
+    )
+    markdown = render_markdown(built)
+    assert "![x](" not in markdown
+    assert "[click](" not in markdown
+    assert "\\!\\[x\\](https://host/pixel)" in markdown
