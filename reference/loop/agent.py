@@ -539,7 +539,7 @@ class AgentLoop:
         envelope (LOG-1 .. LOG-5) and a replace's range (SURF-2).
         """
         seq = len(self.session)
-        check_json_value(data, what=f"data of seq {seq}")
+        check_json_value(data, what="the data", seq=seq)
         event = make_event(
             kind,
             seq,
