@@ -24,6 +24,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from conformance.check.findings import SHOULD, Finding, finding
+from conformance.codec.judge_equal import same_json
 from reference.errors import CodecError, DeltaBeforeSnapshot
 from reference.header import (
     SNAPSHOT_REASONS,
@@ -34,7 +35,6 @@ from reference.header import (
     diff_canonical,
     project_canonical,
 )
-from reference.json_values import json_equal
 from reference.revisions import Revision
 
 
@@ -270,7 +270,7 @@ class HeaderFold:
                     found="fallback snapshot",
                 )
             )
-        if self.revision is Revision.SESSION_PREFIX and not json_equal(
+        if self.revision is Revision.SESSION_PREFIX and not same_json(
             baseline.get("messagePrefix", []), current.get("messagePrefix", [])
         ):
             findings.append(
@@ -338,8 +338,8 @@ class HeaderFold:
                     found=data,
                 )
             )
-        elif not json_equal(data, expected):
-            by_value = json_equal(data, expected, ordered=False)
+        elif not same_json(data, expected):
+            by_value = same_json(data, expected, ordered=False)
             findings.append(
                 finding(
                     "WRITER-3",
@@ -363,5 +363,5 @@ class HeaderFold:
         except CodecError:
             return False
         return list(again) == list(after) and all(
-            json_equal(again[name], after[name]) for name in after
+            same_json(again[name], after[name]) for name in after
         )

@@ -61,8 +61,9 @@ from conformance.check.reconstruction import (
     StepPoint,
 )
 from conformance.check.surface import ReplaceRefused, Surface
+from conformance.codec.judge_equal import same_json
 from reference.header import DELTA, SNAPSHOT
-from reference.json_values import JsonObject, is_integer, json_equal
+from reference.json_values import JsonObject, is_integer
 from reference.messages import SURFACE_TYPES, derive_event_message
 from reference.revisions import LATEST, Revision
 
@@ -142,7 +143,7 @@ class _HeaderChange:
         return frozenset(
             part
             for part in OPENING
-            if not json_equal(self.before.get(part), self.after.get(part))
+            if not same_json(self.before.get(part), self.after.get(part))
         )
 
 

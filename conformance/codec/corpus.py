@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from conformance.codec.judge_equal import same_json
 from conformance.rules import Rule
 from reference.json_values import JsonObject, JsonValue, parse_json
 from reference.revisions import Revision
@@ -255,24 +256,12 @@ class _Token:
 
 
 def values_equal(a: JsonValue, b: JsonValue, *, ordered: bool = False) -> bool:
-    """Compare JSON values (JSON-2); with ``ordered``, member order too (JSON-3)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, str) and isinstance(b, str):
-        return a == b
-    if a is None or b is None:
-        return a is None and b is None
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(
-            values_equal(x, y, ordered=ordered) for x, y in zip(a, b, strict=True)
-        )
-    if isinstance(a, dict) and isinstance(b, dict):
-        if (list(a) != list(b)) if ordered else (a.keys() != b.keys()):
-            return False
-        return all(values_equal(a[key], b[key], ordered=ordered) for key in a)
-    return False
+    """Compare JSON values (JSON-2); with ``ordered``, member order too (JSON-3).
+
+    The judge's own comparison (`conformance.codec.judge_equal`), never the
+    reference's `json_equal`: a defect there must not blind the judge.
+    """
+    return same_json(a, b, ordered=ordered)
 
 
 def compare_results(expected: JsonValue, actual: JsonValue) -> Verdict:
