@@ -23,6 +23,8 @@ from reference.header import (
     fold_request_header,
     header_equals,
     is_canonical,
+    join_system_lines,
+    system_lines,
 )
 from reference.revisions import Revision
 
@@ -599,3 +601,25 @@ def test_is_canonical_judges_in_the_revision_it_is_given() -> None:
         is_canonical(framed, Revision.SESSION_PREFIX)
     with rejects(MalformedHeader, "HDR-2"):
         is_canonical({"config": M, "messagePrefix": suffix}, Revision.HEADER_EVENTS)
+
+
+@pytest.mark.spec("SYS-2")
+def test_no_lines_join_to_an_absent_prompt_and_an_absent_prompt_has_no_lines() -> None:
+    assert join_system_lines([]) is None
+    assert join_system_lines([""]) == ""
+    assert system_lines(None) == []
+    assert system_lines("") == [""]
+    assert system_lines("a\r\nb\n") == ["a\r", "b", ""]
+
+
+@pytest.mark.spec("FOLD-3", "HDR-2")
+def test_fold_continues_from_a_state_of_the_revision_it_is_given() -> None:
+    revision = Revision.REQUEST_MESSAGES
+    suffix = [{"role": "user", "content": []}]
+    state = {"config": M, "messageSuffix": suffix}
+    assert fold_request_header([], state, revision) == state
+    assert fold_request_header(
+        [delta_event(1, {"messageSuffix": []})], state, revision
+    ) == {"config": M}
+    with rejects(MalformedHeader, "HDR-2"):
+        fold_request_header([], state, Revision.SESSION_PREFIX)
