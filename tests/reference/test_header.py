@@ -17,6 +17,7 @@ from reference.errors import (
 from reference.header import (
     apply_header_delta,
     canonical_header,
+    check_snapshot_data,
     delta_round_trips,
     diff_header,
     diff_system,
@@ -623,3 +624,28 @@ def test_fold_continues_from_a_state_of_the_revision_it_is_given() -> None:
     ) == {"config": M}
     with rejects(MalformedHeader, "HDR-2"):
         fold_request_header([], state, Revision.SESSION_PREFIX)
+
+
+@pytest.mark.spec("SNAP-1")
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        {"header": {"config": M}},
+        {"header": {"config": M}, "reason": "restart"},
+        {"header": {"config": M}, "reason": "initial", "extra": 1},
+    ],
+    ids=["not-an-object", "no-reason", "unknown-reason", "extra-member"],
+)
+def test_snapshot_data_errors_name_the_seq_they_are_given(data: object) -> None:
+    with rejects(MalformedEvent, "SNAP-1", seq=3):
+        check_snapshot_data(data, seq=3)
+    with rejects(MalformedEvent, "SNAP-1"):
+        check_snapshot_data(data, seq=None)
+
+
+@pytest.mark.spec("SNAP-1")
+@pytest.mark.parametrize("reason", ["initial", "resume", "fallback"])
+def test_snapshot_data_gives_back_its_header(reason: str) -> None:
+    header = {"config": M}
+    assert check_snapshot_data({"header": header, "reason": reason}, seq=0) is header
