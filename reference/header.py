@@ -446,7 +446,8 @@ def fold_step(
 ) -> Header | None:
     """Fold one event into the header in force (FOLD-1..FOLD-3)."""
     kind = event.get("type")
-    seq = event.get("seq") if is_integer(event.get("seq")) else None
+    raw_seq = event.get("seq")
+    seq = int(raw_seq) if is_integer(raw_seq) else None
     try:
         if kind == SNAPSHOT:
             header = check_snapshot_data(event.get("data"), seq=seq)

@@ -59,10 +59,14 @@ def is_integer(value: object) -> TypeGuard[int | float]:
     return isinstance(value, float) and value.is_integer()
 
 
-def check_json_value(value: object, *, what: str = "value") -> None:
+def check_json_value(
+    value: object, *, what: str = "value", seq: int | None = None
+) -> None:
     """Raise `NotJsonValue` unless `value` is a JSON value (JSON-1).
 
-    Iterative, so nesting depth is bounded by memory, not the C stack.
+    `seq` is the log position the error names, when the value is an
+    event's. Iterative, so nesting depth is bounded by memory, not the C
+    stack.
     """
     on_path: set[int] = set()
     stack: list[tuple[object, bool]] = [(value, False)]
@@ -77,6 +81,7 @@ def check_json_value(value: object, *, what: str = "value") -> None:
                     f"{what} holds a string with a lone surrogate, which is not"
                     " Unicode text",
                     rule="JSON-1",
+                    seq=seq,
                 )
             continue
         if item is None or isinstance(item, bool):
@@ -85,11 +90,13 @@ def check_json_value(value: object, *, what: str = "value") -> None:
             continue
         if isinstance(item, float):
             if not math.isfinite(item):
-                raise NotJsonValue(f"{what} holds a non-finite number", rule="JSON-1")
+                raise NotJsonValue(
+                    f"{what} holds a non-finite number", rule="JSON-1", seq=seq
+                )
             continue
         if isinstance(item, list | dict):
             if id(item) in on_path:
-                raise NotJsonValue(f"{what} contains a cycle", rule="JSON-1")
+                raise NotJsonValue(f"{what} contains a cycle", rule="JSON-1", seq=seq)
             on_path.add(id(item))
             stack.append((item, True))
             if isinstance(item, dict):
@@ -98,6 +105,7 @@ def check_json_value(value: object, *, what: str = "value") -> None:
                         raise NotJsonValue(
                             f"{what} has a non-string object key {key!r}",
                             rule="JSON-1",
+                            seq=seq,
                         )
                     stack.append((key, False))
                     stack.append((child, False))
@@ -107,6 +115,7 @@ def check_json_value(value: object, *, what: str = "value") -> None:
         raise NotJsonValue(
             f"{what} holds a {type(item).__name__}, which is not a JSON value",
             rule="JSON-1",
+            seq=seq,
         )
 
 

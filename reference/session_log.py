@@ -100,7 +100,7 @@ def check_event(event: object, *, index: int) -> JsonObject:
     data = event.get("data")
     if not isinstance(data, dict):
         raise MalformedEvent("data must be a JSON object", rule="LOG-3", seq=seq)
-    check_json_value(data, what=f"data of seq {seq}")
+    check_json_value(data, what="the data", seq=seq)
     _check_surface_members(kind, event, seq)
     return event
 
@@ -161,7 +161,7 @@ class SessionLog:
         self._header: Header | None = None
         self._header_cursor = 0
         for index, event in enumerate(seed):
-            check_json_value(event, what=f"seed event {index}")
+            check_json_value(event, what="the seeded event", seq=index)
             self.append_event(copy_json(event))
 
     # -------------------------------------------------------------- reading
@@ -219,7 +219,7 @@ class SessionLog:
         `data` is deep-copied, so later changes by the caller do not reach
         the log. Nothing is logged when a rule is broken.
         """
-        check_json_value(data, what=f"data of seq {len(self._events)}")
+        check_json_value(data, what="the data", seq=len(self._events))
         event = make_event(
             kind,
             len(self._events),

@@ -25,6 +25,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from conformance.check.findings import MISSING, SHOULD, Finding, finding
+from conformance.codec import judge_equal
 from reference.errors import CodecError, DeltaBeforeSnapshot
 from reference.header import (
     SNAPSHOT_REASONS,
@@ -36,7 +37,6 @@ from reference.header import (
     diff_tools,
     project_canonical,
 )
-from reference.json_values import json_equal
 from reference.revisions import Revision
 
 
@@ -118,8 +118,8 @@ _NULL = re.compile(rb"[:,\[]null")
 reference is asked, which costs time, not exactness)."""
 
 
-def same_json(a: Any, b: Any, depth: int = 3) -> bool:
-    """`json_equal` (JSON-2 and JSON-3), fast for the values a fold compares.
+def fold_equal(a: Any, b: Any, depth: int = 3) -> bool:
+    """JSON-2 and JSON-3 equality, fast for the values a fold compares.
 
     Arrays are equal element by element, objects member by member (names
     in order), so the top `depth` levels are compared item by item and an
@@ -127,40 +127,40 @@ def same_json(a: Any, b: Any, depth: int = 3) -> bool:
     without a look. Below that, values the fold holds are JSON values
     (finite numbers, no lone surrogate: the fast fold and the reference
     refuse others), so equal compact encodings mean equal values; encodings
-    that differ may still be equal values (``1`` and ``1.0``), which
-    `json_equal` then decides.
+    that differ may still be equal values (``1`` and ``1.0``), which the
+    judge's own comparison (`conformance.codec.judge_equal`) then decides.
     """
     if a is b:
         return True
     if depth:
         if type(a) is list and type(b) is list:
             return len(a) == len(b) and all(
-                same_json(x, y, depth - 1) for x, y in zip(a, b, strict=True)
+                fold_equal(x, y, depth - 1) for x, y in zip(a, b, strict=True)
             )
         if type(a) is dict and type(b) is dict:
             return list(a) == list(b) and all(
-                same_json(a[name], b[name], depth - 1) for name in a
+                fold_equal(a[name], b[name], depth - 1) for name in a
             )
     try:
         if _ENCODER.encode(a) == _ENCODER.encode(b):
             return True
     except (TypeError, ValueError, OverflowError, RecursionError):
         pass  # not encodable as it is (a lone surrogate): the walk decides
-    return json_equal(a, b)
+    return judge_equal.same_json(a, b)
 
 
 def fold_diff(a: Header, b: Header, revision: Revision) -> Delta | None:
-    """`reference.header.diff_canonical`, with the tools compared by `same_json`.
+    """`reference.header.diff_canonical`, with the tools compared by `fold_equal`.
 
     The reference compares the two tool lists with `json_equal`, a walk of
     every schema, which is most of a delta's cost on a header with tens of
     tools; here the tools arm is the reference's `diff_tools` when
-    `same_json` finds the lists differ, and every other arm is the
+    `fold_equal` finds the lists differ, and every other arm is the
     reference's own. tests/conformance/test_check_writer_logs.py holds it
     equal to `diff_canonical`.
     """
     tools_a, tools_b = a.get("tools", []), b.get("tools", [])
-    if same_json(tools_a, tools_b):
+    if fold_equal(tools_a, tools_b):
         return diff_canonical(a, {**b, "tools": tools_a} if tools_a else b, revision)
     shared = {**b, "tools": tools_a}
     rest = diff_canonical(a, shared, revision) or {}
@@ -338,7 +338,7 @@ class HeaderFold:
                     found="fallback snapshot",
                 )
             )
-        if self.revision is Revision.SESSION_PREFIX and not same_json(
+        if self.revision is Revision.SESSION_PREFIX and not fold_equal(
             baseline.get("messagePrefix", []), current.get("messagePrefix", [])
         ):
             findings.append(
@@ -395,7 +395,7 @@ class HeaderFold:
                     found=data,
                 )
             )
-        elif same_json(data, expected):
+        elif fold_equal(data, expected):
             pass  # diff's own delta: it round-trips, as applying it just showed
         elif not self._round_trips(baseline, expected, after):
             findings.append(
@@ -409,7 +409,7 @@ class HeaderFold:
                 )
             )
         else:
-            by_value = json_equal(data, expected, ordered=False)
+            by_value = judge_equal.same_json(data, expected, ordered=False)
             findings.append(
                 finding(
                     "WRITER-3",
@@ -433,5 +433,5 @@ class HeaderFold:
         except CodecError:
             return False
         return list(again) == list(after) and all(
-            same_json(again[name], after[name]) for name in after
+            fold_equal(again[name], after[name]) for name in after
         )

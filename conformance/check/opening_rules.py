@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.check.findings import SHOULD, Finding, finding
-from conformance.check.header_rules import HeaderFold, same_json
+from conformance.check.header_rules import HeaderFold, fold_equal
 from conformance.check.lines import Envelope
 from conformance.check.turn_rules import OpenStep, TurnRules
 from reference.header import DELTA, SNAPSHOT
@@ -51,7 +51,7 @@ class HeaderChange:
         return frozenset(
             part
             for part in OPENING
-            if not same_json(self.before.get(part), self.after.get(part))
+            if not fold_equal(self.before.get(part), self.after.get(part))
         )
 
     def site(self, part: str) -> Any:
@@ -79,13 +79,13 @@ class HeaderChange:
             return sorted(
                 name
                 for name in old_tools.keys() | new_tools.keys()
-                if not same_json(old_tools.get(name), new_tools.get(name))
+                if not fold_equal(old_tools.get(name), new_tools.get(name))
             )
         return [
             index
             for index in range(max(len(old_items), len(new_items)))
             if index >= min(len(old_items), len(new_items))
-            or not same_json(old_items[index], new_items[index])
+            or not fold_equal(old_items[index], new_items[index])
         ]
 
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from conformance.codec.judge_equal import same_json
 from conformance.harness.results import Judge
 from fakes import CapturedRequest
-from reference.json_values import JsonObject, json_equal
+from reference.json_values import JsonObject
 from reference.reconstruct import (
     HEADER_TYPES,
     RebuiltRequest,
@@ -66,7 +67,7 @@ def _matched_steps(
         if position >= len(captures):
             break
         body = captures[position].body
-        same = isinstance(body, dict) and json_equal(
+        same = isinstance(body, dict) and same_json(
             step.contract_body(), contract_view(body), ordered=False
         )
         if same:
@@ -214,7 +215,7 @@ def _resume_unchanged(
     if snapshot["data"].get("reason") != "resume":
         return False
     before = fold_through(events, header_seq - 1, revision)
-    return before is not None and json_equal(before, snapshot["data"].get("header"))
+    return before is not None and same_json(before, snapshot["data"].get("header"))
 
 
 def _cache_message(

@@ -88,7 +88,7 @@ class SessionAppender:
     ) -> FrozenObject:
         """Validate, persist, then log one event; return a frozen copy of it."""
         seq = len(self.session)
-        check_json_value(data, what=f"data of seq {seq}")
+        check_json_value(data, what=f"data of seq {seq}", seq=seq)
         event = make_event(
             kind,
             seq,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
+from conformance.rules import load_rules
 from conformance.strategies import header_sequences, headers
 from reference.errors import CodecError
 from reference.header import (
@@ -19,6 +20,7 @@ from reference.revisions import Revision
 from reference.writer import record_header
 
 revisions = st.sampled_from(list(Revision))
+SPEC_RULES = frozenset(load_rules())
 
 
 def writer_log(sequence: list[dict], revision: Revision) -> list[dict]:
@@ -135,7 +137,9 @@ def test_folding_in_two_parts_equals_folding_at_once(
     ),
     st.sampled_from(["canonical", "diff", "apply", "fold"]),
 )
-def test_arbitrary_json_raises_only_codec_errors(value: object, operation: str) -> None:
+def test_arbitrary_json_raises_only_codec_errors_with_a_rule(
+    value: object, operation: str
+) -> None:
     try:
         if operation == "canonical":
             canonical_header(value)  # type: ignore[arg-type]
@@ -145,5 +149,10 @@ def test_arbitrary_json_raises_only_codec_errors(value: object, operation: str) 
             apply_header_delta({"config": {"model": "m"}, "system": "a"}, value)  # type: ignore[arg-type]
         else:
             fold_request_header([{"type": "request/header", "seq": 0, "data": value}])  # type: ignore[list-item]
-    except CodecError:
-        pass
+    except CodecError as error:
+        refused: CodecError | None = error
+    else:
+        refused = None
+    if refused is not None:
+        assert refused.rule in SPEC_RULES, refused
+        assert refused.seq == (0 if operation == "fold" else None), refused

@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import pytest
+from rejections import rejects
 
 from reference.errors import (
+    CodecError,
     DeltaBeforeSnapshot,
     DeltaConflict,
     MalformedDelta,
+    MalformedEvent,
     MalformedHeader,
     NotJsonValue,
 )
 from reference.header import (
     apply_header_delta,
     canonical_header,
+    check_snapshot_data,
     delta_round_trips,
     diff_header,
     diff_system,
     fold_request_header,
     header_equals,
     is_canonical,
+    join_system_lines,
+    system_lines,
 )
 from reference.revisions import Revision
 
@@ -60,11 +66,11 @@ def test_canonical_form_drops_empty_fields_and_orders_members() -> None:
 @pytest.mark.spec("HDR-2")
 def test_canonical_form_rejects_fields_the_revision_does_not_know() -> None:
     suffix = [{"role": "user", "content": []}]
-    with pytest.raises(MalformedHeader, match="messageSuffix"):
+    with rejects(MalformedHeader, "HDR-2"):
         canonical_header(
             {"config": M, "messageSuffix": suffix}, Revision.SESSION_PREFIX
         )
-    with pytest.raises(MalformedHeader, match="messagePrefix"):
+    with rejects(MalformedHeader, "HDR-2"):
         canonical_header({"config": M, "messagePrefix": suffix}, Revision.HEADER_EVENTS)
     assert canonical_header(
         {"config": M, "messageSuffix": suffix}, Revision.REQUEST_MESSAGES
@@ -72,42 +78,89 @@ def test_canonical_form_rejects_fields_the_revision_does_not_know() -> None:
 
 
 @pytest.mark.spec(
-    "HDR-3", "HDR-1", "CONFIG-1", "CONFIG-2", "SYS-1", "TOOLS-1", "TOOLS-2"
+    "HDR-3", "HDR-1", "CONFIG-1", "CONFIG-2", "SYS-1", "TOOLS-1", "TOOLS-2", "MSGS-1"
 )
 @pytest.mark.parametrize(
-    "header",
+    ("header", "rule"),
     [
-        pytest.param({"config": M, "system": None}, id="null-system"),
+        pytest.param({"config": M, "system": None}, "HDR-3", id="null-system"),
+        pytest.param({"config": None}, "HDR-3", id="null-config"),
         pytest.param(
-            {"config": {"model": "m", "temperature": None}}, id="null-config-member"
-        ),
-        pytest.param({"system": "s"}, id="no-config"),
-        pytest.param({"config": {"temperature": 1}}, id="no-model"),
-        pytest.param(
-            {"config": {"model": "m", "temperature": True}}, id="bool-temperature"
+            {"config": {"model": "m", "x": None}}, "HDR-3", id="null-config-member"
         ),
         pytest.param(
-            {"config": {"model": "m", "maxTokens": 1.5}}, id="float-max-tokens"
+            {"config": {"model": "m", "temperature": None}},
+            "CONFIG-2",
+            id="null-temperature",
         ),
-        pytest.param({"config": {"model": "m", "stop": "x"}}, id="string-stop"),
-        pytest.param({"config": M, "system": ["a"]}, id="array-system"),
+        pytest.param({"system": "s"}, "HDR-1", id="no-config"),
+        pytest.param({"config": "m"}, "CONFIG-1", id="string-config"),
+        pytest.param({"config": {"temperature": 1}}, "CONFIG-1", id="no-model"),
+        pytest.param({"config": {"model": 1}}, "CONFIG-1", id="number-model"),
         pytest.param(
-            {"config": M, "tools": [{"description": "x"}]}, id="nameless-tool"
+            {"config": {"model": "m", "temperature": True}},
+            "CONFIG-2",
+            id="bool-temperature",
         ),
         pytest.param(
-            {"config": M, "tools": [tool("a"), tool("a", "e")]}, id="duplicate-tool"
+            {"config": {"model": "m", "temperature": "1"}},
+            "CONFIG-2",
+            id="string-temperature",
         ),
-        pytest.param([], id="not-an-object"),
+        pytest.param(
+            {"config": {"model": "m", "maxTokens": 1.5}},
+            "CONFIG-2",
+            id="float-max-tokens",
+        ),
+        pytest.param(
+            {"config": {"model": "m", "stop": "x"}}, "CONFIG-2", id="string-stop"
+        ),
+        pytest.param(
+            {"config": {"model": "m", "stop": ["x", 1]}},
+            "CONFIG-2",
+            id="non-string-stop",
+        ),
+        pytest.param({"config": M, "system": ["a"]}, "SYS-1", id="array-system"),
+        pytest.param({"config": M, "tools": {}}, "TOOLS-1", id="object-tools"),
+        pytest.param(
+            {"config": M, "tools": [{"description": "x"}]},
+            "TOOLS-1",
+            id="nameless-tool",
+        ),
+        pytest.param({"config": M, "tools": ["a"]}, "TOOLS-1", id="string-tool"),
+        pytest.param(
+            {"config": M, "tools": [tool("a"), tool("a", "e")]},
+            "TOOLS-2",
+            id="duplicate-tool",
+        ),
+        pytest.param({"config": M, "messagePrefix": {}}, "MSGS-1", id="object-prefix"),
+        pytest.param(
+            {"config": M, "messagePrefix": [{"role": "user"}]},
+            "MSGS-1",
+            id="message-without-content",
+        ),
+        pytest.param(
+            {"config": M, "messagePrefix": [{"role": 1, "content": []}]},
+            "MSGS-1",
+            id="message-with-a-number-role",
+        ),
+        pytest.param(
+            {"config": M, "messagePrefix": [{"role": "user", "content": ""}]},
+            "MSGS-1",
+            id="message-with-string-content",
+        ),
+        pytest.param([], "HDR-1", id="not-an-object"),
     ],
 )
-def test_malformed_headers_are_rejected(header: object) -> None:
-    with pytest.raises(MalformedHeader):
+def test_malformed_headers_are_rejected_naming_the_rule(
+    header: object, rule: str
+) -> None:
+    with rejects(MalformedHeader, rule):
         canonical_header(header)  # type: ignore[arg-type]
 
 
-@pytest.mark.spec("JSON-1")
 def test_a_header_holding_a_non_json_number_is_rejected() -> None:
-    with pytest.raises(NotJsonValue):
+    with rejects(NotJsonValue, "JSON-1"):
         canonical_header({"config": {"model": "m", "temperature": float("nan")}})
 
 
@@ -267,13 +320,19 @@ def test_diff_arms_come_in_spec_order() -> None:
 
 @pytest.mark.spec("SYS-5", "TOOLS-5")
 @pytest.mark.parametrize(
-    "delta",
+    ("delta", "rule"),
     [
-        {"system": {"keepStart": 2, "keepEnd": 1, "insert": []}},
-        {"tools": {"added": [], "removed": ["ghost"], "changed": []}},
-        {"tools": {"added": [], "removed": [], "changed": [tool("ghost")]}},
-        {"tools": {"added": [tool("a")], "removed": [], "changed": []}},
-        {"tools": {"added": [], "removed": ["a"], "changed": [tool("a")]}},
+        ({"system": {"keepStart": 2, "keepEnd": 1, "insert": []}}, "SYS-5"),
+        ({"tools": {"added": [], "removed": ["ghost"], "changed": []}}, "TOOLS-5"),
+        (
+            {"tools": {"added": [], "removed": [], "changed": [tool("ghost")]}},
+            "TOOLS-5",
+        ),
+        ({"tools": {"added": [tool("a")], "removed": [], "changed": []}}, "TOOLS-5"),
+        (
+            {"tools": {"added": [], "removed": ["a"], "changed": [tool("a")]}},
+            "TOOLS-5",
+        ),
     ],
     ids=[
         "system-out-of-range",
@@ -283,38 +342,136 @@ def test_diff_arms_come_in_spec_order() -> None:
         "change-removed",
     ],
 )
-def test_a_delta_that_does_not_fit_its_base_is_a_conflict(delta: dict) -> None:
-    with pytest.raises(DeltaConflict):
+def test_a_delta_that_does_not_fit_its_base_is_a_conflict(
+    delta: dict, rule: str
+) -> None:
+    with rejects(DeltaConflict, rule):
         apply_header_delta(
             {"config": M, "system": "one\ntwo", "tools": [tool("a")]}, delta
         )
 
 
-@pytest.mark.spec("DELTA-1", "SYS-3", "TOOLS-3")
+def test_a_system_arm_keeping_every_line_fits() -> None:
+    base = {"config": M, "system": "one\ntwo"}
+    arm = {"keepStart": 1, "keepEnd": 1, "insert": ["mid"]}
+    assert apply_header_delta(base, {"system": arm}) == {
+        "config": M,
+        "system": "one\nmid\ntwo",
+    }
+
+
+@pytest.mark.spec("TOOLS-5", "DELTA-6")
+def test_a_conflicting_delta_does_not_round_trip() -> None:
+    prev = {"config": M, "tools": [tool("a")]}
+    conflicting = {"tools": {"added": [tool("a")], "removed": [], "changed": []}}
+    assert not delta_round_trips(prev, conflicting, prev)
+
+
+@pytest.mark.spec("DELTA-1", "SYS-3", "TOOLS-1", "TOOLS-2", "TOOLS-3", "CONFIG-1")
 @pytest.mark.parametrize(
-    "delta",
+    ("delta", "rule"),
     [
-        {"bogus": 1},
-        {"system": {"keepStart": -1, "keepEnd": 0, "insert": []}},
-        {"system": {"keepStart": True, "keepEnd": 0, "insert": []}},
-        {"system": {"keepStart": 0, "keepEnd": 0, "insert": ["two\nlines"]}},
-        {"tools": {"added": []}},
-        {"config": {"temperature": 1}},
-        {"messageSuffix": []},
-    ],
-    ids=[
-        "unknown-arm",
-        "negative-keep",
-        "bool-keep",
-        "multi-line-insert",
-        "partial-tools-arm",
-        "config-without-model",
-        "suffix-in-session-prefix",
+        pytest.param([], "DELTA-1", id="not-an-object"),
+        pytest.param({"bogus": 1}, "DELTA-1", id="unknown-arm"),
+        pytest.param(
+            {"system": {"keepStart": -1, "keepEnd": 0, "insert": []}},
+            "SYS-3",
+            id="negative-keep-start",
+        ),
+        pytest.param(
+            {"system": {"keepStart": 0, "keepEnd": -1, "insert": []}},
+            "SYS-3",
+            id="negative-keep-end",
+        ),
+        pytest.param(
+            {"system": {"keepStart": True, "keepEnd": 0, "insert": []}},
+            "SYS-3",
+            id="bool-keep-start",
+        ),
+        pytest.param(
+            {"system": {"keepStart": 0, "keepEnd": 0.5, "insert": []}},
+            "SYS-3",
+            id="fractional-keep-end",
+        ),
+        pytest.param(
+            {"system": {"keepStart": 0, "keepEnd": 0, "insert": ["two\nlines"]}},
+            "SYS-3",
+            id="multi-line-insert",
+        ),
+        pytest.param(
+            {"system": {"keepStart": 0, "keepEnd": 0, "insert": [1]}},
+            "SYS-3",
+            id="number-insert",
+        ),
+        pytest.param(
+            {"system": {"keepStart": 0, "keepEnd": 0, "insert": "x"}},
+            "SYS-3",
+            id="string-insert",
+        ),
+        pytest.param(
+            {"system": {"keepStart": 0, "keepEnd": 0}}, "SYS-3", id="partial-system-arm"
+        ),
+        pytest.param({"system": "x"}, "SYS-3", id="string-system-arm"),
+        pytest.param({"tools": {"added": []}}, "TOOLS-3", id="partial-tools-arm"),
+        pytest.param({"tools": []}, "TOOLS-3", id="array-tools-arm"),
+        pytest.param(
+            {"tools": {"added": [{}], "removed": [], "changed": []}},
+            "TOOLS-1",
+            id="nameless-added-tool",
+        ),
+        pytest.param(
+            {"tools": {"added": [], "removed": [], "changed": [{}]}},
+            "TOOLS-1",
+            id="nameless-changed-tool",
+        ),
+        pytest.param(
+            {"tools": {"added": [tool("b"), tool("b")], "removed": [], "changed": []}},
+            "TOOLS-2",
+            id="added-twice",
+        ),
+        pytest.param(
+            {"tools": {"added": [], "removed": [], "changed": [tool("a"), tool("a")]}},
+            "TOOLS-2",
+            id="changed-twice",
+        ),
+        pytest.param(
+            {"tools": {"added": [], "removed": "a", "changed": []}},
+            "TOOLS-3",
+            id="string-removed",
+        ),
+        pytest.param(
+            {"tools": {"added": [], "removed": [1], "changed": []}},
+            "TOOLS-3",
+            id="number-removed",
+        ),
+        pytest.param(
+            {"tools": {"added": [], "removed": ["a", "a"], "changed": []}},
+            "TOOLS-3",
+            id="removed-twice",
+        ),
+        pytest.param(
+            {"config": {"temperature": 1}}, "CONFIG-1", id="config-without-model"
+        ),
+        pytest.param(
+            {"config": {"model": "m", "maxTokens": "9"}},
+            "CONFIG-2",
+            id="bad-max-tokens",
+        ),
+        pytest.param({"messageSuffix": []}, "DELTA-1", id="suffix-in-session-prefix"),
+        pytest.param({"messagePrefix": {}}, "MSGS-1", id="object-prefix"),
     ],
 )
-def test_malformed_deltas_are_rejected(delta: dict) -> None:
-    with pytest.raises(MalformedDelta):
-        apply_header_delta({"config": M}, delta)
+def test_malformed_deltas_are_rejected_naming_the_rule(
+    delta: object, rule: str
+) -> None:
+    with rejects(MalformedDelta, rule):
+        apply_header_delta({"config": M, "tools": [tool("a")]}, delta)  # type: ignore[arg-type]
+
+
+@pytest.mark.spec("DELTA-1", "JSON-1")
+def test_a_delta_holding_a_non_json_number_is_rejected() -> None:
+    with rejects(NotJsonValue, "JSON-1"):
+        apply_header_delta({"config": M}, {"config": {"model": "m", "t": float("nan")}})
 
 
 @pytest.mark.spec("FOLD-1")
@@ -334,15 +491,13 @@ def test_fold_replays_snapshots_and_deltas_skipping_other_events() -> None:
 
 @pytest.mark.spec("FOLD-2")
 def test_a_delta_before_any_snapshot_is_a_corrupt_log_naming_its_seq() -> None:
-    with pytest.raises(DeltaBeforeSnapshot) as caught:
+    with rejects(DeltaBeforeSnapshot, "FOLD-2", seq=1):
         fold_request_header(
             [
                 {"type": "turn/start", "seq": 0, "data": {}},
                 delta_event(1, {"config": M}),
             ]
         )
-    assert caught.value.seq == 1
-    assert "seq 1" in str(caught.value)
 
 
 @pytest.mark.spec("FOLD-3")
@@ -366,6 +521,131 @@ def test_fold_and_apply_never_mutate_their_inputs() -> None:
 @pytest.mark.spec("FOLD-1", "JSON-1")
 def test_a_non_json_value_in_a_snapshot_is_reported_with_its_seq() -> None:
     bad = {"config": {"model": "m", "temperature": float("inf")}}
-    with pytest.raises(NotJsonValue) as caught:
+    with rejects(NotJsonValue, "JSON-1", seq=4):
         fold_request_header([snapshot(4, bad)])
-    assert caught.value.seq == 4
+
+
+@pytest.mark.spec("FOLD-1", "SNAP-1", "HDR-2", "TOOLS-5", "DELTA-1")
+@pytest.mark.parametrize(
+    ("event", "kind", "rule"),
+    [
+        pytest.param(
+            {"type": "request/header", "seq": 3, "data": {"header": {"config": M}}},
+            MalformedEvent,
+            "SNAP-1",
+            id="snapshot-without-reason",
+        ),
+        pytest.param(
+            snapshot(3, {"config": M}, reason="restart"),
+            MalformedEvent,
+            "SNAP-1",
+            id="snapshot-with-an-unknown-reason",
+        ),
+        pytest.param(
+            {"type": "request/header", "seq": 3, "data": []},
+            MalformedEvent,
+            "SNAP-1",
+            id="snapshot-data-not-an-object",
+        ),
+        pytest.param(
+            snapshot(3, {"config": M, "bogus": 1}),
+            MalformedHeader,
+            "HDR-2",
+            id="snapshot-header-with-an-unknown-field",
+        ),
+        pytest.param(
+            delta_event(3, {"tools": {"added": [], "removed": ["x"], "changed": []}}),
+            DeltaConflict,
+            "TOOLS-5",
+            id="conflicting-delta",
+        ),
+        pytest.param(
+            delta_event(3, {"bogus": 1}),
+            MalformedDelta,
+            "DELTA-1",
+            id="malformed-delta",
+        ),
+    ],
+)
+def test_fold_errors_name_the_rule_and_the_seq_of_the_event(
+    event: dict, kind: type[CodecError], rule: str
+) -> None:
+    with rejects(kind, rule, seq=3):
+        fold_request_header([snapshot(0, {"config": M}), event])
+
+
+@pytest.mark.spec("FOLD-2", "LOG-1")
+@pytest.mark.parametrize("seq", ["1", 1.5, True, None], ids=repr)
+def test_a_fold_error_never_names_a_seq_that_is_not_an_integer(seq: object) -> None:
+    with rejects(DeltaBeforeSnapshot, "FOLD-2"):
+        fold_request_header([{"type": "request/header-delta", "seq": seq, "data": {}}])
+    with rejects(MalformedEvent, "SNAP-1"):
+        fold_request_header([{"type": "request/header", "seq": seq, "data": {}}])
+
+
+@pytest.mark.spec("FOLD-2")
+def test_an_integral_float_seq_is_named_as_an_integer() -> None:
+    with rejects(DeltaBeforeSnapshot, "FOLD-2", seq=2) as caught:
+        fold_request_header([delta_event(2.0, {})])  # type: ignore[arg-type]
+    assert type(caught.value.seq) is int
+
+
+@pytest.mark.spec("HDR-4", "HDR-2")
+def test_is_canonical_judges_in_the_revision_it_is_given() -> None:
+    suffix = [{"role": "user", "content": []}]
+    framed = {"config": M, "messageSuffix": suffix}
+    assert is_canonical(framed, Revision.REQUEST_MESSAGES)
+    assert not is_canonical(
+        {"messageSuffix": suffix, "config": M}, Revision.REQUEST_MESSAGES
+    )
+    with rejects(MalformedHeader, "HDR-2"):
+        is_canonical(framed, Revision.SESSION_PREFIX)
+    with rejects(MalformedHeader, "HDR-2"):
+        is_canonical({"config": M, "messagePrefix": suffix}, Revision.HEADER_EVENTS)
+
+
+@pytest.mark.spec("SYS-2")
+def test_no_lines_join_to_an_absent_prompt_and_an_absent_prompt_has_no_lines() -> None:
+    assert join_system_lines([]) is None
+    assert join_system_lines([""]) == ""
+    assert system_lines(None) == []
+    assert system_lines("") == [""]
+    assert system_lines("a\r\nb\n") == ["a\r", "b", ""]
+
+
+@pytest.mark.spec("FOLD-3", "HDR-2")
+def test_fold_continues_from_a_state_of_the_revision_it_is_given() -> None:
+    revision = Revision.REQUEST_MESSAGES
+    suffix = [{"role": "user", "content": []}]
+    state = {"config": M, "messageSuffix": suffix}
+    assert fold_request_header([], state, revision) == state
+    assert fold_request_header(
+        [delta_event(1, {"messageSuffix": []})], state, revision
+    ) == {"config": M}
+    with rejects(MalformedHeader, "HDR-2"):
+        fold_request_header([], state, Revision.SESSION_PREFIX)
+
+
+@pytest.mark.spec("SNAP-1")
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        {"header": {"config": M}},
+        {"header": {"config": M}, "reason": "restart"},
+        {"header": {"config": M}, "reason": "initial", "extra": 1},
+    ],
+    ids=["not-an-object", "no-reason", "unknown-reason", "extra-member"],
+)
+def test_snapshot_data_errors_name_the_seq_they_are_given(data: object) -> None:
+    with rejects(MalformedEvent, "SNAP-1", seq=3):
+        check_snapshot_data(data, seq=3)
+    with rejects(MalformedEvent, "SNAP-1"):
+        check_snapshot_data(data, seq=None)
+
+
+@pytest.mark.spec("SNAP-1")
+@pytest.mark.parametrize("reason", ["initial", "resume", "fallback"])
+def test_snapshot_data_gives_back_its_header(reason: str) -> None:
+    header = {"config": M}
+    assert check_snapshot_data({"header": header, "reason": reason}, seq=0) is header

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from rejections import rejects
 
+from reference.errors import MalformedHeader
 from reference.header import apply_header_delta, fold_request_header
+from reference.revisions import Revision
 from reference.writer import record_header
 
 M = {"model": "m"}
@@ -79,5 +82,43 @@ def test_a_pure_tool_reorder_is_logged_as_a_fallback_snapshot() -> None:
 
 @pytest.mark.spec("WRITER-1")
 def test_claiming_a_logged_header_without_a_baseline_is_an_error() -> None:
-    with pytest.raises(ValueError, match="baseline"):
+    # A misuse of the API, not a broken rule: the kind is pinned, not the words.
+    with pytest.raises(ValueError) as caught:  # noqa: PT011
         record_header(None, True, {"config": M})
+    assert type(caught.value) is ValueError
+
+
+@pytest.mark.spec("HDR-1", "HDR-2")
+def test_the_writer_refuses_a_malformed_header_naming_the_rule() -> None:
+    with rejects(MalformedHeader, "HDR-1"):
+        record_header(None, False, {"system": "s"})
+    suffix = [{"role": "user", "content": []}]
+    with rejects(MalformedHeader, "HDR-2"):
+        record_header(None, False, {"config": M, "messageSuffix": suffix})
+    assert record_header(
+        None, False, {"config": M, "messageSuffix": suffix}, Revision.REQUEST_MESSAGES
+    ) == {
+        "type": "request/header",
+        "data": {"header": {"config": M, "messageSuffix": suffix}, "reason": "initial"},
+    }
+
+
+@pytest.mark.spec("WRITER-2", "WRITER-3", "DELTA-5")
+def test_the_writer_decides_in_the_revision_it_is_given() -> None:
+    revision = Revision.REQUEST_MESSAGES
+    before = {"config": M, "messageSuffix": [{"role": "user", "content": []}]}
+    after = {"config": M, "messageSuffix": [{"role": "user", "content": [1]}]}
+    assert record_header(before, True, dict(before), revision) is None
+    assert record_header(before, True, after, revision) == {
+        "type": "request/header-delta",
+        "data": {"messageSuffix": after["messageSuffix"]},
+    }
+    reordered = {"config": M, "tools": [tool("b"), tool("a")], **after}
+    event = record_header(
+        {"config": M, "tools": [tool("a"), tool("b")], **after},
+        True,
+        reordered,
+        revision,
+    )
+    assert event is not None
+    assert event["data"]["reason"] == "fallback"
