@@ -20,12 +20,12 @@ text and names in, entries or complaints out.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 
 from conformance.codec.corpus import VectorCase
 from conformance.codec.properties import PROPERTIES
 from conformance.harness.scenarios import Scenario
+from conformance.report.strict_json import strict_json_loads
 
 
 class ExpectedFailuresError(ValueError):
@@ -35,7 +35,7 @@ class ExpectedFailuresError(ValueError):
 def parse_expected(text: str, *, name: str = "expected failures") -> dict[str, str]:
     """The entries of an expected-failures file: check id -> reason."""
     try:
-        raw = json.loads(text)
+        raw = strict_json_loads(text)
     except ValueError as error:
         raise ExpectedFailuresError(f"{name} is not JSON: {error}") from None
     except RecursionError:

@@ -15,6 +15,7 @@ from typing import Final
 from jsonschema import Draft202012Validator
 
 from conformance.report.model import FORMAT, RunReport
+from conformance.report.strict_json import strict_json_loads
 from reference.json_values import JsonObject
 
 SCHEMA_PATH: Final = Path(__file__).resolve().parent / "run-report.schema.json"
@@ -50,7 +51,7 @@ def schema_problems(data: object) -> list[str]:
 def read_report(text: str, *, name: str = "report") -> JsonObject:
     """Parse and check a JSON report; raises `ReportError` saying what is wrong."""
     try:
-        data = json.loads(text)
+        data = strict_json_loads(text)
     except ValueError as error:
         raise ReportError(f"{name} is not JSON: {error}") from None
     except RecursionError:

@@ -174,6 +174,8 @@ def test_checks_missing_from_the_new_report_of_the_same_suite_are_a_regression(
         ('{"format": "reqfold-vectors/1"}', "is not a reqfold-run/1 report"),
         ("[1, 2]", "is not a reqfold-run/1 report"),
         pytest.param("[" * 200_000, "nested too deeply", id="deeply-nested"),
+        ('{"format": "reqfold-run/1", "format": "x"}', "appears twice"),
+        ('{"format": "reqfold-run/1", "duration": NaN}', "NaN is not a JSON value"),
         ('{"format": "reqfold-run/1"}', "breaks run-report.schema.json"),
         (b"\xff\xfe", "cannot be read"),
     ],

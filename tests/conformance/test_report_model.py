@@ -119,7 +119,17 @@ def test_expected_failures_are_read_as_id_and_reason() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "{", "[]", '{"a": "x"}', '{"a": {}}', '{"a": {"reason": 3}}']
+    "text",
+    [
+        "",
+        "{",
+        "[]",
+        '{"a": "x"}',
+        '{"a": {}}',
+        '{"a": {"reason": 3}}',
+        '{"a": {"reason": "x"}, "a": {"reason": "y"}}',  # the last would win
+        '{"a": {"reason": NaN}}',
+    ],
 )
 def test_an_unusable_expected_failures_file_is_refused(text: str) -> None:
     with pytest.raises(ExpectedFailuresError):

@@ -1,0 +1,32 @@
+"""Reading the JSON files the reports side takes (reports, expected failures).
+
+Stricter than `json.loads`: ``NaN`` and ``Infinity`` are not JSON values,
+and a member given twice would be read as its last value, so both are
+refused with a ValueError saying which.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _unique_members(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    members: dict[str, object] = {}
+    for key, value in pairs:
+        if key in members:
+            raise ValueError(f"the member {key!r} appears twice")
+        members[key] = value
+    return members
+
+
+def strict_json_loads(text: str) -> object:
+    """JSON as the spec means it: no ``NaN``/``Infinity``, no member given
+    twice (ValueError says which); a file a person wrote or a run wrote
+    must not be read differently from what it says."""
+    return json.loads(
+        text, parse_constant=_no_constant, object_pairs_hook=_unique_members
+    )
