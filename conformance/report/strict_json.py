@@ -2,7 +2,8 @@
 
 Stricter than `json.loads`: ``NaN`` and ``Infinity`` are not JSON values,
 and a member given twice would be read as its last value, so both are
-refused with a ValueError saying which.
+refused with a ValueError saying which; so is nesting too deep for the
+parser (a ValueError, never a RecursionError escaping to the caller).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ def strict_json_loads(text: str) -> object:
     """JSON as the spec means it: no ``NaN``/``Infinity``, no member given
     twice (ValueError says which); a file a person wrote or a run wrote
     must not be read differently from what it says."""
-    return json.loads(
-        text, parse_constant=_no_constant, object_pairs_hook=_unique_members
-    )
+    try:
+        return json.loads(
+            text, parse_constant=_no_constant, object_pairs_hook=_unique_members
+        )
+    except RecursionError:
+        raise ValueError("nested too deeply for this reader") from None
