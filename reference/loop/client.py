@@ -27,8 +27,10 @@ What comes back is a `ProviderReply`:
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -220,6 +222,17 @@ async def _sse_payloads(lines: AsyncIterator[str]) -> AsyncIterator[str]:
     )
 
 
+@cache
+def _tls() -> ssl.SSLContext:
+    """httpx's default TLS context (certifi's roots), built once per process.
+
+    Building it reads the whole CA bundle, tens of milliseconds; a new
+    `httpx.AsyncClient` builds one unless it is given one, and the loop
+    opens a client per conversation.
+    """
+    return httpx.create_ssl_context()
+
+
 class ChatCompletionsClient:
     """A chat-completions provider over httpx.
 
@@ -292,7 +305,7 @@ class ChatCompletionsClient:
         """Send `request` and read the reply (the loop races this against `signal`)."""
         if self._client is None:
             self._client = httpx.AsyncClient(
-                transport=self._transport, timeout=self._timeout
+                transport=self._transport, timeout=self._timeout, verify=_tls()
             )
         content = canonical_json(self.body_for(request)).encode("utf-8")
         url = self.base_url + self.path

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 
 import httpx
 import pytest
@@ -293,3 +294,27 @@ def test_deployment_settings_cannot_override_a_member_the_log_or_the_stream_dete
         base_url="http://fake", settings={"reasoning_effort": "high"}
     )
     assert client.body_for(request())["reasoning_effort"] == "high"
+
+
+def test_every_client_of_a_process_shares_one_tls_context(monkeypatch):
+    """Reading the CA bundle costs tens of milliseconds; a loop opens a client
+    per conversation, so the context is built once and handed to each."""
+    built = []
+    real = ssl.create_default_context
+
+    def counting(*args, **kwargs):
+        built.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counting)
+    from reference.loop import client as client_module
+
+    client_module._tls.cache_clear()
+    for _ in range(3):
+        fake = FakeProvider("deepseek")
+        fake.push(Reply(text="ok"))
+        client = ChatCompletionsClient(
+            base_url="http://fake", transport=FakeTransport(fake), stream=False
+        )
+        assert complete(client).content == [{"type": "text", "text": "ok"}]
+    assert len(built) == 1
