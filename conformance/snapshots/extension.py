@@ -113,4 +113,7 @@ class SessionSnapshotExtension(SingleFileAmberSnapshotExtension):
         snapshot_collection: SnapshotCollection,
         name_order: dict[str, int] | None = None,
     ) -> None:
-        OrderedAmber.write_file(snapshot_collection, merge=False)
+        # One file holds one snapshot, written by one process: no merge, so
+        # no lock (under pytest-xdist syrupy would lock and leave a
+        # ``.tmp.lock`` file beside every snapshot).
+        OrderedAmber.write_file(snapshot_collection, merge=False, file_lock=False)
