@@ -75,11 +75,11 @@ def report_problem(args: argparse.Namespace) -> str | None:
 
 def read_expected_failures(args: argparse.Namespace) -> dict[str, str]:
     """The expected failures file, read and checked; ValueError says what is wrong."""
+    if args.expected_failures is None:  # before the imports: they bring hypothesis
+        return {}
     from conformance.codec.corpus import load_cases
     from conformance.report.expected import parse_expected, unknown_ids
 
-    if args.expected_failures is None:
-        return {}
     path = args.expected_failures
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -101,10 +101,10 @@ def read_expected_failures(args: argparse.Namespace) -> dict[str, str]:
 
 def unseen_expected(outcome: RunRecord) -> list[str]:
     """Listed ids whose part, scenario and revision ran without such a check."""
-    from conformance.report.expected import unseen_ids
-
     if not outcome.expected:
         return []
+    from conformance.report.expected import unseen_ids
+
     judged = {check.revision for check in outcome.checks}
     played = {
         check.id.partition("/")[0]
