@@ -45,7 +45,7 @@ from conformance.adapters.pipes import (
     MAX_PENDING_LINES,
     MAX_RESPONSE_BYTES,
 )
-from conformance.codec.corpus import encode_json, load_json
+from conformance.codec.values import encode_json, load_json
 from conformance.errors import (
     AdapterCrashed,
     AdapterError,

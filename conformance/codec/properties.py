@@ -55,16 +55,10 @@ from hypothesis import (
 
 from conformance.adapters.connection import Connection, DirectConnection
 from conformance.adapters.lifecycle import declared_revisions, describe
-from conformance.codec.corpus import (
-    ERROR_KINDS,
-    FAMILIES,
-    REJECTED,
-    Verdict,
-    compare_results,
-    encode_json,
-    values_equal,
-)
+from conformance.codec.cases import ERROR_KINDS, FAMILIES
+from conformance.codec.judging import REJECTED, Verdict, compare_results
 from conformance.codec.runner import INTERNAL_ERROR, MAX_RESTARTS, MAX_TIMEOUTS_IN_A_ROW
+from conformance.codec.values import encode_json, values_equal
 from conformance.errors import AdapterTimeout
 from conformance.outcomes import Outcome
 from conformance.rules import load_rules

@@ -37,15 +37,9 @@ from typing import Any
 
 from conformance.adapters.connection import Connection
 from conformance.adapters.lifecycle import abandon, declared_revisions, describe
-from conformance.codec.corpus import (
-    CORE,
-    PROFILES,
-    STRICT,
-    VectorCase,
-    Verdict,
-    iter_cases,
-    judge_response,
-)
+from conformance.codec.cases import CORE, PROFILES, STRICT, VectorCase
+from conformance.codec.judging import Verdict, judge_response
+from conformance.codec.loading import iter_cases
 from conformance.errors import AdapterError, AdapterTimeout
 from conformance.outcomes import Outcome
 from reference.json_values import JsonObject

@@ -19,7 +19,7 @@ import contextlib
 from collections.abc import Callable
 
 from conformance.adapters.connection import Connection
-from conformance.codec.corpus import VectorCase
+from conformance.codec.cases import VectorCase
 from conformance.codec.runner import MAX_TIMEOUTS_IN_A_ROW, CaseResult, run_vectors
 from conformance.errors import AdapterTimeout
 from conformance.outcomes import Outcome

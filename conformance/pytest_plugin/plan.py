@@ -152,7 +152,7 @@ def make_plan(options: Options) -> Plan:
 
 def _make_plan(options: Options) -> Plan:
     from conformance.adapters.lifecycle import declared_revisions
-    from conformance.codec.corpus import iter_cases
+    from conformance.codec.loading import iter_cases
     from conformance.codec.runner import claimed_profiles
     from conformance.harness.runner import run_scenarios
     from conformance.harness.scenarios import ScenarioError, load_scenarios

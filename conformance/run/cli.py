@@ -51,7 +51,7 @@ from conformance.adapters.lifecycle import (
     timeout_problem,
 )
 from conformance.adapters.messages import check_result
-from conformance.codec.corpus import PROFILES
+from conformance.codec.cases import PROFILES
 from conformance.errors import AdapterError, AdapterProtocolError
 from conformance.harness.runner import ClosableHarness
 from conformance.harness.scenarios import ScenarioError, load_scenarios

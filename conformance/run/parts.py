@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.adapters.connection import Connection
 from conformance.adapters.lifecycle import declared_revisions
-from conformance.codec.corpus import STRICT
+from conformance.codec.cases import STRICT
 from conformance.codec.runner import judged_profiles, run_vectors
 from conformance.harness.evidence import Evidence
 from conformance.harness.runner import ClosableHarness, run_scenarios
@@ -45,7 +45,7 @@ def run_vector_part(
     profile: str | None = None,
 ) -> None:
     """Every codec vector: the judged profiles as checks, the others in a note."""
-    from conformance.codec.corpus import iter_cases
+    from conformance.codec.loading import iter_cases
 
     outcome.parts.append("vectors")
     selected = list(iter_cases(revisions=revisions))

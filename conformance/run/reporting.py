@@ -75,7 +75,7 @@ def report_problem(args: argparse.Namespace) -> str | None:
 
 def read_expected_failures(args: argparse.Namespace) -> dict[str, str]:
     """The expected failures file, read and checked; ValueError says what is wrong."""
-    from conformance.codec.corpus import load_cases
+    from conformance.codec.loading import load_cases
     from conformance.report.expected import parse_expected, unknown_ids
 
     if args.expected_failures is None:

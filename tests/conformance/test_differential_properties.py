@@ -25,14 +25,8 @@ from conformance.adapters.connection import (
     DirectConnection,
     StdioConnection,
 )
-from conformance.codec.corpus import (
-    FAMILIES,
-    SCHEMA_PATH,
-    SCHEMA_REF,
-    VectorCase,
-    load_cases,
-    load_file,
-)
+from conformance.codec.cases import FAMILIES, SCHEMA_PATH, SCHEMA_REF, VectorCase
+from conformance.codec.loading import load_cases, load_file
 from conformance.codec.properties import (
     DEFAULT_EXAMPLES,
     PROPERTIES,

@@ -24,7 +24,9 @@ from processes import process_gone, wait_until
 
 from conformance.adapters.connection import DirectConnection, StdioConnection
 from conformance.codec import cli as vectors_cli
-from conformance.codec.corpus import CORE, STRICT, Verdict, iter_cases, judge_response
+from conformance.codec.cases import CORE, STRICT
+from conformance.codec.judging import Verdict, judge_response
+from conformance.codec.loading import iter_cases
 from conformance.codec.runner import run_vectors
 from conformance.errors import (
     AdapterProtocolError,
