@@ -61,6 +61,7 @@ from conformance.interrupts import (
 )
 from conformance.outcomes import MARKS, Outcome
 from conformance.report.model import STATUSES
+from conformance.run.options import add_show_argument
 from conformance.run.parts import (
     run_property_part,
     run_scenario_part,
@@ -156,12 +157,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="what the vectors' verdict covers: 'core', or 'strict' (core and input"
         " validation); default: core plus what the implementation claims",
     )
-    parser.add_argument(
-        "--show",
-        choices=("problems", "all"),
-        default="problems",
-        help="list only failing, warning and erroring checks, or every check",
-    )
+    add_show_argument(parser)
     parser.add_argument(
         "--keep",
         metavar="DIR",
