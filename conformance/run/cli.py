@@ -38,12 +38,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.adapters.connection import (
-    Connection,
-    StdioConnection,
-)
+from conformance.adapters.connection import Connection
 from conformance.adapters.lifecycle import (
-    REFERENCE,
     codec_connector,
     declared_revisions,
     describe,
@@ -53,7 +49,7 @@ from conformance.adapters.lifecycle import (
 from conformance.adapters.messages import check_result
 from conformance.codec.cases import PROFILES
 from conformance.errors import AdapterError, AdapterProtocolError
-from conformance.harness.runner import ClosableHarness
+from conformance.harness.runner import ClosableHarness, harness_connector
 from conformance.harness.scenarios import ScenarioError, load_scenarios
 from conformance.interrupts import (
     Interrupted,
@@ -282,13 +278,7 @@ def _connectors(
     impl: str | None, timeout: float
 ) -> tuple[Callable[[], Connection], Callable[[], ClosableHarness]]:
     command = impl or default_impl()
-    codec = codec_connector(command, timeout)
-    if command == REFERENCE:
-        from conformance.adapters.inprocess import InProcessHarness
-
-        return codec, lambda: InProcessHarness(timeout=timeout)
-    argv = shlex.split(command)
-    return codec, lambda: StdioConnection(argv, timeout=timeout)
+    return codec_connector(command, timeout), harness_connector(command, timeout)
 
 
 def _run(
