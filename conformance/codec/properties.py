@@ -53,7 +53,8 @@ from hypothesis import (
     strategies as st,
 )
 
-from conformance.adapters.connection import Connection, DirectConnection
+from conformance.adapters.connection import Connection
+from conformance.adapters.inprocess import DirectConnection
 from conformance.adapters.lifecycle import declared_revisions, describe
 from conformance.codec.cases import ERROR_KINDS, FAMILIES
 from conformance.codec.judging import REJECTED, Verdict, compare_results

@@ -20,11 +20,8 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conformance.adapters.connection import (
-    Connection,
-    DirectConnection,
-    StdioConnection,
-)
+from conformance.adapters.connection import Connection, StdioConnection
+from conformance.adapters.inprocess import DirectConnection
 from conformance.codec.cases import FAMILIES, SCHEMA_PATH, SCHEMA_REF, VectorCase
 from conformance.codec.loading import load_cases, load_file
 from conformance.codec.properties import (

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from processes import process_gone, wait_until
 
-from conformance.adapters.connection import DirectConnection, StdioConnection
+from conformance.adapters.connection import StdioConnection
+from conformance.adapters.inprocess import DirectConnection
 from conformance.codec import cli as vectors_cli
 from conformance.codec.cases import CORE, STRICT
 from conformance.codec.judging import Verdict, judge_response
