@@ -106,12 +106,13 @@ def run_property_part(
     from hypothesis.configuration import set_hypothesis_home_dir
 
     from conformance.codec import properties
+    from conformance.codec.property_table import PROPERTIES
 
     outcome.parts.append("properties")
     declared = declared_revisions(outcome.identity)
     chosen = declared if revisions is None else [r for r in declared if r in revisions]
     options: dict[str, Any] = {} if examples is None else {"examples": examples}
-    total = sum(1 for p in properties.PROPERTIES for r in chosen if r in p.revisions)
+    total = sum(1 for p in PROPERTIES for r in chosen if r in p.revisions)
     outcome.progress.start("properties", total)
 
     def add(result: Any) -> None:

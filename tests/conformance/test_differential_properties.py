@@ -26,12 +26,11 @@ from conformance.codec.cases import FAMILIES, SCHEMA_PATH, SCHEMA_REF, VectorCas
 from conformance.codec.loading import load_cases, load_file
 from conformance.codec.properties import (
     DEFAULT_EXAMPLES,
-    PROPERTIES,
-    CodecProperty,
     PropertyResult,
     render_vector,
     run_properties,
 )
+from conformance.codec.property_table import PROPERTIES, CodecProperty
 from conformance.codec.runner import run_vectors
 from conformance.errors import AdapterCrashed, AdapterStartupFailed
 from conformance.outcomes import Outcome
