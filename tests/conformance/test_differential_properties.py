@@ -424,7 +424,13 @@ def test_a_known_bad_adapter_fails_with_a_vector_the_reference_passes(
 def test_the_unordered_maps_adapter_only_draws_warnings(tmp_path: Path) -> None:
     connect = bad_adapter("unordered_maps")
     results = run_properties(connect)
-    assert {result.outcome for result in results} == {Outcome.PASS, Outcome.WARN}
+    # Which properties pass outright is luck: whether 40 examples meet an
+    # answer that depends on member order. Hypothesis also draws constants
+    # from whatever local modules are loaded, so the examples change with
+    # what the test process imported. None may fail or error.
+    outcomes = {result.outcome for result in results}
+    assert outcomes <= {Outcome.PASS, Outcome.WARN}
+    assert Outcome.WARN in outcomes
     warned = [result for result in results if result.outcome is Outcome.WARN]
     for result in warned[:3]:
         cases = committed(result, tmp_path)
