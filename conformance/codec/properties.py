@@ -32,7 +32,11 @@ compares the answer with the reference's answer to the same params:
   next one.
 
 Runs are deterministic (a fixed seed, no example database, no deadline,
-no health checks), so the same implementation gets the same report.
+no health checks), so the same implementation gets the same report from
+the same command and installation. Not across them: Hypothesis also draws
+constants it finds in the local (not site-packages) modules the process
+has loaded, so another set of loaded modules, or a checkout instead of an
+installed wheel, can change the inputs.
 """
 
 from __future__ import annotations
