@@ -1,4 +1,4 @@
-"""Talking to an implementation: over a child process's pipes, or in-process.
+"""Talking to an implementation over a child process's pipes.
 
 `StdioConnection` runs an adapter command and speaks newline-delimited
 JSON-RPC 2.0 with it (docs/adapter-protocol.md): one request at a time,
@@ -19,17 +19,18 @@ keep unbounded output:
   process that left the group but carries its marker or holds its pipes
   (`conformance.adapters.process_tree`).
 
-POSIX only (process groups, non-blocking pipes); the tree beyond the
-process group is found through Linux's ``/proc``. `DirectConnection` serves
-the same protocol from the in-process reference, for fast runs and for the
-suite's own tests.
+Each line the adapter writes is read strictly (`conformance.adapters.wire`);
+one that breaks the protocol ends the adapter. POSIX only (process groups,
+non-blocking pipes); the tree beyond the process group is found through
+Linux's ``/proc``. `Connection` is what every part of the suite talks to;
+`conformance.adapters.inprocess` serves the same protocol from the
+reference in process, for fast runs and for the suite's own tests.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import selectors
 import signal
 import subprocess
@@ -37,15 +38,15 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
-from conformance.adapters import pipes, process_tree
+from conformance.adapters import pipes, process_tree, wire
 from conformance.adapters.pipes import (
     MAX_PENDING_BYTES,
     MAX_PENDING_LINES,
     MAX_RESPONSE_BYTES,
 )
-from conformance.codec.corpus import encode_json, load_json
+from conformance.codec.values import encode_json
 from conformance.errors import (
     AdapterCrashed,
     AdapterError,
@@ -55,7 +56,7 @@ from conformance.errors import (
     VersionMismatch,
 )
 from conformance.interrupts import stop_requested
-from reference.json_values import JsonObject, has_lone_surrogate
+from reference.json_values import JsonObject
 
 PROTOCOL_VERSION = 1
 MAX_PENDING_NOTIFICATIONS = 10_000
@@ -66,8 +67,6 @@ EXIT_POLL = 0.05
 READER_GRACE = 5.0
 """Seconds to wait for the reader thread once the adapter is reaped; it ends
 at once then (the adapter's exit ends it), so this only bounds a bug."""
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class Connection(Protocol):
@@ -84,34 +83,6 @@ class Connection(Protocol):
     def close(self) -> None:
         """Send ``shutdown`` if possible and release the implementation."""
         ...
-
-
-class DirectConnection:
-    """The in-process reference behind the `Connection` interface."""
-
-    def __init__(self) -> None:
-        from reference import adapter
-
-        self._adapter = adapter
-
-    def initialize(self) -> JsonObject:
-        """Initialize the in-process reference."""
-        return self._adapter.dispatch(
-            "initialize", {"protocolVersion": PROTOCOL_VERSION}
-        )
-
-    def request(self, method: str, params: JsonObject) -> JsonObject:
-        """Answer one request the way the stdio adapter would."""
-        try:
-            return {"result": self._adapter.dispatch(method, params)}
-        except self._adapter.RpcError as error:
-            body: JsonObject = {"code": error.code, "message": error.message}
-            if error.data is not None:
-                body["data"] = error.data
-            return {"error": body}
-
-    def close(self) -> None:
-        """Nothing to release."""
 
 
 class StdioConnection:
@@ -255,7 +226,7 @@ class StdioConnection:
         self._send(encode_json(message).encode("utf-8") + b"\n", method, deadline)
         while True:
             parsed = self._parse_message(self._receive(method, deadline))
-            if _is_notification(parsed):
+            if wire.is_notification(parsed):
                 self._keep_notification(parsed)
                 continue
             return self._check_response(parsed, request_id)
@@ -276,7 +247,7 @@ class StdioConnection:
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
         parsed = self._parse_message(self._receive(None, deadline, wait))
-        if not _is_notification(parsed):
+        if not wire.is_notification(parsed):
             self.kill()
             raise AdapterProtocolError(
                 f"the adapter wrote a line that is not a notification while no"
@@ -321,7 +292,7 @@ class StdioConnection:
                     parsed: JsonObject | None = self._parse_message(line)
                 except AdapterProtocolError:
                     parsed = None
-                if parsed is not None and _is_notification(parsed):
+                if parsed is not None and wire.is_notification(parsed):
                     self._keep_notification(parsed)
                     continue
             self.kill()
@@ -394,64 +365,28 @@ class StdioConnection:
         return item
 
     def _parse_message(self, line: bytes) -> JsonObject:
-        """One stdout line as a JSON-RPC 2.0 object, strictly parsed.
+        """One stdout line as a JSON-RPC 2.0 object (`wire.parse_message`).
 
         A line that is not one breaks the stream: the adapter is killed.
         """
-
-        def invalid(message: str) -> AdapterProtocolError:
-            self.kill()
-            return AdapterProtocolError(message, stderr_tail=self.stderr_tail)
-
         try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError:
-            raise invalid(f"not UTF-8 text: {line[:120]!r}") from None
-        try:
-            response: Any = load_json(text)
-        except (ValueError, RecursionError) as error:
-            raise invalid(f"not a JSON line ({error}): {line[:120]!r}") from None
-        if _SURROGATE_ESCAPE.search(text) and _holds_lone_surrogate(response):
-            raise invalid(
-                f"the line holds a string with a lone surrogate, which is not"
-                f" Unicode text: {line[:120]!r}"
-            )
-        if not isinstance(response, dict) or response.get("jsonrpc") != "2.0":
-            raise invalid(f"not a JSON-RPC 2.0 message: {line[:120]!r}")
-        return response
+            return wire.parse_message(line)
+        except ValueError as problem:
+            raise self._broken(str(problem)) from None
 
     def _check_response(self, response: JsonObject, request_id: int) -> JsonObject:
         """`response` if it answers `request_id` with a result or an error.
 
         Anything else breaks the stream: the adapter is killed.
         """
-
-        def invalid(message: str) -> AdapterProtocolError:
-            self.kill()
-            return AdapterProtocolError(message, stderr_tail=self.stderr_tail)
-
-        echoed = response.get("id")
-        if (
-            isinstance(echoed, bool)
-            or not isinstance(echoed, int | float)
-            or echoed != request_id
-        ):
-            raise invalid(
-                f"response id {echoed!r} does not echo request id {request_id}"
-            )
-        has_result, body = "result" in response, response.get("error")
-        if has_result == (body is not None) or (
-            body is not None
-            and not (
-                isinstance(body, dict)
-                and isinstance(body.get("code"), int)
-                and not isinstance(body.get("code"), bool)
-            )
-        ):
-            raise invalid(
-                "a response needs exactly one of result or error {code, message}"
-            )
+        problem = wire.response_problem(response, request_id)
+        if problem is not None:
+            raise self._broken(problem)
         return response
+
+    def _broken(self, problem: str) -> AdapterProtocolError:
+        self.kill()
+        return AdapterProtocolError(problem, stderr_tail=self.stderr_tail)
 
     def _timed_out(self, message: str) -> AdapterTimeout:
         code = self._process.poll()
@@ -579,27 +514,6 @@ class StdioConnection:
         if stdin is not None and not stdin.closed:
             with contextlib.suppress(OSError, ValueError):
                 stdin.close()
-
-
-def _is_notification(message: JsonObject) -> bool:
-    """A JSON-RPC notification: a ``method`` and no ``id`` member."""
-    return "id" not in message and isinstance(message.get("method"), str)
-
-
-def _holds_lone_surrogate(value: Any) -> bool:
-    """True when a string (or key) anywhere in `value` has a lone surrogate."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if has_lone_surrogate(item):
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
 
 
 ConnectionFactory = Callable[[], Connection]

@@ -1,5 +1,7 @@
-"""The reference harness in process, behind the same interface as a child process.
+"""The reference in process, behind the same interface as a child process.
 
+`DirectConnection` answers the codec methods (part 1 of
+docs/adapter-protocol.md) by calling `reference.adapter.dispatch`.
 `InProcessHarness` runs `reference.harness_adapter.HarnessServer` on an
 asyncio event loop in a thread of its own and speaks to it with plain
 calls: a request is a coroutine run on that loop, a notification goes
@@ -23,6 +25,34 @@ from reference.json_values import JsonObject
 
 INTERNAL_ERROR = -32603
 """The code the stdio shell answers an unexpected exception with."""
+
+
+class DirectConnection:
+    """The in-process reference behind the `Connection` interface."""
+
+    def __init__(self) -> None:
+        from reference import adapter
+
+        self._adapter = adapter
+
+    def initialize(self) -> JsonObject:
+        """Initialize the in-process reference."""
+        return self._adapter.dispatch(
+            "initialize", {"protocolVersion": PROTOCOL_VERSION}
+        )
+
+    def request(self, method: str, params: JsonObject) -> JsonObject:
+        """Answer one request the way the stdio adapter would."""
+        try:
+            return {"result": self._adapter.dispatch(method, params)}
+        except self._adapter.RpcError as error:
+            body: JsonObject = {"code": error.code, "message": error.message}
+            if error.data is not None:
+                body["data"] = error.data
+            return {"error": body}
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 class InProcessHarness:

@@ -19,11 +19,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
-from conformance.adapters.connection import (
-    Connection,
-    DirectConnection,
-    StdioConnection,
-)
+from conformance.adapters.connection import Connection, StdioConnection
+from conformance.adapters.inprocess import DirectConnection
 from conformance.errors import AdapterError
 from reference.json_values import JsonObject
 from reference.revisions import Revision

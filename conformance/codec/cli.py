@@ -26,7 +26,7 @@ from conformance.adapters.lifecycle import (
     impl_problem,
     timeout_problem,
 )
-from conformance.codec.corpus import CORE, PROFILES, STRICT
+from conformance.codec.cases import CORE, PROFILES, STRICT
 from conformance.codec.runner import CaseResult, VectorReport, run_vectors
 from conformance.interrupts import run_guarded
 from conformance.outcomes import MARKS, Outcome

@@ -1,9 +1,11 @@
 """Differential properties: generated codec inputs, the reference as oracle.
 
-Longer than the house's usual ~500 lines: the property table, the trial
-that runs one property against an adapter (restarts, shrinking, stopping)
-and the judgement of one answer against the reference's are one flow, read
-top to bottom; the generators live in `conformance.strategies`.
+Longer than the house's usual ~500 lines: the trial that runs one
+property against an adapter (restarts, shrinking, stopping) and the
+judgement of one answer against the reference's are one flow, read top to
+bottom. What each property generates, and the rules it shows, is the
+table in `conformance.codec.property_table`; the generators live in
+`conformance.strategies`.
 
 The vectors pin down chosen cases by hand; these properties search for
 the cases nobody wrote. For each codec method, hypothesis generates
@@ -30,7 +32,11 @@ compares the answer with the reference's answer to the same params:
   next one.
 
 Runs are deterministic (a fixed seed, no example database, no deadline,
-no health checks), so the same implementation gets the same report.
+no health checks), so the same implementation gets the same report from
+the same command and installation. Not across them: Hypothesis also draws
+constants it finds in the local (not site-packages) modules the process
+has loaded, so another set of loaded modules, or a checkout instead of an
+installed wheel, can change the inputs.
 """
 
 from __future__ import annotations
@@ -50,31 +56,22 @@ from hypothesis import (
     given,
     seed as seeded,
     settings,
-    strategies as st,
 )
 
-from conformance.adapters.connection import Connection, DirectConnection
+from conformance.adapters.connection import Connection
+from conformance.adapters.inprocess import DirectConnection
 from conformance.adapters.lifecycle import declared_revisions, describe
-from conformance.codec.corpus import (
-    ERROR_KINDS,
-    FAMILIES,
-    REJECTED,
-    Verdict,
-    compare_results,
-    encode_json,
-    values_equal,
+from conformance.codec.cases import ERROR_KINDS
+from conformance.codec.judging import REJECTED, Verdict, compare_results
+from conformance.codec.property_table import (
+    MEMBER_ORDER_RULES,
+    PROPERTIES,
+    CodecProperty,
 )
 from conformance.codec.runner import INTERNAL_ERROR, MAX_RESTARTS, MAX_TIMEOUTS_IN_A_ROW
+from conformance.codec.values import encode_json, values_equal
 from conformance.errors import AdapterTimeout
 from conformance.outcomes import Outcome
-from conformance.rules import load_rules
-from conformance.strategies import (
-    core_headers,
-    header_logs,
-    header_pairs,
-    writer_inputs,
-)
-from reference.header import diff_header, fold_request_header
 from reference.json_values import JsonObject, JsonValue
 from reference.revisions import ALL_REVISIONS, Revision
 
@@ -88,9 +85,6 @@ SHRINK_STEPS: Final = 300
 """Inputs tried while shrinking a counterexample before settling for the
 smallest found so far: bounds the time a failing implementation costs."""
 
-MEMBER_ORDER_RULES: Final = ("JSON-3",)
-"""The SHOULD rule every property also demonstrates: member order."""
-
 _SETTINGS: Final = settings(
     settings.get_profile("default"),
     database=None,
@@ -103,137 +97,6 @@ _SETTINGS: Final = settings(
     print_blob=False,
 )
 """Independent of the caller's hypothesis profile, so a report is too."""
-
-
-# ---------------------------------------------------------------- properties
-
-_FLAG = st.booleans()
-_CUT = st.integers(0, 63)
-
-
-def _canonical_params(revision: Revision) -> st.SearchStrategy[JsonObject]:
-    return core_headers(revision).map(lambda header: {"header": header})
-
-
-def _equals_params(revision: Revision) -> st.SearchStrategy[JsonObject]:
-    return header_pairs(revision).map(lambda pair: {"a": pair[0], "b": pair[1]})
-
-
-def _diff_params(revision: Revision) -> st.SearchStrategy[JsonObject]:
-    return header_pairs(revision, canonical=True).map(
-        lambda pair: {"prev": pair[0], "next": pair[1]}
-    )
-
-
-def _apply_params(revision: Revision) -> st.SearchStrategy[JsonObject]:
-    return header_pairs(revision, canonical=True, differing=True).map(
-        lambda pair: {"prev": pair[0], "delta": diff_header(*pair, revision)}
-    )
-
-
-@st.composite
-def _fold_params(draw: st.DrawFn, revision: Revision) -> JsonObject:
-    events = draw(header_logs(revision))
-    if draw(_FLAG):  # FOLD-3: the second part, from the first's result
-        cut = draw(_CUT) % (len(events) + 1)
-        state = fold_request_header(events[:cut], None, revision)
-        if state is not None:
-            return {"events": events[cut:], "from": state}
-    return {"events": events}
-
-
-def _record_params(revision: Revision) -> st.SearchStrategy[JsonObject]:
-    return writer_inputs(revision).map(
-        lambda inputs: {
-            "baseline": inputs[0],
-            "loggedThisInstance": inputs[1],
-            "header": inputs[2],
-        }
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CodecProperty:
-    """One generated test of one codec method, under each of its revisions.
-
-    `rules` are the MUST rules the property demonstrates (those that do
-    not hold in a revision are left out there); every property also
-    demonstrates `MEMBER_ORDER_RULES` at SHOULD level.
-    """
-
-    family: str
-    rules: tuple[str, ...]
-    description: str
-    params: Callable[[Revision], st.SearchStrategy[JsonObject]]
-    revisions: tuple[Revision, ...] = ALL_REVISIONS
-
-    @property
-    def method(self) -> str:
-        """The adapter method the property calls."""
-        return FAMILIES[self.family]
-
-    def id(self, revision: Revision) -> str:
-        """The stable id of the property under `revision`."""
-        return f"property/{self.family}/{revision.value}"
-
-    def must_rules(self, revision: Revision) -> tuple[str, ...]:
-        """The MUST rules of the property that hold in `revision`."""
-        rules = load_rules()
-        return tuple(r for r in self.rules if rules[r].applies_to(revision))
-
-    def rules_for(self, revision: Revision) -> tuple[str, ...]:
-        """Every rule the property demonstrates under `revision`."""
-        return self.must_rules(revision) + MEMBER_ORDER_RULES
-
-
-PROPERTIES: Final[tuple[CodecProperty, ...]] = (
-    CodecProperty(
-        family="canonical",
-        rules=("HDR-4", "HDR-5", "CONFIG-2", "MSGS-1", "JSON-2"),
-        description="valid headers, canonical or not, get the canonical form",
-        params=_canonical_params,
-    ),
-    CodecProperty(
-        family="equals",
-        rules=("EQ-1", "EQ-2", "EQ-3", "HDR-4", "JSON-2"),
-        description="headers and their edits or respellings compare as the spec says",
-        params=_equals_params,
-    ),
-    CodecProperty(
-        family="diff",
-        rules=(
-            "DELTA-2",
-            "SYS-3",
-            "TOOLS-3",
-            "DELTA-4",
-            "DELTA-5",
-            "EQ-2",
-            "EQ-3",
-            "WRITER-3",
-        ),
-        description="canonical headers and their edits give the spec's delta",
-        params=_diff_params,
-    ),
-    CodecProperty(
-        family="apply",
-        rules=("DELTA-3", "SYS-4", "TOOLS-4", "DELTA-4", "DELTA-5"),
-        description="a delta diff yields applies to its previous header",
-        params=_apply_params,
-    ),
-    CodecProperty(
-        family="fold",
-        rules=("FOLD-1", "FOLD-3", "SNAP-1", "DELTA-3"),
-        description="a log the writer wrote folds, at once or from a folded state",
-        params=_fold_params,
-    ),
-    CodecProperty(
-        family="record",
-        rules=("WRITER-1", "WRITER-2", "WRITER-3", "WRITER-4", "WRITER-5", "DELTA-6"),
-        description="the writer's decision for a baseline and a request header",
-        params=_record_params,
-    ),
-)
-"""One property per codec method, in the order the vectors list the families."""
 
 
 # ---------------------------------------------------------------- results

@@ -37,15 +37,9 @@ from typing import Any
 
 from conformance.adapters.connection import Connection
 from conformance.adapters.lifecycle import abandon, declared_revisions, describe
-from conformance.codec.corpus import (
-    CORE,
-    PROFILES,
-    STRICT,
-    VectorCase,
-    Verdict,
-    iter_cases,
-    judge_response,
-)
+from conformance.codec.cases import CORE, PROFILES, STRICT, VectorCase
+from conformance.codec.judging import Verdict, judge_response
+from conformance.codec.loading import iter_cases
 from conformance.errors import AdapterError, AdapterTimeout
 from conformance.outcomes import Outcome
 from reference.json_values import JsonObject
@@ -203,7 +197,7 @@ class VectorReport:
         }
 
 
-def _result(
+def case_result(
     case: VectorCase,
     revision: Revision,
     outcome: Outcome,
@@ -212,6 +206,8 @@ def _result(
     not_run: bool = False,
     response: JsonObject | None = None,
 ) -> CaseResult:
+    """The result of running `case` under `revision`, with the ``error_*``
+    fields of `response` when it is an error response."""
     return CaseResult(
         not_run=not_run,
         case_id=case.id,
@@ -302,7 +298,7 @@ def run_vectors(
             if wanted is not None and revision not in wanted:
                 continue
             if revision.value not in declared:
-                result = _result(
+                result = case_result(
                     case,
                     revision,
                     Outcome.SKIP,
@@ -315,7 +311,7 @@ def run_vectors(
                         if live is None
                         else f"the adapter timed out on {timeouts} cases in a row"
                     )
-                result = _result(
+                result = case_result(
                     case,
                     revision,
                     Outcome.ERROR,
@@ -327,7 +323,7 @@ def run_vectors(
                     response = live.request(case.method, case.request_params(revision))
                 except Exception as error:  # a broken adapter, or a bug of ours
                     timeouts = timeouts + 1 if isinstance(error, AdapterTimeout) else 0
-                    result = _result(case, revision, Outcome.ERROR, describe(error))
+                    result = case_result(case, revision, Outcome.ERROR, describe(error))
                     _close(live)
                     live = None
                     live, failed_restarts = _restart(connect, failed_restarts)
@@ -355,7 +351,7 @@ INTERNAL_ERROR = -32603
 def _judge(case: VectorCase, revision: Revision, response: JsonObject) -> CaseResult:
     error = response.get("error")
     if isinstance(error, dict) and error.get("code") == INTERNAL_ERROR:
-        return _result(
+        return case_result(
             case,
             revision,
             Outcome.ERROR,
@@ -366,7 +362,7 @@ def _judge(case: VectorCase, revision: Revision, response: JsonObject) -> CaseRe
     try:
         judgement = judge_response(case, response)
     except Exception as error:  # a bug of ours: no verdict on this case
-        return _result(
+        return case_result(
             case,
             revision,
             Outcome.ERROR,
@@ -374,7 +370,7 @@ def _judge(case: VectorCase, revision: Revision, response: JsonObject) -> CaseRe
             response=response,
         )
     message = "; ".join(part for part in (judgement.reason, judgement.note) if part)
-    return _result(
+    return case_result(
         case, revision, _VERDICTS[judgement.verdict], message, response=response
     )
 

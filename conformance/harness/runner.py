@@ -11,20 +11,24 @@ suite's own (an unexpected exception while playing or judging a scenario),
 which never escapes as a traceback. A sentinel the run already found in
 the log or a request before the adapter broke still fails (a leak is not
 excused by a hang). Whatever happens, the adapter's process group and the
-server are gone when it returns.
+server are gone when it returns. `harness_connector` turns an ``--impl``
+value into what starts the harness (``reqfold run`` and the pytest plugin
+both use it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import shlex
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from conformance.adapters.connection import Connection
+from conformance.adapters.connection import Connection, StdioConnection
 from conformance.adapters.lifecycle import (
+    REFERENCE,
     declared_revisions,
     describe,
     stderr_block,
@@ -64,6 +68,21 @@ class ClosableHarness(HarnessConnection, Connection, Protocol):
     def stderr_tail(self) -> str:
         """The last lines the adapter wrote to stderr ("" when there is none)."""
         ...
+
+
+def harness_connector(impl: str, timeout: float) -> Callable[[], ClosableHarness]:
+    """What starts (and restarts) the harness implementation `impl` names.
+
+    ``reference`` is the reference in process; anything else is an adapter
+    command, split like a shell would (the caller has checked it splits).
+    The harness side of `conformance.adapters.lifecycle.codec_connector`.
+    """
+    if impl == REFERENCE:
+        from conformance.adapters.inprocess import InProcessHarness
+
+        return lambda: InProcessHarness(timeout=timeout)
+    argv = shlex.split(impl)
+    return lambda: StdioConnection(argv, timeout=timeout)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -19,8 +19,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Final
 
 from conformance.adapters.lifecycle import timeout_problem
 from conformance.interrupts import run_guarded
@@ -41,19 +42,25 @@ from conformance.probe.judge import (
 )
 from conformance.probe.logs import LogFinder
 from conformance.probe.turns import plan_turns, split_command
+from conformance.run.options import add_show_argument
 from conformance.run.verdict import (
-    BROKEN,
-    CONFORMANT,
     NO_VERDICT,
     Check,
     exit_status,
     render_table,
     rule_table,
+    verdict_text,
 )
 from fakes import dump_capture_jsonl
 from reference.revisions import Revision
 
 DIALECTS = ("deepseek", "openai")
+
+NO_VERDICT_REASONS: Final[Mapping[int, str]] = {
+    NO_VERDICT: "the harness could not be run or a check errored",
+    2: "the evidence --keep asked for could not be kept",
+}
+"""Why a probe gives no verdict, by exit status (`verdict_text`)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -136,12 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="appended to the base URL (e.g. /v1 for clients that expect it)",
     )
     parser.add_argument("--strict", action="store_true", help="SHOULD warnings fail")
-    parser.add_argument(
-        "--show",
-        choices=("problems", "all"),
-        default="problems",
-        help="list only failing, warning and erroring checks, or every check",
-    )
+    add_show_argument(parser)
     parser.add_argument(
         "--keep",
         metavar="DIR",
@@ -309,16 +311,7 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
     status = exit_status(checks, strict=args.strict, startup_error=startup is not None)
     if args.keep and not _keep(Path(args.keep), evidence) and status == 0:
         status = 2  # the evidence asked for is lost: never a silent pass
-    warned = any(check.outcome is Outcome.WARN for check in checks)
-    failed = any(check.outcome is Outcome.FAIL for check in checks)
-    verdict = {
-        CONFORMANT: "CONFORMANT" + (" (with SHOULD warnings)" if warned else ""),
-        BROKEN: "NOT CONFORMANT: a MUST rule is broken"
-        if failed
-        else "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it",
-        NO_VERDICT: "NO VERDICT: the harness could not be run or a check errored",
-        2: "NO VERDICT: the evidence --keep asked for could not be kept",
-    }[status]
+    verdict = verdict_text(status, checks, reasons=NO_VERDICT_REASONS)
     print()
     print(f"{len(checks)} checks in {seconds:.1f} s")
     print(f"Verdict: {verdict}", flush=True)

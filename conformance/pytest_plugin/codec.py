@@ -19,8 +19,13 @@ import contextlib
 from collections.abc import Callable
 
 from conformance.adapters.connection import Connection
-from conformance.codec.corpus import VectorCase
-from conformance.codec.runner import MAX_TIMEOUTS_IN_A_ROW, CaseResult, run_vectors
+from conformance.codec.cases import VectorCase
+from conformance.codec.runner import (
+    MAX_TIMEOUTS_IN_A_ROW,
+    CaseResult,
+    case_result,
+    run_vectors,
+)
 from conformance.errors import AdapterTimeout
 from conformance.outcomes import Outcome
 from reference.json_values import JsonObject
@@ -59,27 +64,16 @@ class CodecSession:
         """Run one case; an error result when the implementation is given up on."""
         given_up = self._given_up()
         if given_up is not None:
-            return CaseResult(
-                case_id=case.id,
-                revision=revision.value,
-                method=case.method,
-                rules=tuple(case.rules),
-                level=case.level,
-                outcome=Outcome.ERROR,
-                message=given_up,
-            )
+            return case_result(case, revision, Outcome.ERROR, given_up)
         report = run_vectors(self.connect, cases=[(revision, case)])
         if report.startup_error is not None:
             self.failed_starts += 1
             self.last_start_error = report.startup_error
-            return CaseResult(
-                case_id=case.id,
-                revision=revision.value,
-                method=case.method,
-                rules=tuple(case.rules),
-                level=case.level,
-                outcome=Outcome.ERROR,
-                message=f"the implementation did not start: {report.startup_error}",
+            return case_result(
+                case,
+                revision,
+                Outcome.ERROR,
+                f"the implementation did not start: {report.startup_error}",
             )
         self.failed_starts = 0
         (result,) = report.results

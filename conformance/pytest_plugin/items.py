@@ -87,7 +87,7 @@ class VectorPart(pytest.Collector):
     """Every vector case the implementation runs, under each declared revision."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from conformance.codec.corpus import load_cases
+        from conformance.codec.loading import load_cases
         from reference.revisions import Revision
 
         cases = {case.id: case for case in load_cases()}

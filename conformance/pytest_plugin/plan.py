@@ -19,14 +19,10 @@ the same items without playing the scenarios again.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reference.json_values import JsonObject
-
-if TYPE_CHECKING:
-    from conformance.harness.runner import ClosableHarness
 
 FORMAT = "reqfold-pytest-plan/1"
 
@@ -125,19 +121,6 @@ class Plan:
         )
 
 
-def harness_connector(impl: str, timeout: float) -> Callable[[], ClosableHarness]:
-    """What starts the implementation as a harness (as ``reqfold run`` does)."""
-    from conformance.adapters.connection import StdioConnection
-    from conformance.adapters.lifecycle import REFERENCE
-
-    if impl == REFERENCE:
-        from conformance.adapters.inprocess import InProcessHarness
-
-        return lambda: InProcessHarness(timeout=timeout)
-    argv = shlex.split(impl)
-    return lambda: StdioConnection(argv, timeout=timeout)
-
-
 def make_plan(options: Options) -> Plan:
     """Start the implementation, play the scenarios it can, list the vectors.
 
@@ -152,9 +135,9 @@ def make_plan(options: Options) -> Plan:
 
 def _make_plan(options: Options) -> Plan:
     from conformance.adapters.lifecycle import declared_revisions
-    from conformance.codec.corpus import iter_cases
+    from conformance.codec.loading import iter_cases
     from conformance.codec.runner import claimed_profiles
-    from conformance.harness.runner import run_scenarios
+    from conformance.harness.runner import harness_connector, run_scenarios
     from conformance.harness.scenarios import ScenarioError, load_scenarios
     from reference.revisions import parse_revision
 

@@ -54,7 +54,7 @@ def _expected_failures(path: str | None) -> dict[str, str]:
     file ``reqfold run --expected-failures`` reads; a usage error when unusable."""
     if path is None:
         return {}
-    from conformance.codec.corpus import iter_cases
+    from conformance.codec.loading import iter_cases
     from conformance.harness.scenarios import load_scenarios
     from conformance.report.expected import (
         ExpectedFailuresError,

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from conformance.codec.corpus import VectorCase
-from conformance.codec.properties import PROPERTIES
+from conformance.codec.cases import VectorCase
+from conformance.codec.property_table import PROPERTIES
 from conformance.harness.scenarios import Scenario
 from conformance.report.strict_json import strict_json_loads
 

@@ -15,7 +15,7 @@ import math
 import re
 import shlex
 
-from conformance.codec.corpus import VectorCase
+from conformance.codec.cases import VectorCase
 from conformance.harness.evidence import Evidence
 from conformance.harness.scenarios import Scenario, Step
 from conformance.report.model import Reproduction

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
-from conformance.codec.corpus import VECTORS_DIR
+from conformance.codec.cases import VECTORS_DIR
 from conformance.harness.scenarios import SCENARIOS_DIR
 from reference.json_values import JsonObject
 

@@ -38,12 +38,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.adapters.connection import (
-    Connection,
-    StdioConnection,
-)
+from conformance.adapters.connection import Connection
 from conformance.adapters.lifecycle import (
-    REFERENCE,
     codec_connector,
     declared_revisions,
     describe,
@@ -51,9 +47,9 @@ from conformance.adapters.lifecycle import (
     timeout_problem,
 )
 from conformance.adapters.messages import check_result
-from conformance.codec.corpus import PROFILES
+from conformance.codec.cases import PROFILES
 from conformance.errors import AdapterError, AdapterProtocolError
-from conformance.harness.runner import ClosableHarness
+from conformance.harness.runner import ClosableHarness, harness_connector
 from conformance.harness.scenarios import ScenarioError, load_scenarios
 from conformance.interrupts import (
     Interrupted,
@@ -61,6 +57,7 @@ from conformance.interrupts import (
 )
 from conformance.outcomes import MARKS, Outcome
 from conformance.report.model import STATUSES
+from conformance.run.options import add_show_argument
 from conformance.run.parts import (
     run_property_part,
     run_scenario_part,
@@ -156,12 +153,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="what the vectors' verdict covers: 'core', or 'strict' (core and input"
         " validation); default: core plus what the implementation claims",
     )
-    parser.add_argument(
-        "--show",
-        choices=("problems", "all"),
-        default="problems",
-        help="list only failing, warning and erroring checks, or every check",
-    )
+    add_show_argument(parser)
     parser.add_argument(
         "--keep",
         metavar="DIR",
@@ -286,13 +278,7 @@ def _connectors(
     impl: str | None, timeout: float
 ) -> tuple[Callable[[], Connection], Callable[[], ClosableHarness]]:
     command = impl or default_impl()
-    codec = codec_connector(command, timeout)
-    if command == REFERENCE:
-        from conformance.adapters.inprocess import InProcessHarness
-
-        return codec, lambda: InProcessHarness(timeout=timeout)
-    argv = shlex.split(command)
-    return codec, lambda: StdioConnection(argv, timeout=timeout)
+    return codec_connector(command, timeout), harness_connector(command, timeout)
 
 
 def _run(

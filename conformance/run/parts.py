@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.adapters.connection import Connection
 from conformance.adapters.lifecycle import declared_revisions
-from conformance.codec.corpus import STRICT
+from conformance.codec.cases import STRICT
 from conformance.codec.runner import judged_profiles, run_vectors
 from conformance.harness.evidence import Evidence
 from conformance.harness.runner import ClosableHarness, run_scenarios
@@ -45,7 +45,7 @@ def run_vector_part(
     profile: str | None = None,
 ) -> None:
     """Every codec vector: the judged profiles as checks, the others in a note."""
-    from conformance.codec.corpus import iter_cases
+    from conformance.codec.loading import iter_cases
 
     outcome.parts.append("vectors")
     selected = list(iter_cases(revisions=revisions))
@@ -106,12 +106,13 @@ def run_property_part(
     from hypothesis.configuration import set_hypothesis_home_dir
 
     from conformance.codec import properties
+    from conformance.codec.property_table import PROPERTIES
 
     outcome.parts.append("properties")
     declared = declared_revisions(outcome.identity)
     chosen = declared if revisions is None else [r for r in declared if r in revisions]
     options: dict[str, Any] = {} if examples is None else {"examples": examples}
-    total = sum(1 for p in properties.PROPERTIES for r in chosen if r in p.revisions)
+    total = sum(1 for p in PROPERTIES for r in chosen if r in p.revisions)
     outcome.progress.start("properties", total)
 
     def add(result: Any) -> None:

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from conformance.adapters.connection import Connection
-from conformance.codec.corpus import encode_json
+from conformance.codec.values import encode_json
 from reference.json_values import JsonObject
 
 LIMIT = 4096

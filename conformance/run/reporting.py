@@ -77,7 +77,7 @@ def read_expected_failures(args: argparse.Namespace) -> dict[str, str]:
     """The expected failures file, read and checked; ValueError says what is wrong."""
     if args.expected_failures is None:  # before the imports: they bring hypothesis
         return {}
-    from conformance.codec.corpus import load_cases
+    from conformance.codec.loading import load_cases
     from conformance.report.expected import parse_expected, unknown_ids
 
     path = args.expected_failures

@@ -112,10 +112,24 @@ def exit_status(
     return CONFORMANT
 
 
+NO_VERDICT_REASONS: Mapping[int, str] = {
+    NO_VERDICT: "some checks could not be run (see the errors above)",
+    2: "nothing was checked: the options select nothing this implementation has"
+    " (see the notes above)",
+}
+"""Why ``reqfold run`` gives no verdict, by exit status: `NO_VERDICT`, or 2
+when the options select nothing (a command may give its own reasons)."""
+
+
 def verdict_text(
-    status: int, checks: Sequence[Check], expected: Mapping[str, str]
+    status: int,
+    checks: Sequence[Check],
+    expected: Mapping[str, str] = NO_EXPECTED,
+    *,
+    reasons: Mapping[int, str] = NO_VERDICT_REASONS,
 ) -> str:
-    """The verdict line for an exit status of `exit_status` (or 2)."""
+    """The verdict line for an exit status of `exit_status`, or for another
+    status `reasons` explains (``NO VERDICT: <reason>``)."""
     statuses = {status_of(check, expected) for check in checks}
     if status == CONFORMANT:
         return "CONFORMANT" + (" (with SHOULD warnings)" if "warn" in statuses else "")
@@ -128,12 +142,7 @@ def verdict_text(
                 " remove it from the expected failures)"
             )
         return "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it"
-    if status == NO_VERDICT:
-        return "NO VERDICT: some checks could not be run (see the errors above)"
-    return (
-        "NO VERDICT: nothing was checked: the options select nothing"
-        " this implementation has (see the notes above)"
-    )
+    return f"NO VERDICT: {reasons[status]}"
 
 
 def render_table(rows: Sequence[RuleRow]) -> list[str]:

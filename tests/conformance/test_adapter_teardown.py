@@ -20,7 +20,7 @@ import pytest
 from processes import process_gone, wait_until
 
 from conformance.adapters.connection import StdioConnection
-from conformance.codec.corpus import iter_cases
+from conformance.codec.loading import iter_cases
 from conformance.codec.runner import MAX_TIMEOUTS_IN_A_ROW, run_vectors
 from conformance.outcomes import Outcome
 from reference.revisions import Revision

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from messages import user
 
 from conformance.check import check_lines, read_captures
 from fakes import FakeProvider, FakeTransport, dump_captured_request
@@ -51,10 +52,6 @@ def test_the_demo_session_passes_and_every_request_rebuilds(tmp_path: Path) -> N
         report = check_lines(lines, captures=read_captures(captures), strict=True)
     assert report.findings == []
     assert report.summary.requests_matched == report.summary.steps_dispatched > 0
-
-
-def user(value: str) -> dict[str, object]:
-    return {"role": "user", "content": [{"type": "text", "text": value}]}
 
 
 async def two_turns(revision: Revision, fake: FakeProvider) -> AgentLoop:

@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import importlib.metadata
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from commands import reqfold
 
 ROOT = Path(__file__).resolve().parents[2]
 VALID_LOG = ROOT / "tests" / "conformance" / "check_fixtures" / "valid"
-
-
-def reqfold(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=cwd,
-    )
-    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.mark.slow

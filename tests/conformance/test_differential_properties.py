@@ -20,27 +20,17 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conformance.adapters.connection import (
-    Connection,
-    DirectConnection,
-    StdioConnection,
-)
-from conformance.codec.corpus import (
-    FAMILIES,
-    SCHEMA_PATH,
-    SCHEMA_REF,
-    VectorCase,
-    load_cases,
-    load_file,
-)
+from conformance.adapters.connection import Connection, StdioConnection
+from conformance.adapters.inprocess import DirectConnection
+from conformance.codec.cases import FAMILIES, SCHEMA_PATH, SCHEMA_REF, VectorCase
+from conformance.codec.loading import load_cases, load_file
 from conformance.codec.properties import (
     DEFAULT_EXAMPLES,
-    PROPERTIES,
-    CodecProperty,
     PropertyResult,
     render_vector,
     run_properties,
 )
+from conformance.codec.property_table import PROPERTIES, CodecProperty
 from conformance.codec.runner import run_vectors
 from conformance.errors import AdapterCrashed, AdapterStartupFailed
 from conformance.outcomes import Outcome
@@ -434,7 +424,13 @@ def test_a_known_bad_adapter_fails_with_a_vector_the_reference_passes(
 def test_the_unordered_maps_adapter_only_draws_warnings(tmp_path: Path) -> None:
     connect = bad_adapter("unordered_maps")
     results = run_properties(connect)
-    assert {result.outcome for result in results} == {Outcome.PASS, Outcome.WARN}
+    # Which properties pass outright is luck: whether 40 examples meet an
+    # answer that depends on member order. Hypothesis also draws constants
+    # from whatever local modules are loaded, so the examples change with
+    # what the test process imported. None may fail or error.
+    outcomes = {result.outcome for result in results}
+    assert outcomes <= {Outcome.PASS, Outcome.WARN}
+    assert Outcome.WARN in outcomes
     warned = [result for result in results if result.outcome is Outcome.WARN]
     for result in warned[:3]:
         cases = committed(result, tmp_path)

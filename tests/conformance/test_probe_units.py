@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from conformance.outcomes import Outcome
+from conformance.probe.cli import NO_VERDICT_REASONS
 from conformance.probe.driver import ProbeEvidence, RunRecord, TurnRecord
 from conformance.probe.judge import choose_revision, count_checks, timeline
 from conformance.probe.logs import LogFinder, LogWatch
 from conformance.probe.turns import DEFAULT_TURNS, fill, plan_turns, split_command
+from conformance.run.verdict import Check, exit_status, verdict_text
 from fakes import CapturedRequest
 from reference.revisions import Revision
 
@@ -245,3 +247,55 @@ def _refused(index: int) -> CapturedRequest:
         status=400,
         at=0.0,
     )
+
+
+def outcomes(*found: Outcome) -> list[Check]:
+    return [
+        Check(part="probe", id=f"c{n}", revision="", rules=("REQ-1",), outcome=o)
+        for n, o in enumerate(found)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("checks", "strict", "keep_lost", "line"),
+    [
+        (outcomes(Outcome.PASS), False, False, "CONFORMANT"),
+        (
+            outcomes(Outcome.PASS, Outcome.WARN),
+            False,
+            False,
+            "CONFORMANT (with SHOULD warnings)",
+        ),
+        (
+            outcomes(Outcome.WARN, Outcome.FAIL),
+            False,
+            False,
+            "NOT CONFORMANT: a MUST rule is broken",
+        ),
+        (
+            outcomes(Outcome.PASS, Outcome.WARN),
+            True,
+            False,
+            "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it",
+        ),
+        (
+            outcomes(Outcome.PASS, Outcome.ERROR),
+            False,
+            False,
+            "NO VERDICT: the harness could not be run or a check errored",
+        ),
+        (
+            outcomes(Outcome.PASS),
+            False,
+            True,
+            "NO VERDICT: the evidence --keep asked for could not be kept",
+        ),
+    ],
+)
+def test_the_probe_verdict_line_says_why_in_the_probe_s_own_words(
+    checks: list[Check], strict: bool, keep_lost: bool, line: str
+) -> None:
+    status = exit_status(checks, strict=strict)
+    if keep_lost:
+        status = 2  # as `_report` does when --keep failed on a pass
+    assert verdict_text(status, checks, reasons=NO_VERDICT_REASONS) == line

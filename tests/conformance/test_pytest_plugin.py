@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.codec.corpus import iter_cases
+from conformance.codec.loading import iter_cases
 from reference.revisions import Revision
 
 pytest_plugins = ["pytester"]
@@ -125,7 +125,7 @@ def test_without_reqfold_impl_nothing_is_collected_and_no_suite_module_loaded(
                 for name in (
                     "conformance.pytest_plugin.suite",
                     "conformance.harness.runner",
-                    "conformance.codec.corpus",
+                    "conformance.codec.cases",
                     "fakes",
                     "uvicorn",
                 )

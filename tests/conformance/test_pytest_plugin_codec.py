@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.codec.corpus import VectorCase, iter_cases
+from conformance.codec.cases import VectorCase
+from conformance.codec.loading import iter_cases
 from conformance.codec.runner import MAX_TIMEOUTS_IN_A_ROW
 from conformance.errors import AdapterCrashed, AdapterStartupFailed, AdapterTimeout
 from conformance.outcomes import Outcome

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conformance.codec.corpus import load_cases
+from conformance.codec.loading import load_cases
 from conformance.harness.scenarios import load_scenarios
 from conformance.outcomes import Outcome
 from conformance.report.compare import compare_reports

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
+import commands
 import pytest
 
 from conformance.outcomes import Outcome
@@ -23,15 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "conformance" / "bad_adapters"
 
 
-def reqfold(*args: str, timeout: float = 300) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "run", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return done.returncode, done.stdout, done.stderr
+reqfold = partial(commands.reqfold, "run")
+"""``reqfold run ARGS``: exit status, stdout, stderr."""
 
 
 def check(outcome: Outcome, rules: tuple[str, ...] = ("HDR-1",)) -> Check:

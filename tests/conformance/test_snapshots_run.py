@@ -9,10 +9,11 @@ fails the run only with ``--snapshot-strict``, and is accepted by
 
 from __future__ import annotations
 
-import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
+import commands
 import pytest
 
 DRIFT = Path(__file__).parent / "drift_harnesses"
@@ -22,15 +23,8 @@ ONE_RUN = ("--only", "scenarios", "--scenario", "plain-turns")
 NAME = "plain-turns@session-prefix"
 
 
-def reqfold(*args: str, timeout: float = 120) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "run", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return done.returncode, done.stdout, done.stderr
+reqfold = partial(commands.reqfold, "run", timeout=120)
+"""``reqfold run ARGS``: exit status, stdout, stderr."""
 
 
 def snapshots_line(out: str) -> str:

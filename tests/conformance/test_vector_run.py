@@ -16,15 +16,20 @@ import re
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import commands
 import pytest
 from processes import process_gone, wait_until
 
-from conformance.adapters.connection import DirectConnection, StdioConnection
+from conformance.adapters.connection import StdioConnection
+from conformance.adapters.inprocess import DirectConnection
 from conformance.codec import cli as vectors_cli
-from conformance.codec.corpus import CORE, STRICT, Verdict, iter_cases, judge_response
+from conformance.codec.cases import CORE, STRICT
+from conformance.codec.judging import Verdict, judge_response
+from conformance.codec.loading import iter_cases
 from conformance.codec.runner import run_vectors
 from conformance.errors import (
     AdapterProtocolError,
@@ -36,16 +41,8 @@ from conformance.outcomes import Outcome
 BAD = Path(__file__).parent / "bad_adapters"
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    process = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "vectors", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=False,
-    )
-    return process.returncode, process.stdout, process.stderr
+run_cli = partial(commands.reqfold, "vectors")
+"""``reqfold vectors ARGS``: exit status, stdout, stderr."""
 
 
 def run_bad(name: str, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from conformance.adapters.messages import check_codec_result, check_params
-from conformance.codec.corpus import (
+from conformance.codec.cases import (
     CORE,
     ERROR_KINDS,
     FAMILIES,
@@ -21,19 +21,17 @@ from conformance.codec.corpus import (
     VECTORS_DIR,
     VectorCase,
     VectorError,
-    Verdict,
     codec_rule_ids,
-    compare_results,
-    encode_json,
+)
+from conformance.codec.judging import Verdict, compare_results, judge_response
+from conformance.codec.loading import (
     iter_cases,
-    judge_response,
     load_cases,
     load_file,
-    load_json,
     stray_files,
-    values_equal,
     vector_files,
 )
+from conformance.codec.values import encode_json, load_json, values_equal
 from conformance.rules import load_rules
 from reference.errors import CodecError
 from reference.header import canonical_header

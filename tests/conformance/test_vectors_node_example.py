@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.codec.corpus import CORE, iter_cases
+from conformance.codec.cases import CORE
+from conformance.codec.loading import iter_cases
 from reference.revisions import Revision
 
 ADAPTER = Path(__file__).resolve().parents[2] / "examples" / "node-codec" / "adapter.js"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from messages import text
 from rejections import rejects
 
 from reference.errors import (
@@ -17,14 +18,10 @@ from reference.session_log import SessionLog
 USER = {"kind": "user"}
 
 
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
-
-
-def user(log: SessionLog, value: str) -> dict:
+def append_user(log: SessionLog, value: str) -> dict:
     return log.append(
         "user/message",
-        {"content": text(value), "source": USER},
+        {"content": [text(value)], "source": USER},
         time=0,
         surface_op="append",
     )
@@ -34,7 +31,7 @@ def user(log: SessionLog, value: str) -> dict:
 def test_append_assigns_contiguous_seqs_and_envelope_member_order() -> None:
     log = SessionLog()
     log.append("turn/start", {"turn": 1}, time=5)
-    event = user(log, "hi")
+    event = append_user(log, "hi")
     assert [e["seq"] for e in log] == [0, 1]
     assert list(event) == ["type", "seq", "time", "data", "surfaceOp"]
     sourced = log.append(
@@ -94,7 +91,7 @@ def test_surface_events_need_a_surface_op_and_others_must_not_carry_one() -> Non
 @pytest.mark.spec("LOG-5")
 def test_source_event_seqs_must_name_distinct_earlier_events() -> None:
     log = SessionLog()
-    user(log, "a")
+    append_user(log, "a")
     for sources in ([], [1], [0, 0], [-1]):
         with rejects(MalformedEvent, "LOG-5", seq=1):
             log.append(
@@ -133,17 +130,20 @@ def test_a_seed_with_a_corrupt_header_fold_loads_and_fails_when_the_fold_is_read
 def test_replace_shadows_a_range_by_position_and_derivation_follows() -> None:
     log = SessionLog()
     for value in ("a", "b", "c"):
-        user(log, value)
+        append_user(log, value)
     summary = log.append(
         "user/message",
-        {"content": text("summary"), "source": {"kind": "plugin", "plugin": "compact"}},
+        {
+            "content": [text("summary")],
+            "source": {"kind": "plugin", "plugin": "compact"},
+        },
         time=0,
         surface_op={"op": "replace", "start": 0, "end": 1},
         source_event_seqs=[0, 1],
     )
     assert log.surface == [summary["seq"], 2]
     assert [m["content"][0]["text"] for m in log.derive_messages()] == ["summary", "c"]
-    user(log, "d")
+    append_user(log, "d")
     assert [m["content"][0]["text"] for m in log.derive_messages()] == [
         "summary",
         "c",
@@ -159,8 +159,8 @@ def test_replace_shadows_a_range_by_position_and_derivation_follows() -> None:
 )
 def test_an_invalid_replace_is_rejected_and_logs_nothing(start: int, end: int) -> None:
     log = SessionLog()
-    user(log, "a")
-    user(log, "b")
+    append_user(log, "a")
+    append_user(log, "b")
     with rejects(SurfaceError, "SURF-2", seq=2):
         log.append(
             "user/message",
@@ -182,7 +182,7 @@ def test_projection_of_each_surface_type() -> None:
             "tool/result",
             {
                 "callId": "c1",
-                "content": text("out"),
+                "content": [text("out")],
                 "isError": True,
                 "error": {"name": "E"},
             },
@@ -193,7 +193,7 @@ def test_projection_of_each_surface_type() -> None:
             {
                 "type": "tool-result",
                 "toolCallId": "c1",
-                "content": text("out"),
+                "content": [text("out")],
                 "isError": True,
             }
         ],
@@ -201,7 +201,7 @@ def test_projection_of_each_surface_type() -> None:
     assert derive_event_message(
         event(
             "context/message",
-            {"content": text("cwd"), "source": {"kind": "plugin", "plugin": "x"}},
+            {"content": [text("cwd")], "source": {"kind": "plugin", "plugin": "x"}},
         )
     ) == {
         "role": "user",
@@ -221,9 +221,11 @@ def test_projection_of_each_surface_type() -> None:
 @pytest.mark.spec("DERIVE-1", "LOG-7")
 def test_derivation_skips_unknown_types_and_replaying_a_log_reproduces_it() -> None:
     log = SessionLog()
-    user(log, "a")
+    append_user(log, "a")
     log.append("plugin/whatever", {"x": 1}, time=0)
-    log.append("assistant/message", {"content": text("b")}, time=0, surface_op="append")
+    log.append(
+        "assistant/message", {"content": [text("b")]}, time=0, surface_op="append"
+    )
     replayed = SessionLog(log.events)
     assert replayed.derive_messages() == log.derive_messages()
     assert [m["role"] for m in log.derive_messages()] == ["user", "assistant"]
@@ -232,7 +234,7 @@ def test_derivation_skips_unknown_types_and_replaying_a_log_reproduces_it() -> N
 @pytest.mark.spec("LOG-3")
 def test_the_log_keeps_its_own_copy_of_appended_data() -> None:
     log = SessionLog()
-    data = {"content": text("a"), "source": USER}
+    data = {"content": [text("a")], "source": USER}
     log.append("user/message", data, time=0, surface_op="append")
     data["content"][0]["text"] = "changed"
     assert log.derive_messages()[0]["content"][0]["text"] == "a"
@@ -270,10 +272,10 @@ def test_deeply_nested_data_is_checked_copied_and_seeded_without_recursion_error
 @pytest.mark.spec("SURF-1", "JSON-3")
 def test_a_replace_op_is_read_by_member_name_not_member_order() -> None:
     log = SessionLog()
-    user(log, "a")
+    append_user(log, "a")
     log.append(
         "user/message",
-        {"content": text("b")},
+        {"content": [text("b")]},
         time=0,
         surface_op={"end": 0, "start": 0, "op": "replace"},
         source_event_seqs=[0],

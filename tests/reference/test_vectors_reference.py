@@ -16,14 +16,10 @@ from typing import Any
 import pytest
 
 from conformance.adapters.connection import StdioConnection
-from conformance.codec.corpus import (
-    REJECTED,
-    VectorCase,
-    Verdict,
-    encode_json,
-    iter_cases,
-    judge_response,
-)
+from conformance.codec.cases import VectorCase
+from conformance.codec.judging import REJECTED, Verdict, judge_response
+from conformance.codec.loading import iter_cases
+from conformance.codec.values import encode_json
 from reference.adapter import RpcError, dispatch
 from reference.revisions import Revision
 

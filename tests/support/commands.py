@@ -1,0 +1,34 @@
+"""Running ``reqfold`` as a user does, in a child process: one spelling for every test.
+
+`reqfold` runs ``python -m conformance.cli`` (not the console script, which
+an editable install may point at another checkout) with the test's own
+interpreter and ``PYTHONPATH``, and hands back the exit status and both
+outputs. Importable as ``commands`` (`pythonpath = ["tests/support"]` in
+pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def reqfold(
+    *args: str,
+    timeout: float = 300,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[int, str, str]:
+    """``reqfold ARGS``: its exit status, stdout and stderr (text)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
