@@ -32,11 +32,10 @@ compares the answer with the reference's answer to the same params:
   next one.
 
 Runs are deterministic (a fixed seed, no example database, no deadline,
-no health checks), so the same implementation gets the same report from
-the same command and installation. Not across them: Hypothesis also draws
-constants it finds in the local (not site-packages) modules the process
-has loaded, so another set of loaded modules, or a checkout instead of an
-installed wheel, can change the inputs.
+no health checks, and none of the constants Hypothesis would otherwise take
+from whatever local modules the process has loaded:
+`conformance.codec.local_constants`), so the same implementation gets the
+same report from the same command, installed or from a checkout.
 """
 
 from __future__ import annotations
@@ -63,6 +62,7 @@ from conformance.adapters.inprocess import DirectConnection
 from conformance.adapters.lifecycle import declared_revisions, describe
 from conformance.codec.cases import ERROR_KINDS
 from conformance.codec.judging import REJECTED, Verdict, compare_results
+from conformance.codec.local_constants import without_local_constants
 from conformance.codec.property_table import (
     MEMBER_ORDER_RULES,
     PROPERTIES,
@@ -368,7 +368,8 @@ class _Trial:
             self._check(params, order_fails=order_fails)
 
         try:
-            search()
+            with without_local_constants():
+                search()
         except _Mismatch as mismatch:
             return mismatch, ""
         except _ShrinkingDone:

@@ -307,6 +307,41 @@ def test_the_same_implementation_gets_the_same_report_every_time() -> None:
     assert report() == report()
 
 
+def test_the_search_draws_no_constants_from_whatever_local_modules_are_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hypothesis now and then draws a constant from the source of the local
+    modules the process has loaded, so the inputs moved with what was
+    imported (a pytest session's collection, a checkout instead of a wheel).
+    The properties hide those constants while they search."""
+    from hypothesis.internal.conjecture import providers
+
+    (tmp_path / "many_constants.py").write_text(
+        "NAMES = ("
+        + ", ".join(f'"tool_{n}_schema"' for n in range(50))
+        + ")\nNUMBERS = (7919, 104729, 65537)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "many_constants", raising=False)
+    __import__("many_constants")
+    assert "tool_7_schema" in providers._get_local_constants().strings
+
+    seen: list[int] = []
+    real = providers.HypothesisProvider._maybe_draw_constant
+
+    def spying(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(len(providers._get_local_constants()))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(providers.HypothesisProvider, "_maybe_draw_constant", spying)
+    run_properties(
+        DirectConnection, [Revision.SESSION_PREFIX], properties=PROPERTIES[:2]
+    )
+    assert seen
+    assert set(seen) == {0}
+    assert "tool_7_schema" in providers._get_local_constants().strings
+
+
 @pytest.mark.spec("JSON-3", "HDR-5")
 def test_member_order_alone_is_a_warning_never_a_failure(tmp_path: Path) -> None:
     def connect() -> Connection:
