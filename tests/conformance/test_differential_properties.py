@@ -458,11 +458,11 @@ def test_a_known_bad_adapter_fails_with_a_vector_the_reference_passes(
 @pytest.mark.spec("JSON-3", "HDR-5")
 def test_the_unordered_maps_adapter_only_draws_warnings(tmp_path: Path) -> None:
     connect = bad_adapter("unordered_maps")
-    results = run_properties(connect)
-    # Which properties pass outright is luck: whether 40 examples meet an
-    # answer that depends on member order. Hypothesis also draws constants
-    # from whatever local modules are loaded, so the examples change with
-    # what the test process imported. None may fail or error.
+    # One revision: the others differ in header fields, not in how member
+    # order is judged (the in-process test above covers that per revision).
+    results = run_properties(connect, [Revision.REQUEST_MESSAGES])
+    # Which properties pass outright depends on whether 40 examples meet an
+    # answer whose member order matters; none may fail or error.
     outcomes = {result.outcome for result in results}
     assert outcomes <= {Outcome.PASS, Outcome.WARN}
     assert Outcome.WARN in outcomes
