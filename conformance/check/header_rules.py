@@ -99,10 +99,9 @@ def fast_canonical(header: Any, revision: Revision) -> Header | None:
         return None
     try:
         msgspec.convert(header, _SHAPES[revision])
-        encoded = _ENCODER.encode(header)
     except (msgspec.ValidationError, UnicodeEncodeError, RecursionError):
         return None
-    if _NULL.search(encoded) is not None:
+    if not proven_json(header):
         # a null member (HDR-3) or a non-finite number (JSON-1), or a null
         # inside a tool's schema, which is fine: the reference tells them apart
         return None
@@ -116,6 +115,24 @@ _ENCODER = msgspec.json.Encoder()
 _NULL = re.compile(rb"[:,\[]null")
 """A null token in compact JSON (or text that looks like one: then the
 reference is asked, which costs time, not exactness)."""
+
+
+def proven_json(value: Any) -> bool:
+    """True when one msgspec encode proves `value` a JSON value (JSON-1).
+
+    Precondition: `value` was decoded from JSON text (object keys are
+    strings, no tuples or cycles). What such a value may still hold that
+    JSON-1 refuses is a lone surrogate (msgspec refuses to encode it) or a
+    non-finite number (which the strict reader keeps and msgspec writes as
+    ``null``), so an encoding without a null token proves it. False means
+    "not proven" (a value holding ``null`` is usually fine): the caller
+    asks the reference's walk, which names the rule.
+    """
+    try:
+        encoded = _ENCODER.encode(value)
+    except (UnicodeEncodeError, RecursionError):
+        return False
+    return encoded != b"null" and _NULL.search(encoded) is None
 
 
 def fold_equal(a: Any, b: Any, depth: int = 3) -> bool:
@@ -367,7 +384,9 @@ class HeaderFold:
             )
             return [self._error(error, line, seq)]
         try:
-            after = apply_to_canonical(baseline, data, self.revision)
+            after = apply_to_canonical(
+                baseline, data, self.revision, values_checked=proven_json(data)
+            )
         except CodecError as error:
             return [self._error(error, line, seq)]
         self.state = after
