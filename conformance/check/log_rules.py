@@ -155,6 +155,10 @@ class LogChecker:
         """The handlers of each event type, in order."""
         self._unknown: tuple[Handler, ...] = (self.turns.outside,)
         """The handlers of a type no rule machine registered for."""
+        self._in_turn = _without(self.handlers, self.turns.outside)
+        """`handlers` less TURN-4's, which finds nothing while a turn is open:
+        the driver picks these then (no handler opens or closes a turn
+        before TURN-4's would run, so the turn open before the event decides)."""
         self._found: list[Finding] = []
         """What the line being read has shown so far, yielded after it (kept
         when a rule raises: nothing found before the error is lost)."""
@@ -173,7 +177,11 @@ class LogChecker:
             handlers[kind] = (self.surface.compaction, outside)
         handlers["turn/start"] = (outside, turns.turn_start, opening.turn_start)
         handlers["turn/end"] = (outside, turns.turn_end)
-        handlers["step/start"] = (outside, turns.step_start, requests.step_start)
+        handlers["step/start"] = (
+            (outside, turns.step_start, requests.step_start)
+            if self.reconstruction is not None
+            else (outside, turns.step_start)  # requests.step_start does nothing
+        )
         handlers["step/end"] = (outside, turns.step_end)
         for kind in RESPONSE_TYPES:
             handlers[kind] = (*handlers.get(kind, (outside,)), requests.response)
@@ -384,7 +392,12 @@ class LogChecker:
         out = self._found
         if findings:
             out.extend(findings)
-        for handler in self.handlers.get(event.type, self._unknown):
+        chain = (
+            self.handlers.get(event.type, self._unknown)
+            if self.turns.turn is None
+            else self._in_turn.get(event.type, ())
+        )
+        for handler in chain:
             found = handler(event, data, number, seq)
             if found:
                 out.extend(found)
@@ -401,6 +414,16 @@ class LogChecker:
             summary.requests_matched = self.reconstruction.matched
             out.extend(self.requests.finish(number))
             summary.requests_matched = self.reconstruction.matched
+
+
+def _without(
+    handlers: dict[str, tuple[Handler, ...]], dropped: Handler
+) -> dict[str, tuple[Handler, ...]]:
+    """`handlers` with `dropped` taken out of every type's tuple."""
+    return {
+        kind: tuple(handler for handler in chain if handler != dropped)
+        for kind, chain in handlers.items()
+    }
 
 
 def _internal_error(line: int, error: Exception) -> Finding:
