@@ -84,6 +84,25 @@ on a line longer than `WINDOW`: there it is decoded one level deep and the
 other members' values stay `msgspec.Raw` (checked like an unread body), so
 a huge value costs no memory."""
 
+RAW, UNREAD, MEMBERS, WHOLE = "raw", "unread", "members", "whole"
+"""How the general path reads a type's ``data`` (`_bodies`): left `msgspec.Raw`
+inside a proven line; left Raw in a line not proven at all (``assistant/chunk``);
+`MEMBER_TYPES`' way; decoded whole."""
+
+
+def _bodies(*, thorough: bool, derive: bool) -> dict[str, str]:
+    """How the general path reads each type's ``data`` (``--thorough``: every
+    type's whole; ``derive``, with ``--requests``: the surface types' too)."""
+    if thorough:
+        return {}
+    bodies = dict.fromkeys(MEMBER_TYPES, MEMBERS)
+    bodies.update(dict.fromkeys(DATA_TYPES, WHOLE))
+    if derive:
+        bodies.update(dict.fromkeys(SURFACE_TYPES, WHOLE))
+    bodies["assistant/chunk"] = UNREAD
+    return bodies
+
+
 MEMBERS_READ = ("turn", "step")
 MEMBERS_DECODER = msgspec.json.Decoder(dict[str, Raw])
 _PLACEHOLDER = Raw(b"0")
@@ -162,9 +181,10 @@ class LogChecker:
         self._found: list[Finding] = []
         """What the line being read has shown so far, yielded after it (kept
         when a rule raises: nothing found before the error is lost)."""
-        self._decoded_types = (
-            DATA_TYPES | SURFACE_TYPES if reconstruction is not None else DATA_TYPES
-        )
+        self._bodies = _bodies(thorough=thorough, derive=reconstruction is not None)
+        """How the general path reads each type's ``data``."""
+        self._other_body = WHOLE if thorough else RAW
+        """How it reads the ``data`` of a type `_bodies` does not name."""
         self._set_revision(revision or LATEST, "--revision" if revision else "default")
 
     def _register(self) -> dict[str, tuple[Handler, ...]]:
@@ -343,15 +363,14 @@ class LogChecker:
             # reads it, decoded) must give back the line exactly: that rules out
             # a duplicate key (the decoded object would be shorter), members out
             # of order and non-compact text, which the slow path tells apart.
-            kind = event.type
-            thorough = self.thorough
-            if kind == "assistant/chunk" and not thorough:
+            body = self._bodies.get(event.type, self._other_body)
+            if body is UNREAD:  # a chunk: its envelope is not proven (Limits)
                 self._event(event, number, False, True)
                 return
             try:
-                if thorough or kind in self._decoded_types:
+                if body is WHOLE:
                     event.data = VALUE_DECODER.decode(event.data)
-                elif kind in MEMBER_TYPES:
+                elif body is MEMBERS:
                     event.data = (
                         VALUE_DECODER.decode(event.data)
                         if len(raw) <= WINDOW

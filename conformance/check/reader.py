@@ -56,11 +56,10 @@ class LineReader:
     def __iter__(self) -> Iterator[ReadLine]:
         it = self._lines
         decode = EVENT_DECODER.decode
-        number = 1
         skipped = 0
         expected = self.expected
-        for raw in it:
-            number += 1
+        # the pieces of a long line are taken from `it` itself, not counted
+        for number, raw in enumerate(it, 2):
             event: Envelope | None
             try:
                 event = decoded = decode(raw)
@@ -76,7 +75,7 @@ class LineReader:
                     and raw.endswith(b"}}\n")
                     and (raw.isascii() or is_utf8(raw))
                 ):
-                    expected = decoded.seq + 1
+                    expected += 1
                     skipped += 1
                     continue
             if not raw.endswith(b"\n"):  # a long line may come in pieces
