@@ -413,7 +413,7 @@ class LogChecker:
             out.extend(findings)
         chain = (
             self.handlers.get(event.type, self._unknown)
-            if self.turns.turn is None
+            if self.turns.state.open_turn is None
             else self._in_turn.get(event.type, ())
         )
         for handler in chain:
