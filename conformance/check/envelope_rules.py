@@ -132,6 +132,14 @@ class EnvelopeRules:
                 self.slack = 0
                 self.events += 1
                 return seq, data, _NONE
+        return self.check_fully(event, number, prechecked, seq_known)
+
+    def check_fully(
+        self, event: Envelope, number: int, prechecked: bool, seq_known: bool
+    ) -> tuple[int, Any, list[Finding]]:
+        """`check` without its shortcut for the common case (each rule in turn)."""
+        kind = event.type
+        data: Any = event.data
         out: list[Finding] = []
         if not seq_known:
             seq = self.next_seq
