@@ -57,7 +57,7 @@ from conformance.check.lines import (
     read_value,
 )
 from conformance.check.opening_rules import OpeningRules
-from conformance.check.reader import DECODE_ERRORS, LineReader
+from conformance.check.reader import CHUNK, DECODE_ERRORS, LineReader
 from conformance.check.reconstruction import CaptureUnreadable, Reconstruction
 from conformance.check.request_rules import RequestRules
 from conformance.check.surface_rules import COMPACTION_TYPES, SurfaceRules
@@ -175,6 +175,11 @@ class LogChecker:
         self._unknown: tuple[Handler, ...] = (self.turns.outside,)
         """The handlers of a type no rule machine registered for."""
         self._in_turn = _without(self.handlers, self.turns.outside)
+        self._defer_response = not thorough and self._in_turn.get(CHUNK) == (
+            self.requests.response,
+        )
+        """Whether a step's first ``assistant/chunk`` may be passed over and its
+        one handler (in an open turn) run after it (`_passed_over`)."""
         """`handlers` less TURN-4's, which finds nothing while a turn is open:
         the driver picks these then (no handler opens or closes a turn
         before TURN-4's would run, so the turn open before the event decides)."""
@@ -218,9 +223,32 @@ class LogChecker:
             self.reconstruction.revision = revision
 
     def _fast_ok(self) -> bool:
-        """Whether a chunk of the open step may be passed over unread."""
+        """Whether a chunk of the open step may be passed over unread: the
+        step responded, or (`_defer_response`) its first response may be told
+        after it, inside an open turn (no TURN-4 finding to make)."""
         step = self.turns.step
-        return not self.thorough and step is not None and step.responded
+        return (
+            not self.thorough
+            and step is not None
+            and (
+                step.responded
+                or (self._defer_response and self.turns.state.open_turn is not None)
+            )
+        )
+
+    def _passed_over(self, number: int, seq: int | None) -> None:
+        """The reader passed over chunks from line `number` (seq `seq`) on: if
+        the open step had not responded, the first was its first response,
+        whose handlers (`requests.first_response` only) run now."""
+        step = self.turns.step
+        if step is None or step.responded or seq is None:
+            return
+        try:
+            self._found.extend(self.requests.first_response(number, seq))
+        except (OSError, CaptureUnreadable):
+            raise
+        except Exception as error:  # a checker bug must not end the check
+            self._found.append(_internal_error(number, error))
 
     # -------------------------------------------------------------- driving
 
@@ -239,12 +267,15 @@ class LogChecker:
         found.clear()
         yield from errors
         envelope = self.envelope
-        number = 1
-        reader.expected = envelope.next_seq if self._fast_ok() else None
+        number = previous = 1
         turns, read_line, skipping = self.turns, self._line, not self.thorough
+        defer = self._defer_response
+        reader.expected = set_at = envelope.next_seq if self._fast_ok() else None
         for number, raw, event in reader:
-            if reader.expected is not None:
-                envelope.next_seq = reader.expected
+            expected = reader.expected
+            if expected is not None and expected != set_at:  # chunks passed over
+                envelope.next_seq = expected
+                self._passed_over(previous + 1, set_at)
             try:
                 read_line(raw, number, event)
             except (OSError, CaptureUnreadable):
@@ -259,14 +290,21 @@ class LogChecker:
             if found:
                 yield from found
                 found.clear()
+            previous = number
             step = turns.step  # `_fast_ok`, inline: this runs on every line
-            reader.expected = (
+            reader.expected = set_at = (
                 envelope.next_seq
-                if skipping and step is not None and step.responded
+                if skipping
+                and step is not None
+                and (step.responded or (defer and turns.state.open_turn is not None))
                 else None
             )
-        if reader.expected is not None:
+        if reader.expected is not None and reader.expected != set_at:
             envelope.next_seq = reader.expected
+            self._passed_over(previous + 1, set_at)
+            yield from found
+            found.clear()
+        number = reader.lines  # the last line, though the reader passed it over
         summary = self.summary
         summary.lines = number
         summary.events = envelope.events + reader.skipped

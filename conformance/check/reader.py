@@ -45,12 +45,15 @@ class LineReader:
         """The seq of a chunk the reader may pass over, or None (none may)."""
         self.skipped = 0
         """Lines passed over (each held one event)."""
+        self.lines = 0
+        """Lines read, once the iteration is over (the last may be one passed over)."""
 
     def first(self) -> Line | None:
         """The first line, whole (None for an empty file); read it before iterating."""
         first = next(self._lines, None)
         if first is not None and not first.endswith(b"\n"):
             first = rest_of_line(first, self._lines)
+        self.lines = 0 if first is None else 1
         return first
 
     def __iter__(self) -> Iterator[ReadLine]:
@@ -58,8 +61,9 @@ class LineReader:
         decode = EVENT_DECODER.decode
         skipped = 0
         expected = self.expected
+        number = start = self.lines
         # the pieces of a long line are taken from `it` itself, not counted
-        for number, raw in enumerate(it, 2):
+        for number, raw in enumerate(it, start + 1):
             event: Envelope | None
             try:
                 event = decoded = decode(raw)
@@ -89,7 +93,7 @@ class LineReader:
             self.expected, self.skipped = expected, skipped
             yield number, raw, event
             expected = self.expected
-        self.expected, self.skipped = expected, skipped
+        self.expected, self.skipped, self.lines = expected, skipped, number
 
 
 def rest_of_line(first: Line, pieces: Iterator[Line]) -> Line:

@@ -71,6 +71,11 @@ class RequestRules:
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> list[Finding]:
         """A response event: the step's first one resolves its request."""
+        return self.first_response(number, seq)
+
+    def first_response(self, number: int, seq: int) -> list[Finding]:
+        """`response`, for the response event at `number`/`seq` (also for an
+        ``assistant/chunk`` the reader passed over, told after it)."""
         step = self.turns.step
         if step is None or step.responded:
             return []

@@ -1,4 +1,5 @@
-"""The envelope rules' shortcut for the common case agrees with the rules in full."""
+"""The checker's shortcuts agree with its rules in full: the envelope rules' common
+case, and a step's first chunk passed over by the reader."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from msgspec import UNSET
 
+from conformance.check import check_lines
 from conformance.check.envelope_rules import KNOWN_TYPES, EnvelopeRules
 from conformance.check.lines import Envelope
 
@@ -70,3 +72,33 @@ def test_the_envelope_shortcut_returns_and_leaves_what_the_full_rules_do(
     assert got[1] is want[1]
     assert got[2] == want[2]
     assert state(shortcut) == state(full)
+
+
+def _line(kind: str, seq: int, data: str) -> bytes:
+    return f'{{"type":"{kind}","seq":{seq},"time":1,"data":{data}}}\n'.encode()
+
+
+@pytest.mark.spec("REQ-2")
+@pytest.mark.parametrize("chunks", [1, 2, 5])
+def test_a_first_chunk_passed_over_resolves_its_step_at_its_own_line(
+    chunks: int,
+) -> None:
+    # the reader passes over a step's first chunk and the driver tells the
+    # request rules after it, also when the log ends there: the findings are
+    # those of reading every line (--thorough passes over nothing)
+    lines = [
+        b'{"type":"session","version":0,"id":"s","createdAt":1}\n',
+        _line("turn/start", 0, '{"turn":1}'),
+        _line("step/start", 1, '{"turn":1,"step":1}'),
+        *(
+            _line("assistant/chunk", 2 + n, '{"turn":1,"step":1}')
+            for n in range(chunks)
+        ),
+    ]
+    fast, slow = check_lines(lines), check_lines(lines, thorough=True)
+    assert [(f.rule, f.line, f.seq) for f in fast.findings] == [
+        ("REQ-2", 4, 2),
+        ("TURN-1", len(lines), None),
+    ]
+    assert fast.findings == slow.findings
+    assert fast.summary.events == slow.summary.events == 2 + chunks
