@@ -18,7 +18,6 @@ finding, not a cascade.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
@@ -112,9 +111,9 @@ def fast_canonical(header: Any, revision: Revision) -> Header | None:
 
 
 _ENCODER = msgspec.json.Encoder()
-_NULL = re.compile(rb"[:,\[]null")
-"""A null token in compact JSON (or text that looks like one: then the
-reference is asked, which costs time, not exactness)."""
+_BEFORE_NULL = b":,["
+"""What comes before a null token in compact JSON (or before text that looks
+like one: then the reference is asked, which costs time, not exactness)."""
 
 
 def proven_json(value: Any) -> bool:
@@ -132,10 +131,14 @@ def proven_json(value: Any) -> bool:
         encoded = _ENCODER.encode(value)
     except (UnicodeEncodeError, RecursionError):
         return False
-    # most encodings hold no "null" at all: one memchr-speed scan says so
-    return b"null" not in encoded or (
-        encoded != b"null" and _NULL.search(encoded) is None
-    )
+    # a null token follows ":", "," or "[" (or starts the text); most
+    # encodings hold no "null" at all, and the rest only a few
+    at = encoded.find(b"null")
+    while at != -1:
+        if at == 0 or encoded[at - 1] in _BEFORE_NULL:
+            return False
+        at = encoded.find(b"null", at + 4)
+    return True
 
 
 def fold_equal(a: Any, b: Any, depth: int = 3) -> bool:

@@ -74,8 +74,11 @@ def has_long_integer(raw: Line) -> bool:
     if len(raw) < 309:
         return False
     if len(raw) <= WINDOW:
-        # fewer than 309 digits in all (most lines) cannot hold such a run
-        if len(raw) - len(raw.translate(None, _DIGITS)) < len(_LONG_RUN):
+        # fewer than 309 digits in all (most short lines) cannot hold such a
+        # run; a long line (a snapshot) holds more, so there it saves nothing
+        if len(raw) < 4096 and len(raw) - len(raw.translate(None, _DIGITS)) < len(
+            _LONG_RUN
+        ):
             return False
         return _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
     view = memoryview(raw)

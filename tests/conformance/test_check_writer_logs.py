@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from conformance.check import check_lines, read_captures
 from conformance.check.header_rules import (
@@ -260,6 +261,9 @@ tuples or cycles, but NaN, infinities and lone surrogates anywhere."""
 @pytest.mark.spec("JSON-1")
 @settings(max_examples=500)
 @given(JSON_TEXT_VALUES)
+@example(math.nan)
+@example({"a": "null", "b": math.inf})  # text like a null before a real one
+@example(["a:null", "\ud800"])
 def test_a_value_proven_json_is_one_the_references_walk_accepts(value: Any) -> None:
     if proven_json(value):
         check_json_value(value)
