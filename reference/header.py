@@ -286,11 +286,19 @@ def apply_tools(prev: list[JsonObject], arm: JsonObject) -> list[JsonObject]:
 # ---------------------------------------------------------------- delta shape
 
 
-def check_delta(delta: object, revision: Revision = LATEST) -> None:
-    """Raise `MalformedDelta` unless `delta` is a delta of `revision` (DELTA-1)."""
+def check_delta(
+    delta: object, revision: Revision = LATEST, *, values_checked: bool = False
+) -> None:
+    """Raise `MalformedDelta` unless `delta` is a delta of `revision` (DELTA-1).
+
+    `values_checked`: the caller has shown that `delta` is a JSON value
+    (JSON-1), so the walk over every value (most of the cost on a delta of
+    tool schemas) is skipped and only the arms' shapes are checked.
+    """
     if not isinstance(delta, dict):
         raise MalformedDelta("a delta must be a JSON object", rule="DELTA-1")
-    check_json_value(delta, what="the delta")
+    if not values_checked:
+        check_json_value(delta, what="the delta")
     for key in delta:
         if key not in revision.delta_arms:
             raise MalformedDelta(
@@ -382,15 +390,20 @@ def apply_header_delta(
 
 
 def apply_to_canonical(
-    base: Header, delta: Delta, revision: Revision = LATEST
+    base: Header,
+    delta: Delta,
+    revision: Revision = LATEST,
+    *,
+    values_checked: bool = False,
 ) -> Header:
     """`apply_header_delta` for a base already in canonical form.
 
-    The delta is validated (DELTA-1); the base is trusted. The result is
-    canonical without a second validation walk: every part comes from the
-    valid base or a validated arm, and the arm functions refuse conflicts.
+    The delta is validated (DELTA-1; its values too unless `values_checked`,
+    as `check_delta`); the base is trusted. The result is canonical without
+    a second validation walk: every part comes from the valid base or a
+    validated arm, and the arm functions refuse conflicts.
     """
-    check_delta(delta, revision)
+    check_delta(delta, revision, values_checked=values_checked)
     result: Header = {"config": delta.get("config", base["config"])}
     system = (
         apply_system(base.get("system"), delta["system"])

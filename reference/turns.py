@@ -9,19 +9,19 @@ left open and to answer the calls a cancel stranded
 step's boundary. A checker can fold it too, instead of working the state
 out again.
 
-`track(turns, event)` is a fold like `reference.header.fold_step`: a frozen
+`track(turns, event)` is a fold like `reference.header.fold_step`: an immutable
 `Turns` and one event in, the next `Turns` out. It judges nothing: an
 event that breaks a TURN rule moves the state as plainly as it can (a
 ``turn/start`` inside an open turn opens the new one), and numbers are kept
 as the log spells them except where noted.
 
-Pure: JSON values in, frozen values out; no clock, no I/O.
+Pure: JSON values in, immutable values out; no clock, no I/O.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from reference.json_values import JsonObject, is_integer
 
@@ -35,8 +35,7 @@ def as_int(value: Any) -> Any:
     return int(value) if is_integer(value) else value
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(NamedTuple):
     """A step as its ``step/start`` names it (numbers as logged)."""
 
     turn: Any
@@ -59,9 +58,13 @@ class Unanswered:
     started: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Turns:
-    """The turn and step state after some prefix of a log."""
+class Turns(NamedTuple):
+    """The turn and step state after some prefix of a log.
+
+    A named tuple, like `Step`: the checker folds it on every turn and step
+    event of a log, and a tuple is built about four times faster than a
+    frozen dataclass.
+    """
 
     last_turn: int = 0
     """The highest integral turn number started (0 when none)."""
@@ -75,24 +78,48 @@ class Turns:
     """The open step's tool calls without a result, in log order."""
 
 
+def start_turn(turns: Turns, number: Any) -> Turns:
+    """A ``turn/start`` naming turn `number` (as logged) was logged."""
+    last = turns.last_turn
+    if is_integer(number):  # JSON-5: 1.0 is turn 1; a boolean is no number
+        last = max(last, int(number))
+    return Turns(
+        last, as_int(number), turns.open_step, turns.latest_step, turns.unanswered
+    )
+
+
+def end_turn(turns: Turns) -> Turns:
+    """A ``turn/end`` was logged: no turn or step is open."""
+    return Turns(turns.last_turn)
+
+
+def start_step(turns: Turns, turn: Any, step: Any, boundary: int) -> Turns:
+    """A ``step/start`` naming `turn` and `step` (as logged) at seq `boundary`."""
+    opened = Step(turn=turn, step=step, boundary=boundary)
+    return Turns(turns.last_turn, turns.open_turn, opened, opened, turns.unanswered)
+
+
+def end_step(turns: Turns) -> Turns:
+    """A ``step/end`` was logged: no step is open, no call waits for a result."""
+    return Turns(turns.last_turn, turns.open_turn, None, turns.latest_step)
+
+
 def track(turns: Turns, event: JsonObject) -> Turns:
-    """The state once `event` is logged after `turns`."""
+    """The state once `event` is logged after `turns`.
+
+    The turn and step transitions are `start_turn`, `end_turn`,
+    `start_step` and `end_step`, which a reader that has the numbers at
+    hand (the checker) calls itself.
+    """
     kind, data = event["type"], event["data"]
     if kind == "turn/start":
-        number = data.get("turn")
-        last = turns.last_turn
-        if is_integer(number):  # JSON-5: 1.0 is turn 1; a boolean is no number
-            last = max(last, int(number))
-        return replace(turns, open_turn=as_int(number), last_turn=last)
+        return start_turn(turns, data.get("turn"))
     if kind == "turn/end":
-        return replace(
-            turns, open_turn=None, open_step=None, latest_step=None, unanswered=()
-        )
+        return end_turn(turns)
     if kind == "step/start":
-        step = Step(turn=data.get("turn"), step=data.get("step"), boundary=event["seq"])
-        return replace(turns, open_step=step, latest_step=step)
+        return start_step(turns, data.get("turn"), data.get("step"), event["seq"])
     if kind == "step/end":
-        return replace(turns, open_step=None, unanswered=())
+        return end_step(turns)
     if kind == "assistant/message" and isinstance(data.get("content"), list):
         calls = tuple(
             Unanswered(
@@ -104,7 +131,7 @@ def track(turns: Turns, event: JsonObject) -> Turns:
             for block in data["content"]
             if isinstance(block, dict) and block.get("type") == "tool-call"
         )
-        return replace(turns, unanswered=turns.unanswered + calls) if calls else turns
+        return turns._replace(unanswered=turns.unanswered + calls) if calls else turns
     if kind == "tool/call":
         index = _find(turns, data.get("callId"), started=False)
         if index is None:
@@ -154,4 +181,4 @@ def _with(turns: Turns, index: int, call: Unanswered | None) -> Turns:
         del calls[index]
     else:
         calls[index] = call
-    return replace(turns, unanswered=tuple(calls))
+    return turns._replace(unanswered=tuple(calls))

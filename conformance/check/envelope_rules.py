@@ -52,6 +52,12 @@ KNOWN_TYPES = frozenset(
 )
 """Event types the anchor vocabulary names; any other type is counted (LOG-7)."""
 
+PLAIN_TYPES = KNOWN_TYPES - SURFACE_TYPES
+"""Known types that carry neither ``surfaceOp`` nor ``sourceEventSeqs``."""
+
+_NONE: list[Finding] = []
+"""No findings (shared, never appended to)."""
+
 
 @dataclass(slots=True)
 class UnknownTypes:
@@ -95,8 +101,46 @@ class EnvelopeRules:
         which reported what it could name, and built any JSON value);
         `seq_known`: its seq is an integer.
         """
-        out: list[Finding] = []
         kind = event.type
+        data: Any = event.data
+        seq = event.seq
+        if (
+            seq == self.next_seq
+            and not prechecked  # so: seq known, type a string, time >= 0
+            and (type(data) is dict or data_object(data) is not None)
+        ):
+            # The common case, where what follows finds nothing: the next seq,
+            # a known type, surface members only on a surface type, and there
+            # no sources or a run of earlier seqs (as `_sources` would pass).
+            sources: Any = event.sourceEventSeqs
+            if (
+                kind in PLAIN_TYPES and sources is UNSET and event.surfaceOp is UNSET
+            ) or (
+                kind in SURFACE_TYPES
+                and (
+                    sources is UNSET
+                    or (
+                        sources
+                        and sources[0] >= 0
+                        and sources[-1] < seq
+                        and sources
+                        == list(range(sources[0], sources[0] + len(sources)))
+                    )
+                )
+            ):
+                self.next_seq = seq + 1
+                self.slack = 0
+                self.events += 1
+                return seq, data, _NONE
+        return self.check_fully(event, number, prechecked, seq_known)
+
+    def check_fully(
+        self, event: Envelope, number: int, prechecked: bool, seq_known: bool
+    ) -> tuple[int, Any, list[Finding]]:
+        """`check` without its shortcut for the common case (each rule in turn)."""
+        kind = event.type
+        data: Any = event.data
+        out: list[Finding] = []
         if not seq_known:
             seq = self.next_seq
         else:
@@ -120,7 +164,6 @@ class EnvelopeRules:
                     found=event.time,
                 )
             )
-        data: Any = event.data
         if type(data) is not dict:
             data = data_object(data)
             if data is None and event.data is not MISSING_DATA:

@@ -18,7 +18,6 @@ finding, not a cascade.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
@@ -99,10 +98,9 @@ def fast_canonical(header: Any, revision: Revision) -> Header | None:
         return None
     try:
         msgspec.convert(header, _SHAPES[revision])
-        encoded = _ENCODER.encode(header)
     except (msgspec.ValidationError, UnicodeEncodeError, RecursionError):
         return None
-    if _NULL.search(encoded) is not None:
+    if not proven_json(header):
         # a null member (HDR-3) or a non-finite number (JSON-1), or a null
         # inside a tool's schema, which is fine: the reference tells them apart
         return None
@@ -113,9 +111,34 @@ def fast_canonical(header: Any, revision: Revision) -> Header | None:
 
 
 _ENCODER = msgspec.json.Encoder()
-_NULL = re.compile(rb"[:,\[]null")
-"""A null token in compact JSON (or text that looks like one: then the
-reference is asked, which costs time, not exactness)."""
+_BEFORE_NULL = b":,["
+"""What comes before a null token in compact JSON (or before text that looks
+like one: then the reference is asked, which costs time, not exactness)."""
+
+
+def proven_json(value: Any) -> bool:
+    """True when one msgspec encode proves `value` a JSON value (JSON-1).
+
+    Precondition: `value` was decoded from JSON text (object keys are
+    strings, no tuples or cycles). What such a value may still hold that
+    JSON-1 refuses is a lone surrogate (msgspec refuses to encode it) or a
+    non-finite number (which the strict reader keeps and msgspec writes as
+    ``null``), so an encoding without a null token proves it. False means
+    "not proven" (a value holding ``null`` is usually fine): the caller
+    asks the reference's walk, which names the rule.
+    """
+    try:
+        encoded = _ENCODER.encode(value)
+    except (UnicodeEncodeError, RecursionError):
+        return False
+    # a null token follows ":", "," or "[" (or starts the text); most
+    # encodings hold no "null" at all, and the rest only a few
+    at = encoded.find(b"null")
+    while at != -1:
+        if at == 0 or encoded[at - 1] in _BEFORE_NULL:
+            return False
+        at = encoded.find(b"null", at + 4)
+    return True
 
 
 def fold_equal(a: Any, b: Any, depth: int = 3) -> bool:
@@ -367,7 +390,9 @@ class HeaderFold:
             )
             return [self._error(error, line, seq)]
         try:
-            after = apply_to_canonical(baseline, data, self.revision)
+            after = apply_to_canonical(
+                baseline, data, self.revision, values_checked=proven_json(data)
+            )
         except CodecError as error:
             return [self._error(error, line, seq)]
         self.state = after

@@ -13,24 +13,21 @@ engine wants to look at more closely, goes through `explain_line`: a strict
 parse that reports each problem (a BOM, invalid UTF-8, NaN, a duplicate key,
 a number too large for a double, broken syntax) and, whenever the text can
 still be read, recovers the event leniently so the check goes on. The
-strict parser is the standard library's, with an iterative fallback for
-nesting too deep for a recursive parser, so no input can overflow a stack.
+strict parser is `conformance.check.strict_json`'s.
 """
 
 from __future__ import annotations
 
 import codecs
-import json
-import math
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from conformance.check.findings import SHOULD, Finding, finding
-from reference.json_values import has_lone_surrogate, is_integer
+from conformance.check.strict_json import JsonDamaged, ParsedJson, parse_json
+from reference.json_values import is_integer
 from reference.session_log import ENVELOPE_KEYS
 
 Line = bytes | bytearray
@@ -61,57 +58,8 @@ VALUE_DECODER = msgspec.json.Decoder()
 ENCODER = msgspec.json.Encoder()
 
 
-# ---------------------------------------------------------------- strict JSON
+# ---------------------------------------------------------------- line bytes
 
-
-class JsonDamaged(ValueError):
-    """The text is not JSON at all (JSONL-4, or JSONL-3 on a torn tail)."""
-
-    def __init__(self, reason: str, position: int) -> None:
-        super().__init__(f"{reason} at character {position + 1}")
-        self.reason = reason
-        self.position = position
-
-
-@dataclass(slots=True)
-class ParsedJson:
-    """A value read leniently, with every JSON-1 problem met on the way."""
-
-    value: Any
-    problems: list[str] = field(default_factory=list)
-
-
-def _recording_hooks(problems: list[str]) -> dict[str, Any]:
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        result = dict(items)
-        if len(result) != len(items):
-            seen: set[str] = set()
-            for key, _ in items:
-                if key in seen:
-                    problems.append(f"an object repeats the key {key!r}")
-                    break
-                seen.add(key)
-        return result
-
-    def constant(name: str) -> float:
-        problems.append(f"{name} is not a JSON number")
-        return math.nan
-
-    def number(text: str) -> float:
-        value = float(text)
-        if not math.isfinite(value):
-            problems.append(f"the number {text[:40]} is out of range for a double")
-        return value
-
-    return {
-        "object_pairs_hook": pairs,
-        "parse_constant": constant,
-        "parse_float": number,
-        "parse_int": lambda text: _integer(text, problems),
-    }
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _DIGITS_TO_ZERO = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
 _LONG_RUN = b"0" * 309
 _DIGITS = b"0123456789"
@@ -126,8 +74,11 @@ def has_long_integer(raw: Line) -> bool:
     if len(raw) < 309:
         return False
     if len(raw) <= WINDOW:
-        # fewer than 309 digits in all (most lines) cannot hold such a run
-        if len(raw) - len(raw.translate(None, _DIGITS)) < len(_LONG_RUN):
+        # fewer than 309 digits in all (most short lines) cannot hold such a
+        # run; a long line (a snapshot) holds more, so there it saves nothing
+        if len(raw) < 4096 and len(raw) - len(raw.translate(None, _DIGITS)) < len(
+            _LONG_RUN
+        ):
             return False
         return _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
     view = memoryview(raw)
@@ -153,164 +104,6 @@ def is_utf8(raw: Line) -> bool:
     except UnicodeDecodeError:
         return False
     return True
-
-
-def _integer(text: str, problems: list[str]) -> int | float:
-    """An integer literal; one too large for a double is a JSON-1 problem.
-
-    Such a literal is read as a float (infinity), which also keeps `int`
-    from refusing one of more than 4,300 digits.
-    """
-    if len(text) > 308:
-        value = float(text)
-        if not math.isfinite(value):
-            problems.append(f"the number {text[:40]} is out of range for a double")
-            return value
-    return int(text)
-
-
-def parse_json(text: str) -> ParsedJson:
-    """Parse one JSON text leniently, recording every JSON-1 problem.
-
-    Duplicate keys keep their last value, NaN and Infinity are read as
-    floats; each is recorded in `ParsedJson.problems`. Raises `JsonDamaged`
-    when the text is not JSON. Nesting depth is bounded by memory only.
-    """
-    problems: list[str] = []
-    try:
-        value = json.loads(text, **_recording_hooks(problems))
-    except json.JSONDecodeError as error:
-        raise JsonDamaged(error.msg.lower(), error.pos) from None
-    except RecursionError:
-        problems.clear()
-        value = _parse_iteratively(text, problems)  # checks surrogates itself
-        return ParsedJson(value, problems)
-    if not problems and _SURROGATE_ESCAPE.search(text) is not None:
-        # only a \uD800-\uDFFF escape gives a lone surrogate (decoded UTF-8
-        # holds none), so most texts need no second look
-        try:
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            problems.append(LONE_SURROGATE)
-        except RecursionError:
-            pass
-    return ParsedJson(value, problems)
-
-
-_TOKEN = re.compile(
-    r"""[ \t\n\r]*(?:
-      (?P<string>"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")
-    | (?P<number>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)
-    | (?P<literal>true|false|null|NaN|-?Infinity)
-    | (?P<punct>[\[\]{},:])
-    )""",
-    re.VERBOSE,
-)
-_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
-
-
-LONE_SURROGATE = "a string holds a lone surrogate escape, not a character"
-
-
-def _string(text: str, problems: list[str]) -> str:
-    """A string token's value; a lone surrogate in it is a JSON-1 problem."""
-    value: str = json.loads(text)
-    if "\\u" in text and has_lone_surrogate(value) and LONE_SURROGATE not in problems:
-        problems.append(LONE_SURROGATE)
-    return value
-
-
-def _scalar(match: re.Match[str], problems: list[str]) -> Any:
-    kind = match.lastgroup
-    text = match.group(kind or "")
-    if kind == "string":
-        return _string(text, problems)
-    if kind == "number":
-        if any(c in text for c in ".eE"):
-            value = float(text)
-            if not math.isfinite(value):
-                problems.append(f"the number {text[:40]} is out of range for a double")
-            return value
-        return _integer(text, problems)
-    if text in _LITERALS:
-        return _LITERALS[text]
-    problems.append(f"{text} is not a JSON number")
-    return math.nan
-
-
-def _parse_iteratively(text: str, problems: list[str]) -> Any:
-    """A stack-machine JSON parser for input nested too deep for recursion."""
-    stack: list[Any] = []  # the open containers, innermost last
-    keys: list[str] = []  # the pending key of each open container ("" for arrays)
-    result: Any = None
-    position = 0
-    state = "value"  # value | first-item | key | first-key | colon | after
-
-    def place(value: Any) -> None:
-        nonlocal result
-        if not stack:
-            result = value
-        elif isinstance(stack[-1], list):
-            stack[-1].append(value)
-        else:
-            if keys[-1] in stack[-1]:
-                problems.append(f"an object repeats the key {keys[-1]!r}")
-            stack[-1][keys[-1]] = value
-
-    def close() -> str:
-        stack.pop()
-        keys.pop()
-        return "after"
-
-    while True:
-        if state == "after" and not stack:
-            if text[position:].strip(" \t\n\r"):
-                raise JsonDamaged("extra data", position)
-            return result
-        match = _TOKEN.match(text, position)
-        if match is None:
-            rest = text[position:].strip(" \t\n\r")
-            reason = "unexpected character" if rest else "unexpected end of text"
-            raise JsonDamaged(reason, position)
-        at = match.start(match.lastgroup or 0)
-        position = match.end()
-        punct = match.group("punct")
-        if state in ("value", "first-item"):
-            if punct in ("[", "{"):
-                container: Any = [] if punct == "[" else {}
-                place(container)
-                stack.append(container)
-                keys.append("")
-                state = "first-item" if punct == "[" else "first-key"
-            elif state == "first-item" and punct == "]":
-                state = close()
-            elif punct is not None:
-                raise JsonDamaged("expecting value", at)
-            else:
-                place(_scalar(match, problems))
-                state = "after"
-        elif state in ("key", "first-key"):
-            if state == "first-key" and punct == "}":
-                state = close()
-            elif match.group("string") is None:
-                raise JsonDamaged(
-                    "expecting property name enclosed in double quotes", at
-                )
-            else:
-                keys[-1] = _string(match.group("string"), problems)
-                state = "colon"
-        elif state == "colon":
-            if punct != ":":
-                raise JsonDamaged("expecting ':' delimiter", at)
-            state = "value"
-        elif punct == ",":
-            state = "value" if isinstance(stack[-1], list) else "key"
-        elif (punct == "]" and isinstance(stack[-1], list)) or (
-            punct == "}" and isinstance(stack[-1], dict)
-        ):
-            state = close()
-        else:
-            raise JsonDamaged("expecting ',' delimiter", at)
 
 
 # ---------------------------------------------------------------- lines

@@ -13,14 +13,14 @@ file that yields `Finding`s as it goes; no input makes it raise (only a
 failing read of the file or of the capture does), and an exception inside
 a rule becomes an `ERROR` finding at its line (CHECK-2: no verdict, not the
 log's fault) and the check goes on. `reader.LineReader` numbers and decodes
-the lines and passes over the ``assistant/chunk`` lines of a step that
-already responded (most of a real log; no rule reads them beyond the
-envelope). Every other line is *read* here:
+the lines and passes over the ``assistant/chunk`` lines of an open step
+(most of a real log; no rule reads them beyond the envelope, and the one
+rule of a step's first, resolving its request, is applied after it by
+`_passed_over`). Every other line is *read* here:
 
 1. *general*: a line msgspec decoded; re-encoded, with the ``data`` the
-   rules read decoded, it must give back exactly its own bytes (no
-   duplicate key, members in order, compact; a line over 1 MiB is compared
-   piece by piece, in place), else it takes
+   rules read decoded, it must give back exactly its own bytes
+   (`conformance.check.canonical.proven`), else it takes
 2. *slow*: `conformance.check.lines.explain_line`, which names each problem
    and recovers what it can, so the check goes on after any finding.
 
@@ -39,15 +39,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-from msgspec import UNSET, Raw
-
+from conformance.check.canonical import (
+    LONG_INTEGER,
+    RAW,
+    UNREAD,
+    WHOLE,
+    bodies,
+    proven,
+)
 from conformance.check.envelope_rules import UNKNOWN_TYPES_KEPT, EnvelopeRules
 from conformance.check.findings import ERROR, Finding, finding
 from conformance.check.lines import (
-    ENCODER,
-    VALUE_DECODER,
-    WINDOW,
     Envelope,
     Line,
     check_storage_value,
@@ -57,7 +59,7 @@ from conformance.check.lines import (
     read_value,
 )
 from conformance.check.opening_rules import OpeningRules
-from conformance.check.reader import DECODE_ERRORS, LineReader
+from conformance.check.reader import CHUNK, LineReader
 from conformance.check.reconstruction import CaptureUnreadable, Reconstruction
 from conformance.check.request_rules import RequestRules
 from conformance.check.surface_rules import COMPACTION_TYPES, SurfaceRules
@@ -71,24 +73,6 @@ from reference.revisions import LATEST, Revision
 Handler = Callable[[Envelope, Any, int, int], Sequence[Finding]]
 """A rule machine's handler of one event type: (event, data as an object or
 None, line number, seq) to the findings it makes."""
-
-DATA_TYPES = frozenset({SNAPSHOT, DELTA})
-"""Event types whose whole data a rule reads; other bodies stay `msgspec.Raw`
-(checked for syntax, NaN/Infinity and UTF-8) unless ``--thorough``. With
-``--requests`` the surface types join them, for the derived history."""
-
-MEMBER_TYPES = frozenset({"turn/start", "turn/end", "step/start", "step/end"})
-"""Event types whose rules read a few top-level members of data (``turn``,
-``step``, whether ``reason`` is there). Their data is decoded whole, except
-on a line longer than `WINDOW`: there it is decoded one level deep and the
-other members' values stay `msgspec.Raw` (checked like an unread body), so
-a huge value costs no memory."""
-
-MEMBERS_READ = ("turn", "step")
-MEMBERS_DECODER = msgspec.json.Decoder(dict[str, Raw])
-_PLACEHOLDER = Raw(b"0")
-LONG_INTEGER = 309
-"""No line shorter holds an integer too large for a double (`has_long_integer`)."""
 
 __all__ = ["UNKNOWN_TYPES_KEPT", "LogChecker", "LogSummary"]
 
@@ -155,12 +139,22 @@ class LogChecker:
         """The handlers of each event type, in order."""
         self._unknown: tuple[Handler, ...] = (self.turns.outside,)
         """The handlers of a type no rule machine registered for."""
+        self._in_turn = _without(self.handlers, self.turns.outside)
+        self._defer_response = not thorough and self._in_turn.get(CHUNK) == (
+            self.requests.response,
+        )
+        """Whether a step's first ``assistant/chunk`` may be passed over and its
+        one handler (in an open turn) run after it (`_passed_over`)."""
+        """`handlers` less TURN-4's, which finds nothing while a turn is open:
+        the driver picks these then (no handler opens or closes a turn
+        before TURN-4's would run, so the turn open before the event decides)."""
         self._found: list[Finding] = []
         """What the line being read has shown so far, yielded after it (kept
         when a rule raises: nothing found before the error is lost)."""
-        self._decoded_types = (
-            DATA_TYPES | SURFACE_TYPES if reconstruction is not None else DATA_TYPES
-        )
+        self._bodies = bodies(thorough=thorough, derive=reconstruction is not None)
+        """How the general path reads each type's ``data``."""
+        self._other_body = WHOLE if thorough else RAW
+        """How it reads the ``data`` of a type `_bodies` does not name."""
         self._set_revision(revision or LATEST, "--revision" if revision else "default")
 
     def _register(self) -> dict[str, tuple[Handler, ...]]:
@@ -173,7 +167,11 @@ class LogChecker:
             handlers[kind] = (self.surface.compaction, outside)
         handlers["turn/start"] = (outside, turns.turn_start, opening.turn_start)
         handlers["turn/end"] = (outside, turns.turn_end)
-        handlers["step/start"] = (outside, turns.step_start, requests.step_start)
+        handlers["step/start"] = (
+            (outside, turns.step_start, requests.step_start)
+            if self.reconstruction is not None
+            else (outside, turns.step_start)  # requests.step_start does nothing
+        )
         handlers["step/end"] = (outside, turns.step_end)
         for kind in RESPONSE_TYPES:
             handlers[kind] = (*handlers.get(kind, (outside,)), requests.response)
@@ -190,9 +188,32 @@ class LogChecker:
             self.reconstruction.revision = revision
 
     def _fast_ok(self) -> bool:
-        """Whether a chunk of the open step may be passed over unread."""
+        """Whether a chunk of the open step may be passed over unread: the
+        step responded, or (`_defer_response`) its first response may be told
+        after it, inside an open turn (no TURN-4 finding to make)."""
         step = self.turns.step
-        return not self.thorough and step is not None and step.responded
+        return (
+            not self.thorough
+            and step is not None
+            and (
+                step.responded
+                or (self._defer_response and self.turns.state.open_turn is not None)
+            )
+        )
+
+    def _passed_over(self, number: int, seq: int | None) -> None:
+        """The reader passed over chunks from line `number` (seq `seq`) on: if
+        the open step had not responded, the first was its first response,
+        whose handlers (`requests.first_response` only) run now."""
+        step = self.turns.step
+        if step is None or step.responded or seq is None:
+            return
+        try:
+            self._found.extend(self.requests.first_response(number, seq))
+        except (OSError, CaptureUnreadable):
+            raise
+        except Exception as error:  # a checker bug must not end the check
+            self._found.append(_internal_error(number, error))
 
     # -------------------------------------------------------------- driving
 
@@ -211,12 +232,15 @@ class LogChecker:
         found.clear()
         yield from errors
         envelope = self.envelope
-        number = 1
-        reader.expected = envelope.next_seq if self._fast_ok() else None
+        number = previous = 1
         turns, read_line, skipping = self.turns, self._line, not self.thorough
+        defer = self._defer_response
+        reader.expected = set_at = envelope.next_seq if self._fast_ok() else None
         for number, raw, event in reader:
-            if reader.expected is not None:
-                envelope.next_seq = reader.expected
+            expected = reader.expected
+            if expected is not None and expected != set_at:  # chunks passed over
+                envelope.next_seq = expected
+                self._passed_over(previous + 1, set_at)
             try:
                 read_line(raw, number, event)
             except (OSError, CaptureUnreadable):
@@ -231,14 +255,21 @@ class LogChecker:
             if found:
                 yield from found
                 found.clear()
+            previous = number
             step = turns.step  # `_fast_ok`, inline: this runs on every line
-            reader.expected = (
+            reader.expected = set_at = (
                 envelope.next_seq
-                if skipping and step is not None and step.responded
+                if skipping
+                and step is not None
+                and (step.responded or (defer and turns.state.open_turn is not None))
                 else None
             )
-        if reader.expected is not None:
+        if reader.expected is not None and reader.expected != set_at:
             envelope.next_seq = reader.expected
+            self._passed_over(previous + 1, set_at)
+            yield from found
+            found.clear()
+        number = reader.lines  # the last line, though the reader passed it over
         summary = self.summary
         summary.lines = number
         summary.events = envelope.events + reader.skipped
@@ -331,37 +362,10 @@ class LogChecker:
             and (raw.isascii() or is_utf8(raw))
             and (len(raw) < LONG_INTEGER or not has_long_integer(raw))
         ):
-            # Re-encoding the event (with ``surfaceOp``, and ``data`` where a rule
-            # reads it, decoded) must give back the line exactly: that rules out
-            # a duplicate key (the decoded object would be shorter), members out
-            # of order and non-compact text, which the slow path tells apart.
-            kind = event.type
-            thorough = self.thorough
-            if kind == "assistant/chunk" and not thorough:
+            body = self._bodies.get(event.type, self._other_body)
+            if body is UNREAD or proven(event, raw, body):
                 self._event(event, number, False, True)
                 return
-            try:
-                if thorough or kind in self._decoded_types:
-                    event.data = VALUE_DECODER.decode(event.data)
-                elif kind in MEMBER_TYPES:
-                    event.data = (
-                        VALUE_DECODER.decode(event.data)
-                        if len(raw) <= WINDOW
-                        else _top_members(event.data)
-                    )
-                if event.surfaceOp is not UNSET:
-                    event.surfaceOp = VALUE_DECODER.decode(event.surfaceOp)
-            except DECODE_ERRORS:
-                pass
-            else:
-                if len(raw) <= WINDOW:  # the common case: one encode, one compare
-                    encoded = ENCODER.encode(event)
-                    if len(encoded) + 1 == len(raw) and raw.startswith(encoded):
-                        self._event(event, number, False, True)
-                        return
-                elif _encodes_to(event, raw):
-                    self._event(event, number, False, True)
-                    return
         if raw == b"\n":
             self._found.append(
                 finding(
@@ -384,7 +388,12 @@ class LogChecker:
         out = self._found
         if findings:
             out.extend(findings)
-        for handler in self.handlers.get(event.type, self._unknown):
+        chain = (
+            self.handlers.get(event.type, self._unknown)
+            if self.turns.state.open_turn is None
+            else self._in_turn.get(event.type, ())
+        )
+        for handler in chain:
             found = handler(event, data, number, seq)
             if found:
                 out.extend(found)
@@ -403,6 +412,16 @@ class LogChecker:
             summary.requests_matched = self.reconstruction.matched
 
 
+def _without(
+    handlers: dict[str, tuple[Handler, ...]], dropped: Handler
+) -> dict[str, tuple[Handler, ...]]:
+    """`handlers` with `dropped` taken out of every type's tuple."""
+    return {
+        kind: tuple(handler for handler in chain if handler != dropped)
+        for kind, chain in handlers.items()
+    }
+
+
 def _internal_error(line: int, error: Exception) -> Finding:
     """A bug of ours, not the log's fault: an error (no verdict) at `line`.
 
@@ -418,53 +437,6 @@ def _internal_error(line: int, error: Exception) -> Finding:
         f" {_cut(str(error), 200)}); this is a bug in reqfold, please report it",
         level=ERROR,
     )
-
-
-def _top_members(data: Raw) -> Any:
-    """`data` decoded one level deep: the members rules read (`MEMBERS_READ`)
-    as values, the others as `msgspec.Raw` (raises on a non-object)."""
-    members: dict[str, Any] = MEMBERS_DECODER.decode(data)
-    for name in MEMBERS_READ:
-        if name in members:
-            members[name] = VALUE_DECODER.decode(members[name])
-    return members
-
-
-def _encodes_to(event: Envelope, raw: Line) -> bool:
-    """Whether encoding `event` gives back `raw` (less its newline) exactly.
-
-    For a line longer than `WINDOW` (`LogChecker._line` does the common
-    case itself): it is compared piece by piece, with the `msgspec.Raw`
-    values of the line compared where they lie, so a huge line is never
-    encoded a second time.
-    """
-    data = event.data
-    event.data = _PLACEHOLDER
-    frame = ENCODER.encode(event)
-    event.data = data
-    cut = frame.index(b',"data":0') + len(b',"data":')
-    pieces: list[Any] = [frame[:cut]]
-    if type(data) is Raw:
-        pieces.append(data)
-    elif type(data) is dict and any(type(v) is Raw for v in data.values()):
-        pieces.append(b"{")
-        for index, (name, value) in enumerate(data.items()):
-            head = ENCODER.encode(name) + b":"
-            pieces.append(b"," + head if index else head)
-            pieces.append(value if type(value) is Raw else ENCODER.encode(value))
-        pieces.append(b"}")
-    else:
-        pieces.append(ENCODER.encode(data))
-    pieces.append(frame[cut + 1 :])
-    pieces.append(b"\n")
-    if sum(len(piece) for piece in pieces) != len(raw):
-        return False
-    position = 0
-    for piece in pieces:
-        if not raw.startswith(memoryview(piece), position):
-            return False
-        position += len(piece)
-    return True
 
 
 def _cut(text: str, limit: int) -> str:

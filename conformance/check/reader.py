@@ -45,22 +45,25 @@ class LineReader:
         """The seq of a chunk the reader may pass over, or None (none may)."""
         self.skipped = 0
         """Lines passed over (each held one event)."""
+        self.lines = 0
+        """Lines read, once the iteration is over (the last may be one passed over)."""
 
     def first(self) -> Line | None:
         """The first line, whole (None for an empty file); read it before iterating."""
         first = next(self._lines, None)
         if first is not None and not first.endswith(b"\n"):
             first = rest_of_line(first, self._lines)
+        self.lines = 0 if first is None else 1
         return first
 
     def __iter__(self) -> Iterator[ReadLine]:
         it = self._lines
         decode = EVENT_DECODER.decode
-        number = 1
         skipped = 0
         expected = self.expected
-        for raw in it:
-            number += 1
+        number = start = self.lines
+        # the pieces of a long line are taken from `it` itself, not counted
+        for number, raw in enumerate(it, start + 1):
             event: Envelope | None
             try:
                 event = decoded = decode(raw)
@@ -76,7 +79,7 @@ class LineReader:
                     and raw.endswith(b"}}\n")
                     and (raw.isascii() or is_utf8(raw))
                 ):
-                    expected = decoded.seq + 1
+                    expected += 1
                     skipped += 1
                     continue
             if not raw.endswith(b"\n"):  # a long line may come in pieces
@@ -90,7 +93,7 @@ class LineReader:
             self.expected, self.skipped = expected, skipped
             yield number, raw, event
             expected = self.expected
-        self.expected, self.skipped = expected, skipped
+        self.expected, self.skipped, self.lines = expected, skipped, number
 
 
 def rest_of_line(first: Line, pieces: Iterator[Line]) -> Line:

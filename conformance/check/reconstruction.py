@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.check.findings import MISSING, SHOULD, Finding, finding
-from conformance.check.lines import parse_json
+from conformance.check.strict_json import parse_json
 from reference.header import Header
 from reference.json_values import JsonObject
 from reference.request import (

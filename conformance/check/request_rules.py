@@ -71,6 +71,11 @@ class RequestRules:
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> list[Finding]:
         """A response event: the step's first one resolves its request."""
+        return self.first_response(number, seq)
+
+    def first_response(self, number: int, seq: int) -> list[Finding]:
+        """`response`, for the response event at `number`/`seq` (also for an
+        ``assistant/chunk`` the reader passed over, told after it)."""
         step = self.turns.step
         if step is None or step.responded:
             return []
@@ -112,7 +117,6 @@ class RequestRules:
             # was seeded from, not captured for this one (CHECK-1).
             return []
         out: list[Finding] = []
-        point = StepPoint(turn=step.turn, step=step.step, line=step.line, seq=step.seq)
         fold = self.opening.fold
         header = None if fold.unknown else fold.state
         if header is None or step.history_unknown:
@@ -134,14 +138,14 @@ class RequestRules:
             if certain and self.reconstruction is not None:
                 # It sent a request we cannot rebuild: it still takes its
                 # capture, so later steps are compared with their own.
-                self.reconstruction.skip(point)
+                self.reconstruction.skip(_point(step))
             return out
         if certain:
             self.dispatched += 1
         if self.reconstruction is not None:
             out.extend(
                 self.reconstruction.dispatch(
-                    point, header, step.boundary or [], certain=certain
+                    _point(step), header, step.boundary or [], certain=certain
                 )
             )
         return out
@@ -151,3 +155,8 @@ class RequestRules:
         if self.reconstruction is None:
             return []
         return self.reconstruction.finish(number)
+
+
+def _point(step: OpenStep) -> StepPoint:
+    """Where `step` is, for the reconstruction (built only when one runs)."""
+    return StepPoint(turn=step.turn, step=step.step, line=step.line, seq=step.seq)

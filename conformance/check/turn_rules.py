@@ -5,12 +5,18 @@ with a reason; a log ending inside a turn is a warning), TURN-2 (steps
 numbered from 1 within their turn, not nested, ended inside it) and TURN-4
 (every event but the turn markers inside an open turn).
 
-Theory of operation. `TurnRules` keeps the open turn and the open step
-(`OpenStep`, which the other rule machines read and annotate: its header
-events, whether it responded, the request it sent) and nothing per event.
-A step that closes, by its ``step/end`` or because something it cannot
-outlive came first, is handed to `closing` (the request rules decide there
-what it sent), whose findings join the line's.
+Theory of operation. Which turn and step are open is the reference's fold
+(`reference.turns`: `start_turn`, `end_turn`, `start_step`, `end_step`,
+the transitions `track` makes on the turn and step events, which are the
+only events that move it), fed with the numbers as this checker judged them
+(a number the log gets wrong is taken as the one expected, so one wrong
+number gives one finding). On top, `TurnRules` judges nesting and
+numbering, keeps the numbers it expects next, and the `OpenStep` the other
+rule machines read and annotate (its header events, whether it responded,
+the request it sent); nothing per event. A step that closes, by its
+``step/end`` or because something it cannot outlive came first, is handed
+to `closing` (the request rules decide there what it sent), whose findings
+join the line's.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any
 from conformance.check.findings import MISSING, SHOULD, Finding, finding
 from conformance.check.lines import Envelope
 from reference.json_values import JsonObject, is_integer
+from reference.turns import Turns, end_step, end_turn, start_step, start_turn
 
 TURN_MARKERS = ("turn/start", "turn/end")
 
@@ -55,20 +62,30 @@ class TurnRules:
     """TURN-1, TURN-2 and TURN-4, and the open turn and step."""
 
     def __init__(self) -> None:
-        self.turn: int | None = None
+        self.state = Turns()
+        """The open turn and step, as `reference.turns` folds them."""
         self.last_turn = 0
+        """The number of the last turn started, as judged (the next is one more)."""
         self.last_step = 0
+        """The number of the turn's latest step, as judged."""
         self.step: OpenStep | None = None
+        """What the rule machines note of the open step (`state.open_step`)."""
         self.steps_started = 0
         self.closing: Callable[[OpenStep, int], list[Finding]] = _no_findings
         """Called with each step as it closes; its findings are the line's."""
+
+    @property
+    def turn(self) -> int | None:
+        """The open turn's number, as judged, or None."""
+        turn: int | None = self.state.open_turn
+        return turn
 
     def outside(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> list[Finding]:
         """TURN-4: any event but a turn marker is written inside an open turn."""
         kind = event.type
-        if self.turn is None and kind not in TURN_MARKERS and kind:
+        if self.state.open_turn is None and kind not in TURN_MARKERS and kind:
             message = f"{kind} is written outside any open turn"
             return [finding("TURN-4", number, seq, message)]
         return []
@@ -76,6 +93,7 @@ class TurnRules:
     def _close_step(self, number: int, out: list[Finding]) -> None:
         step, self.step = self.step, None
         if step is not None:
+            self.state = end_step(self.state)
             out.extend(self.closing(step, number))
 
     def turn_start(
@@ -83,16 +101,17 @@ class TurnRules:
     ) -> list[Finding]:
         out: list[Finding] = []
         self._close_step(number, out)
+        open_turn = self.state.open_turn
         turn = (
             data.get("turn", MISSING) if isinstance(data, dict) else self.last_turn + 1
         )
-        if self.turn is not None:
+        if open_turn is not None:
             out.append(
                 finding(
                     "TURN-1",
                     number,
                     seq,
-                    f"a turn starts while turn {self.turn} is open; turns do not nest",
+                    f"a turn starts while turn {open_turn} is open; turns do not nest",
                 )
             )
         if turn != self.last_turn + 1 or not is_integer(turn):
@@ -106,8 +125,9 @@ class TurnRules:
                     found=turn,
                 )
             )
-        self.turn = int(turn) if is_integer(turn) else self.last_turn + 1
-        self.last_turn = self.turn
+        judged = int(turn) if is_integer(turn) else self.last_turn + 1
+        self.state = start_turn(self.state, judged)
+        self.last_turn = judged
         self.last_step = 0
         return out
 
@@ -115,39 +135,41 @@ class TurnRules:
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> list[Finding]:
         out: list[Finding] = []
+        open_turn = self.state.open_turn
         if self.step is not None:
             out.append(
                 finding(
                     "TURN-2",
                     number,
                     seq,
-                    f"turn {self.turn} ends while its step {self.step.step} is open",
+                    f"turn {open_turn} ends while its step {self.step.step} is open",
                 )
             )
             self._close_step(number, out)
-        turn = data.get("turn", MISSING) if isinstance(data, dict) else self.turn
-        if self.turn is None:
+        turn = data.get("turn", MISSING) if isinstance(data, dict) else open_turn
+        if open_turn is None:
             out.append(finding("TURN-1", number, seq, "turn/end without an open turn"))
-        elif turn != self.turn:
+        elif turn != open_turn:
             out.append(
                 finding(
                     "TURN-1",
                     number,
                     seq,
                     "turn/end names another turn than the open one",
-                    expected=self.turn,
+                    expected=open_turn,
                     found=turn,
                 )
             )
         if isinstance(data, dict) and "reason" not in data:
             out.append(finding("TURN-1", number, seq, "turn/end data needs a reason"))
-        self.turn = None
+        self.state = end_turn(self.state)
         return out
 
     def step_start(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> list[Finding]:
         out: list[Finding] = []
+        open_turn = self.state.open_turn
         if self.step is not None:
             out.append(
                 finding(
@@ -161,18 +183,18 @@ class TurnRules:
             self._close_step(number, out)
         # data that is not an object was reported (LOG-1/LOG-3): assume it fits
         fits = not isinstance(data, dict)
-        turn = self.turn if fits else data.get("turn", MISSING)
+        turn = open_turn if fits else data.get("turn", MISSING)
         step = self.last_step + 1 if fits else data.get("step", MISSING)
-        if self.turn is None:
+        if open_turn is None:
             out.append(finding("TURN-2", number, seq, "a step starts outside any turn"))
-        elif turn != self.turn:
+        elif turn != open_turn:
             out.append(
                 finding(
                     "TURN-2",
                     number,
                     seq,
                     "step/start names another turn than the open one",
-                    expected=self.turn,
+                    expected=open_turn,
                     found=turn,
                 )
             )
@@ -188,8 +210,9 @@ class TurnRules:
                 )
             )
         self.last_step = int(step) if is_integer(step) else self.last_step + 1
+        self.state = start_step(self.state, open_turn, self.last_step, seq)
         self.step = OpenStep(
-            turn=self.turn or 0,
+            turn=open_turn or 0,
             step=self.last_step,
             line=number,
             seq=seq,

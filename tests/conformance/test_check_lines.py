@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conformance.check import check_lines
-from conformance.check.lines import JsonDamaged, _parse_iteratively, parse_json
+from conformance.check.strict_json import JsonDamaged, _parse_iteratively, parse_json
 
 STORAGE = b'{"type":"session","version":0,"id":"s","createdAt":0}\n'
 

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from conformance.check import check_lines, read_captures
-from conformance.check.header_rules import _SHAPES, _Config, fast_canonical, fold_diff
+from conformance.check.header_rules import (
+    _SHAPES,
+    _Config,
+    fast_canonical,
+    fold_diff,
+    proven_json,
+)
 from reference.errors import CodecError
 from reference.header import (
     apply_header_delta,
@@ -19,6 +26,7 @@ from reference.header import (
     diff_canonical,
     diff_header,
 )
+from reference.json_values import check_json_value
 from reference.jsonl import dump_line, make_storage_line
 from reference.request import build_chat_body, request_messages
 from reference.revisions import Revision
@@ -232,6 +240,62 @@ def test_fast_canonical_is_none_or_the_references_canonical_form(
         assert fast is None
         return
     assert fast is None or fast == reference
+
+
+JSON_TEXT_VALUES = st.recursive(
+    LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.text(max_size=2) | st.sampled_from(["\ud800", "a\udc00"]),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=12,
+)
+"""Values the strict reader may build from JSON text: string keys, no
+tuples or cycles, but NaN, infinities and lone surrogates anywhere."""
+
+
+@pytest.mark.spec("JSON-1")
+@settings(max_examples=500)
+@given(JSON_TEXT_VALUES)
+@example(math.nan)
+@example({"a": "null", "b": math.inf})  # text like a null before a real one
+@example(["a:null", "\ud800"])
+def test_a_value_proven_json_is_one_the_references_walk_accepts(value: Any) -> None:
+    if proven_json(value):
+        check_json_value(value)
+
+
+@pytest.mark.spec("JSON-1", "DELTA-1", "SYS-3", "TOOLS-3")
+@settings(max_examples=500)
+@given(
+    st.dictionaries(
+        st.sampled_from(["system", "tools", "config", "messagePrefix", "x"]),
+        JSON_TEXT_VALUES
+        | st.fixed_dictionaries(
+            {"keepStart": st.just(0), "keepEnd": st.just(0), "insert": JSON_TEXT_VALUES}
+        ),
+        max_size=2,
+    ),
+    REVISIONS,
+)
+def test_a_delta_folds_the_same_with_its_values_walk_skipped_when_proven(
+    delta: dict[str, Any], revision: Revision
+) -> None:
+    # HeaderFold.delta skips the reference's walk of a delta's values when
+    # proven_json holds: the outcome must be the reference's own
+    base = {"config": {"model": "m"}, "system": "a\nb"}
+    checked = proven_json(delta)
+    try:
+        expected = apply_to_canonical(base, delta, revision)
+    except CodecError as error:
+        with pytest.raises(type(error)):
+            apply_to_canonical(base, delta, revision, values_checked=checked)
+        return
+    assert apply_to_canonical(base, delta, revision, values_checked=checked) == expected
 
 
 STRINGS = st.text(max_size=3) | st.sampled_from(["a\ud800", "\udc00b", "null"])

@@ -1,0 +1,104 @@
+"""The checker's shortcuts agree with its rules in full: the envelope rules' common
+case, and a step's first chunk passed over by the reader."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings, strategies as st
+from msgspec import UNSET
+
+from conformance.check import check_lines
+from conformance.check.envelope_rules import KNOWN_TYPES, EnvelopeRules
+from conformance.check.lines import Envelope
+
+TYPES = st.sampled_from([*sorted(KNOWN_TYPES), "", "x/unknown"])
+RAW_DATA = st.sampled_from([b"{}", b'{"a":1}', b"[]", b'"text"', b"1", b"null"])
+DATA = (
+    RAW_DATA.map(msgspec.Raw)
+    | st.dictionaries(st.text(max_size=2), st.integers(), max_size=2)
+    | st.just([1])
+)
+SOURCES = st.one_of(
+    st.just(UNSET),
+    st.lists(st.integers(-2, 12), max_size=4),
+    st.builds(
+        lambda start, size: list(range(start, start + size)),
+        st.integers(-1, 10),
+        st.integers(0, 4),
+    ),
+)
+SURFACE_OPS = st.sampled_from([UNSET, msgspec.Raw(b'"append"'), "append"])
+
+
+@st.composite
+def events(draw: st.DrawFn) -> tuple[Envelope, int]:
+    """An event as msgspec decodes it (or the strict path builds it), and the
+    seq the rules expect next (often its own)."""
+    seq = draw(st.integers(0, 12))
+    expected = draw(st.sampled_from([seq, seq, seq, seq - 1, seq + 1, 0]))
+    event = Envelope(
+        type=draw(TYPES),
+        seq=seq,
+        time=draw(st.sampled_from([0, 5, -1])),
+        data=draw(DATA),
+        sourceEventSeqs=draw(SOURCES),
+        surfaceOp=draw(SURFACE_OPS),
+    )
+    return event, expected
+
+
+def state(rules: EnvelopeRules) -> tuple[Any, ...]:
+    return (rules.next_seq, rules.slack, rules.events, dict(rules.unknown.counts))
+
+
+@pytest.mark.spec("LOG-1", "LOG-2", "LOG-3", "LOG-4", "LOG-5", "LOG-7")
+@settings(max_examples=1000)
+@given(events(), st.booleans(), st.integers(0, 2))
+def test_the_envelope_shortcut_returns_and_leaves_what_the_full_rules_do(
+    case: tuple[Envelope, int], prechecked: bool, slack: int
+) -> None:
+    event, expected = case
+    if not prechecked:  # msgspec decoded it: `Envelope` refuses a negative time
+        event.time = abs(event.time)
+    shortcut, full = EnvelopeRules(), EnvelopeRules()
+    for rules in (shortcut, full):
+        rules.next_seq, rules.slack = expected, slack
+    got = shortcut.check(event, 7, prechecked, True)
+    want = full.check_fully(event, 7, prechecked, True)
+    assert got[0] == want[0]
+    assert got[1] is want[1]
+    assert got[2] == want[2]
+    assert state(shortcut) == state(full)
+
+
+def _line(kind: str, seq: int, data: str) -> bytes:
+    return f'{{"type":"{kind}","seq":{seq},"time":1,"data":{data}}}\n'.encode()
+
+
+@pytest.mark.spec("REQ-2")
+@pytest.mark.parametrize("chunks", [1, 2, 5])
+def test_a_first_chunk_passed_over_resolves_its_step_at_its_own_line(
+    chunks: int,
+) -> None:
+    # the reader passes over a step's first chunk and the driver tells the
+    # request rules after it, also when the log ends there: the findings are
+    # those of reading every line (--thorough passes over nothing)
+    lines = [
+        b'{"type":"session","version":0,"id":"s","createdAt":1}\n',
+        _line("turn/start", 0, '{"turn":1}'),
+        _line("step/start", 1, '{"turn":1,"step":1}'),
+        *(
+            _line("assistant/chunk", 2 + n, '{"turn":1,"step":1}')
+            for n in range(chunks)
+        ),
+    ]
+    fast, slow = check_lines(lines), check_lines(lines, thorough=True)
+    assert [(f.rule, f.line, f.seq) for f in fast.findings] == [
+        ("REQ-2", 4, 2),
+        ("TURN-1", len(lines), None),
+    ]
+    assert fast.findings == slow.findings
+    assert fast.summary.events == slow.summary.events == 2 + chunks
