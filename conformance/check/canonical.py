@@ -61,8 +61,6 @@ def bodies(*, thorough: bool, derive: bool) -> dict[str, str]:
 MEMBERS_READ = ("turn", "step")
 MEMBERS_DECODER = msgspec.json.Decoder(dict[str, Raw])
 _PLACEHOLDER = Raw(b"0")
-LONG_INTEGER = 309
-"""No line shorter holds an integer too large for a double (`has_long_integer`)."""
 
 
 def proven(event: Envelope, raw: Line, body: str) -> bool:

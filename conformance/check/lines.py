@@ -65,6 +65,10 @@ _LONG_RUN = b"0" * 309
 _DIGITS = b"0123456789"
 
 
+LONG_INTEGER = 309
+"""No line shorter holds an integer too large for a double (`has_long_integer`)."""
+
+
 def has_long_integer(raw: Line) -> bool:
     """Whether `raw` holds a run of digits as long as the shortest integer a
     double may not hold (msgspec reads such an integer without complaint).

@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.check.canonical import (
-    LONG_INTEGER,
     RAW,
     UNREAD,
     WHOLE,
@@ -50,6 +49,7 @@ from conformance.check.canonical import (
 from conformance.check.envelope_rules import UNKNOWN_TYPES_KEPT, EnvelopeRules
 from conformance.check.findings import ERROR, Finding, finding
 from conformance.check.lines import (
+    LONG_INTEGER,
     Envelope,
     Line,
     check_storage_value,
@@ -140,14 +140,14 @@ class LogChecker:
         self._unknown: tuple[Handler, ...] = (self.turns.outside,)
         """The handlers of a type no rule machine registered for."""
         self._in_turn = _without(self.handlers, self.turns.outside)
+        """`handlers` less TURN-4's, which finds nothing while a turn is open:
+        the driver picks these then (no handler opens or closes a turn
+        before TURN-4's would run, so the turn open before the event decides)."""
         self._defer_response = not thorough and self._in_turn.get(CHUNK) == (
             self.requests.response,
         )
         """Whether a step's first ``assistant/chunk`` may be passed over and its
         one handler (in an open turn) run after it (`_passed_over`)."""
-        """`handlers` less TURN-4's, which finds nothing while a turn is open:
-        the driver picks these then (no handler opens or closes a turn
-        before TURN-4's would run, so the turn open before the event decides)."""
         self._found: list[Finding] = []
         """What the line being read has shown so far, yielded after it (kept
         when a rule raises: nothing found before the error is lost)."""
@@ -239,7 +239,7 @@ class LogChecker:
         for number, raw, event in reader:
             expected = reader.expected
             if expected is not None and expected != set_at:  # chunks passed over
-                envelope.next_seq = expected
+                envelope.next_seq, envelope.slack = expected, 0
                 self._passed_over(previous + 1, set_at)
             try:
                 read_line(raw, number, event)
@@ -265,7 +265,7 @@ class LogChecker:
                 else None
             )
         if reader.expected is not None and reader.expected != set_at:
-            envelope.next_seq = reader.expected
+            envelope.next_seq, envelope.slack = reader.expected, 0
             self._passed_over(previous + 1, set_at)
             yield from found
             found.clear()

@@ -23,7 +23,14 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
-from conformance.check.lines import EVENT_DECODER, Envelope, Line, is_utf8
+from conformance.check.lines import (
+    EVENT_DECODER,
+    LONG_INTEGER,
+    Envelope,
+    Line,
+    has_long_integer,
+    is_utf8,
+)
 
 CHUNK = "assistant/chunk"
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
@@ -78,6 +85,7 @@ class LineReader:
                     and decoded.surfaceOp is decoded.sourceEventSeqs
                     and raw.endswith(b"}}\n")
                     and (raw.isascii() or is_utf8(raw))
+                    and (len(raw) < LONG_INTEGER or not has_long_integer(raw))
                 ):
                     expected += 1
                     skipped += 1

@@ -102,3 +102,73 @@ def test_a_first_chunk_passed_over_resolves_its_step_at_its_own_line(
     ]
     assert fast.findings == slow.findings
     assert fast.summary.events == slow.summary.events == 2 + chunks
+
+
+def _turn(*middle: bytes) -> list[bytes]:
+    """A one-step turn with its header, `middle` between the header and the
+    assistant's message (which names no sources: LOG-4 is not the point)."""
+    return [
+        b'{"type":"session","version":0,"id":"s","createdAt":1}\n',
+        _line("turn/start", 0, '{"turn":1}'),
+        _line("step/start", 1, '{"turn":1,"step":1}'),
+        _line(
+            "request/header",
+            2,
+            '{"header":{"config":{"model":"m"}},"reason":"initial"}',
+        ),
+        *middle,
+    ]
+
+
+CHUNK = '{"turn":1,"step":1}'
+LONG = '{"turn":1,"step":1,"n":' + "9" * 400 + "}"
+
+
+@pytest.mark.spec("JSON-1", "LOG-2", "JSONL-4")
+@pytest.mark.parametrize(
+    ("lines", "wanted"),
+    [
+        pytest.param(
+            _turn(_line("assistant/chunk", 3, LONG)),
+            ("JSON-1", 5, 3),
+            id="first-chunk-holds-an-integer-no-double-holds",
+        ),
+        pytest.param(
+            _turn(
+                _line("assistant/chunk", 3, CHUNK),
+                _line("assistant/chunk", 4, LONG),
+            ),
+            ("JSON-1", 6, 4),
+            id="later-chunk-holds-an-integer-no-double-holds",
+        ),
+        pytest.param(
+            _turn(
+                b"{damaged\n",
+                _line("assistant/chunk", 3, CHUNK),
+                _line("assistant/chunk", 5, CHUNK),
+            ),
+            ("LOG-2", 7, 5),
+            id="gap-after-chunks-that-follow-a-damaged-line",
+        ),
+        pytest.param(
+            _turn(
+                _line("assistant/chunk", 3, CHUNK),
+                b"{damaged\n",
+                _line("assistant/chunk", 4, CHUNK),
+                _line("assistant/chunk", 6, CHUNK),
+            ),
+            ("LOG-2", 8, 6),
+            id="gap-after-a-responded-steps-chunks-past-a-damaged-line",
+        ),
+    ],
+)
+def test_chunks_passed_over_hide_no_finding_reading_every_line_shows(
+    lines: list[bytes], wanted: tuple[str, int, int]
+) -> None:
+    # a chunk the reader passes over still counts as the event that ends the
+    # slack a damaged line gave, and a chunk holding an integer no double
+    # holds is not passed over (found by review: both were lost)
+    fast, slow = check_lines(lines), check_lines(lines, thorough=True)
+    found = [(f.rule, f.line, f.seq) for f in fast.findings]
+    assert wanted in found
+    assert found == [(f.rule, f.line, f.seq) for f in slow.findings]
