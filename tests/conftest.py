@@ -8,11 +8,11 @@ appear in JUnit XML.
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
+import stat
 import sys
 import tempfile
+from pathlib import Path
 
 
 def _share_compiled_bytecode() -> None:
@@ -22,18 +22,30 @@ def _share_compiled_bytecode() -> None:
     ``reqfold`` itself). Where PYTHONDONTWRITEBYTECODE is set (CI machines
     and this workplace set it), each of them compiled the whole project from
     source again: 0.45 s instead of 0.7 s for one ``reqfold run --help``.
-    The session points itself and its children at one bytecode folder in
-    the temporary directory instead (PYTHONPYCACHEPREFIX), removed at the
-    end; the source tree stays as clean as the setting meant it to. A
-    prefix the caller set, or bytecode writing left on, is left alone.
+    The session points itself and its children at a bytecode folder of the
+    user's own in the temporary directory instead (PYTHONPYCACHEPREFIX;
+    kept between runs like any cache, never in the source tree, which stays
+    as clean as the setting meant it to). A folder someone else owns, or
+    others may write to, is not used. A prefix the caller set, or bytecode
+    writing left on, is left alone.
     """
     if os.environ.get("PYTHONPYCACHEPREFIX") or not sys.dont_write_bytecode:
         return
-    prefix = tempfile.mkdtemp(prefix="reqfold-pycache-")
-    atexit.register(shutil.rmtree, prefix, ignore_errors=True)
-    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    folder = Path(tempfile.gettempdir()) / f"reqfold-pycache-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        status = folder.lstat()
+    except OSError:
+        return
+    if (
+        not stat.S_ISDIR(status.st_mode)
+        or status.st_uid != os.getuid()
+        or status.st_mode & 0o077
+    ):
+        return
+    os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    sys.pycache_prefix = prefix
+    sys.pycache_prefix = str(folder)
     sys.dont_write_bytecode = False
 
 

@@ -13,8 +13,9 @@ property.
 `without_local_constants` hides those constants while a search runs, so
 the same seed gives the same inputs wherever reqfold runs. It reaches into
 Hypothesis's internals (the module-level ``_get_local_constants`` its
-provider calls); a Hypothesis without that seam has no local constants to
-hide, and the context manager does nothing.
+provider calls). Every part it touches is looked for first: with a
+Hypothesis that lacks one, it does nothing and the search runs as
+Hypothesis runs it.
 """
 
 from __future__ import annotations
@@ -29,12 +30,17 @@ PROVIDERS = "hypothesis.internal.conjecture.providers"
 
 
 def _providers() -> ModuleType | None:
-    """Hypothesis's providers module, if it has the seam this module uses."""
+    """Hypothesis's providers module, if it has every part this module uses."""
     try:
         module = importlib.import_module(PROVIDERS)
     except ImportError:  # an older or newer layout: nothing to hide
         return None
-    if not (hasattr(module, SEAM) and hasattr(module, "Constants")):
+    cache = getattr(getattr(module, "CONSTANTS_CACHE", None), "cache", None)
+    if not (
+        callable(getattr(module, SEAM, None))
+        and callable(getattr(module, "Constants", None))
+        and callable(getattr(cache, "clear", None))
+    ):
         return None
     return module
 
@@ -48,13 +54,11 @@ def without_local_constants() -> Iterator[None]:
         return
     empty = providers.Constants()
     original = getattr(providers, SEAM)
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    cache = providers.CONSTANTS_CACHE.cache
     setattr(providers, SEAM, lambda: empty)
-    if cache is not None:  # allowed constants cached before, with local ones
-        cache.cache.clear()
+    cache.clear()  # allowed constants cached before, with local ones
     try:
         yield
     finally:
         setattr(providers, SEAM, original)
-        if cache is not None:
-            cache.cache.clear()
+        cache.clear()

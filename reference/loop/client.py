@@ -27,6 +27,7 @@ What comes back is a `ProviderReply`:
 from __future__ import annotations
 
 import json
+import os
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -222,14 +223,19 @@ async def _sse_payloads(lines: AsyncIterator[str]) -> AsyncIterator[str]:
     )
 
 
-@cache
 def _tls() -> ssl.SSLContext:
-    """httpx's default TLS context (certifi's roots), built once per process.
+    """httpx's default TLS context, built once per process and CA setting.
 
     Building it reads the whole CA bundle, tens of milliseconds; a new
     `httpx.AsyncClient` builds one unless it is given one, and the loop
-    opens a client per conversation.
+    opens a client per conversation. httpx reads ``SSL_CERT_FILE`` and
+    ``SSL_CERT_DIR`` when it builds one, so a change to either builds anew.
     """
+    return _tls_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@cache
+def _tls_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 

@@ -342,6 +342,23 @@ def test_the_search_draws_no_constants_from_whatever_local_modules_are_loaded(
     assert "tool_7_schema" in providers._get_local_constants().strings
 
 
+@pytest.mark.parametrize(
+    "missing", ["CONSTANTS_CACHE", "Constants", "_get_local_constants"]
+)
+def test_a_hypothesis_lacking_a_part_the_hiding_touches_is_left_as_it_is(
+    missing: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hypothesis.internal.conjecture import providers
+
+    from conformance.codec.local_constants import without_local_constants
+
+    monkeypatch.setattr(providers, missing, None)
+    seam = providers._get_local_constants
+    with without_local_constants():
+        assert providers._get_local_constants is seam
+    assert providers._get_local_constants is seam
+
+
 @pytest.mark.spec("JSON-3", "HDR-5")
 def test_member_order_alone_is_a_warning_never_a_failure(tmp_path: Path) -> None:
     def connect() -> Connection:

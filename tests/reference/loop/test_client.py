@@ -6,6 +6,7 @@ import asyncio
 import json
 import ssl
 
+import certifi
 import httpx
 import pytest
 
@@ -309,7 +310,7 @@ def test_every_client_of_a_process_shares_one_tls_context(monkeypatch):
     monkeypatch.setattr(ssl, "create_default_context", counting)
     from reference.loop import client as client_module
 
-    client_module._tls.cache_clear()
+    client_module._tls_for.cache_clear()
     for _ in range(3):
         fake = FakeProvider("deepseek")
         fake.push(Reply(text="ok"))
@@ -318,3 +319,16 @@ def test_every_client_of_a_process_shares_one_tls_context(monkeypatch):
         )
         assert complete(client).content == [{"type": "text", "text": "ok"}]
     assert len(built) == 1
+
+
+def test_a_changed_ca_setting_gets_a_new_tls_context(monkeypatch):
+    """httpx reads SSL_CERT_FILE when it builds a context: a process (a
+    user's test) that sets it after its first client gets the new roots."""
+    from reference.loop import client as client_module
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    first = client_module._tls()
+    assert client_module._tls() is first
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    assert client_module._tls() is not first
