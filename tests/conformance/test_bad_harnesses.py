@@ -82,6 +82,13 @@ class Job:
             timeout=RUN_TIMEOUT,
             check=False,
             cwd=ROOT,
+            # The runs start from a pool of threads while the test process
+            # goes on, and one child once failed its exec with EFAULT. The
+            # likeliest cause: given env=None it execs with the process's own
+            # environment array, which CPython 3.11 (the GIL released around
+            # vfork) lets another thread reallocate meanwhile; a copy is
+            # built before the fork.
+            env=dict(os.environ),
         )
         return Run(process.returncode, process.stdout, process.stderr)
 
