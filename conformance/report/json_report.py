@@ -8,6 +8,7 @@ that is not JSON, not this format, or breaks ``run-report.schema.json``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Final
@@ -64,4 +65,22 @@ def read_report(text: str, *, name: str = "report") -> JsonObject:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ReportError(f"{name} breaks run-report.schema.json {problems[0]}{more}")
+    twice = _first_repeated(check["id"] for check in data["checks"])
+    if twice is not None:
+        raise ReportError(f"{name} lists the check {twice!r} twice")
+    twice = _first_repeated(
+        f"{trace['scenario']}@{trace['revision']}" for trace in data["scenarios"]
+    )
+    if twice is not None:
+        raise ReportError(f"{name} traces the scenario run {twice!r} twice")
     return data
+
+
+def _first_repeated(keys: Iterable[str]) -> str | None:
+    """The first key that comes again (a comparison by key would keep one)."""
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None

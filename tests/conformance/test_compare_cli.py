@@ -166,6 +166,25 @@ def test_checks_missing_from_the_new_report_of_the_same_suite_are_a_regression(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("part", ["checks", "scenarios"])
+def test_a_report_listing_one_check_or_trace_twice_exits_2(
+    reports: dict[str, Path], tmp_path: Path, part: str
+) -> None:
+    # compared by id, one of the two would silently win
+    doubled = json.loads(reports["good"].read_text())
+    assert doubled[part], part
+    doubled[part].append(doubled[part][0])
+    path = tmp_path / "doubled.json"
+    path.write_text(json.dumps(doubled))
+    done = reqfold("compare", str(reports["good"]), str(path), timeout=60)
+    assert done.returncode == 2, done.stdout
+    assert "twice" in done.stderr
+    assert str(path) in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stdout == ""
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "complaint"),
     [
