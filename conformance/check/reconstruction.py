@@ -98,8 +98,9 @@ def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
 
     A line is ``{"index": n, "body": {...}, "path"?: ...}`` (the fake
     provider's capture format; lines whose ``path`` is not a chat
-    completions path are skipped) or a bare request body. Blank lines are
-    skipped. Raises `CaptureUnreadable` for anything else.
+    completions path are skipped) or a bare request body (an object with
+    ``messages`` or ``model``). Blank lines are skipped. Raises
+    `CaptureUnreadable` for anything else.
     """
     position = 0
     for number, raw in enumerate(lines, start=1):
@@ -117,8 +118,14 @@ def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
                 continue
             index = value.get("index")
             body = value["body"]
-        else:
+        elif "messages" in value or "model" in value:
             index, body = None, value
+        else:
+            raise CaptureUnreadable(
+                'neither a capture line ({"body": ...}) nor a request body'
+                ' (no "messages" or "model")',
+                line=number,
+            )
         yield CapturedRequest(
             line=number,
             index=index if isinstance(index, int) else position,

@@ -147,12 +147,21 @@ def test_an_unreadable_file_exits_two_and_says_so_once_on_stderr(
     assert checked["ok"] is True
 
 
-def test_an_unreadable_capture_exits_two(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("not json\n", "line 1: not JSON"),
+        ('{"messages": []}\n{"foo": 1}\n', "line 2: neither a capture line"),
+    ],
+    ids=["not-json", "an-object-that-is-no-request"],
+)
+def test_an_unreadable_capture_exits_two(tmp_path: Path, text: str, said: str) -> None:
     capture = tmp_path / "capture.jsonl"
-    capture.write_text("not json\n")
+    capture.write_text(text)
     result = reqfold(VALID, "--requests", capture)
     assert result.returncode == 2
-    assert "line 1" in result.stderr
+    assert said in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(
