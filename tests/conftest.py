@@ -1,4 +1,4 @@
-"""Shared test configuration: hypothesis profiles and spec-mark validation.
+"""Shared test configuration: shared bytecode, hypothesis profiles, spec marks.
 
 Every ``@pytest.mark.spec("RULE-ID", ...)`` must name rules that exist in
 docs/spec.md; a misspelt ID is a usage error at collection, not a silent
