@@ -132,6 +132,34 @@ class _LogWriter:
         return self.seq - 1
 
 
+def _tool_round(
+    w: _LogWriter, turn: int, step: int, call_id: str, name: str, *, words: int
+) -> None:
+    """A ``tool/call`` and its ``tool/result`` of `words` words."""
+    call = w.emit(
+        "tool/call",
+        {
+            "turn": turn,
+            "step": step,
+            "callId": call_id,
+            "name": name,
+            "arguments": '{"arg0":"x"}',
+        },
+    )
+    w.emit(
+        "tool/result",
+        {
+            "turn": turn,
+            "step": step,
+            "callId": call_id,
+            "content": [{"type": "text", "text": _text(w.rng, words)}],
+            "isError": False,
+        },
+        surface_op="append",
+        sources=[call],
+    )
+
+
 def _header(
     rng: random.Random, tools: list[dict[str, Any]], system: list[str], prefix: bool
 ) -> dict[str, Any]:
@@ -337,28 +365,7 @@ def write_log(out: IO[str], target_bytes: int, *, seed: int = 0) -> int:
                 sources=sources,
             )
             if calls:
-                call = w.emit(
-                    "tool/call",
-                    {
-                        "turn": turn,
-                        "step": step,
-                        "callId": call_id,
-                        "name": tools[0]["name"],
-                        "arguments": '{"arg0":"x"}',
-                    },
-                )
-                w.emit(
-                    "tool/result",
-                    {
-                        "turn": turn,
-                        "step": step,
-                        "callId": call_id,
-                        "content": [{"type": "text", "text": _text(rng, 80)}],
-                        "isError": False,
-                    },
-                    surface_op="append",
-                    sources=[call],
-                )
+                _tool_round(w, turn, step, call_id, tools[0]["name"], words=80)
                 if rng.random() < 0.2:
                     w.emit("approval/policy", {"mode": "never"})
             w.emit("step/end", {"turn": turn, "step": step})
@@ -566,28 +573,7 @@ def write_harness_log(out: IO[str], target_bytes: int, *, seed: int = 0) -> int:
                 sources=sources,
             )
             if not last:
-                call = w.emit(
-                    "tool/call",
-                    {
-                        "turn": turn,
-                        "step": step,
-                        "callId": call_id,
-                        "name": name,
-                        "arguments": '{"arg0":"x"}',
-                    },
-                )
-                w.emit(
-                    "tool/result",
-                    {
-                        "turn": turn,
-                        "step": step,
-                        "callId": call_id,
-                        "content": [{"type": "text", "text": _text(rng, 10)}],
-                        "isError": False,
-                    },
-                    surface_op="append",
-                    sources=[call],
-                )
+                _tool_round(w, turn, step, call_id, name, words=10)
             w.emit("step/end", {"turn": turn, "step": step})
         w.emit("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
     return w.seq
