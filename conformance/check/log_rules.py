@@ -81,6 +81,12 @@ _HANDLERS: dict[str, Callable[..., Any]] = {}
 made from now on: a seam for tests that make a rule crash (CHECK-2), such
 as tests/conformance/test_harness_scenarios.py's. Empty otherwise."""
 
+NOT_A_STORAGE_LINE = (
+    "the first line is not a storage line"
+    ' {"type": "session", "version": 0, "id", "createdAt"}'
+)
+"""JSONL-1's finding on a first line that is neither a storage line nor an event."""
+
 
 @dataclass(slots=True)
 class LogSummary:
@@ -302,8 +308,7 @@ class LogChecker:
                     "JSONL-1",
                     number,
                     None,
-                    "the first line is not a storage line"
-                    ' {"type": "session", "version": 0, "id", "createdAt"}',
+                    NOT_A_STORAGE_LINE,
                 )
             )
             return
@@ -345,8 +350,7 @@ class LogChecker:
                 "JSONL-1",
                 number,
                 None,
-                "the first line is not a storage line"
-                ' {"type": "session", "version": 0, "id", "createdAt"}',
+                NOT_A_STORAGE_LINE,
                 found=value,
             )
         )
