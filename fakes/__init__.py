@@ -24,6 +24,8 @@ and the control surface under `/_fake/` scripts it and reads captures.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from fakes.cache_index import PrefixCacheIndex
 from fakes.capture import (
     CapturedRequest,
@@ -53,7 +55,23 @@ from fakes.script import (
 )
 from fakes.stats import ProviderStats, dump_stats
 from fakes.tokenizer import TOKENIZER_NAME, count_tokens, tokenize
-from fakes.transport import FakeTransport, route_provider
+
+if TYPE_CHECKING:
+    from fakes.transport import FakeTransport, route_provider
+
+_LAZY = {"FakeTransport", "route_provider"}
+"""Names of `fakes.transport`, imported on first use: it imports httpx, which
+a process serving the fake (`reqfold fake serve`) never needs (~0.1 s of its
+start-up, and every test run starts several)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from fakes import transport
+
+        return getattr(transport, name)
+    raise AttributeError(f"module 'fakes' has no attribute {name!r}")
+
 
 __all__ = [
     "ANTHROPIC",

@@ -35,12 +35,11 @@ from functools import cache
 from types import TracebackType
 from typing import Any, Protocol
 
-import httpx
-
 from reference.json_values import JsonObject, canonical_json
 from reference.loop.abort import AbortSignal
 from reference.loop.errors import ProviderError, ProviderProtocolError
 from reference.loop.frozen_request import FrozenRequest
+from reference.loop.httpx_import import httpx
 from reference.request import check_settings
 
 USER_AGENT = "reqfold-reference/0.1.0"
