@@ -85,14 +85,14 @@ class LineReader:
                     decoded.seq == expected
                     and decoded.type == CHUNK
                     and decoded.surfaceOp is decoded.sourceEventSeqs
-                    and raw.endswith(b"}}\n")
+                    and raw[-3:] == b"}}\n"
                     and (raw.isascii() or is_utf8(raw))
                     and (len(raw) < LONG_INTEGER or not has_long_integer(raw))
                 ):
                     expected += 1
                     skipped += 1
                     continue
-            if not raw.endswith(b"\n"):  # a long line may come in pieces
+            if raw[-1:] != b"\n":  # a long line may come in pieces
                 whole = rest_of_line(raw, it)
                 if whole is not raw:
                     raw = whole
