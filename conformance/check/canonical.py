@@ -61,6 +61,8 @@ def bodies(*, thorough: bool, derive: bool) -> dict[str, str]:
 MEMBERS_READ = ("turn", "step")
 MEMBERS_DECODER = msgspec.json.Decoder(dict[str, Raw])
 _PLACEHOLDER = Raw(b"0")
+_APPEND = Raw(b'"append"')
+"""The surfaceOp of most surface events, known without decoding it."""
 SHORT = 1 << 16
 """Lines up to this long are compared with a copy of their encoding."""
 
@@ -81,8 +83,9 @@ def proven(event: Envelope, raw: Line, body: str) -> bool:
                 if len(raw) <= WINDOW
                 else top_members(event.data)
             )
-        if event.surfaceOp is not UNSET:
-            event.surfaceOp = VALUE_DECODER.decode(event.surfaceOp)
+        op = event.surfaceOp
+        if op is not UNSET:
+            event.surfaceOp = "append" if op == _APPEND else VALUE_DECODER.decode(op)
     except DECODE_ERRORS:
         return False
     size = len(raw)
