@@ -85,7 +85,8 @@ def proven(event: Envelope, raw: Line, body: str) -> bool:
             )
         op = event.surfaceOp
         if op is not UNSET:
-            event.surfaceOp = "append" if op == _APPEND else VALUE_DECODER.decode(op)
+            value: Any = "append" if op == _APPEND else VALUE_DECODER.decode(op)
+            event.surfaceOp = value
     except DECODE_ERRORS:
         return False
     size = len(raw)
