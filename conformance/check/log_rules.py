@@ -362,7 +362,7 @@ class LogChecker:
         it finds goes to `_found`."""
         if (
             event is not None
-            and raw.endswith(b"\n")
+            and raw[-1:] == b"\n"
             and (raw.isascii() or is_utf8(raw))
             and (len(raw) < LONG_INTEGER or not has_long_integer(raw))
         ):

@@ -68,9 +68,11 @@ class LineReader:
         decode = EVENT_DECODER.decode
         skipped = 0
         expected = self.expected
-        number = start = self.lines
-        # the pieces of a long line are taken from `it` itself, not counted
-        for number, raw in enumerate(it, start + 1):
+        before = self.lines  # lines read before this iteration
+        yielded = 0
+        # the pieces of a long line are taken from `it` itself, not counted;
+        # a line's number is counted from the lines passed over and yielded
+        for raw in it:
             event: Envelope | None
             try:
                 event = decoded = decode(raw)
@@ -83,14 +85,14 @@ class LineReader:
                     decoded.seq == expected
                     and decoded.type == CHUNK
                     and decoded.surfaceOp is decoded.sourceEventSeqs
-                    and raw.endswith(b"}}\n")
+                    and raw[-3:] == b"}}\n"
                     and (raw.isascii() or is_utf8(raw))
                     and (len(raw) < LONG_INTEGER or not has_long_integer(raw))
                 ):
                     expected += 1
                     skipped += 1
                     continue
-            if not raw.endswith(b"\n"):  # a long line may come in pieces
+            if raw[-1:] != b"\n":  # a long line may come in pieces
                 whole = rest_of_line(raw, it)
                 if whole is not raw:
                     raw = whole
@@ -98,10 +100,12 @@ class LineReader:
                         event = decode(raw)
                     except DECODE_ERRORS:
                         event = None
+            yielded += 1
             self.expected, self.skipped = expected, skipped
-            yield number, raw, event
+            yield before + skipped + yielded, raw, event
             expected = self.expected
-        self.expected, self.skipped, self.lines = expected, skipped, number
+        self.expected, self.skipped = expected, skipped
+        self.lines = before + skipped + yielded
 
 
 def rest_of_line(first: Line, pieces: Iterator[Line]) -> Line:

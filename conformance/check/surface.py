@@ -1,18 +1,32 @@
 """The surface of a log being checked, and its derived history on demand.
 
 Implements docs/spec.md SURF-2 and SURF-3 (and DERIVE-1 when asked) with
-bounded memory: the surface is kept as a list of seqs, and projected
-messages only when the checker rebuilds requests (``--requests``). Nodes a
-replace shadows are forgotten, so memory follows the surface, not the log.
-This mirrors `reference.session_log.SessionLog`'s incremental derivation,
-which keeps every event and so cannot serve a streaming checker.
+bounded memory: the surface is kept as seqs, and projected messages only
+when the checker rebuilds requests (``--requests``). Nodes a replace
+shadows are forgotten, so memory follows the surface, not the log. This
+mirrors `reference.session_log.SessionLog`'s incremental derivation, which
+keeps every event and so cannot serve a streaming checker.
+
+Theory of operation. The surface is two parts, one after the other: a
+*linked* part (the nodes a replace placed or touched, and any appended out
+of order) and a *run* of nodes appended in increasing seq order since, an
+`array` of 8 bytes a node. A log that never compacts keeps its whole
+surface in the run, so its memory grows by 8 bytes a message rather than
+the ~200 of a linked node (docs/checker.md, "Memory"). A replace that
+reaches into the run first moves the run up to its end into the linked
+part.
 """
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from reference.json_values import JsonObject
+
+_LOWEST, _HIGHEST = -(1 << 63), (1 << 63) - 1
+"""The seqs the run's 64-bit array holds; any other goes to the linked part."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +39,12 @@ class ReplaceRefused:
 class Surface:
     """The ordered seqs on the surface; with `derive`, their messages too.
 
-    A doubly linked list over seqs (``_prev``/``_next``) with a position
-    per node that increases along the list (a replace takes the position of
-    the first node it shadows), so finding a node, ordering two nodes and
-    replacing a run cost time in the run's length, not the surface's.
+    The linked part is a doubly linked list over seqs (``_prev``/``_next``)
+    with a position per node that increases along the list (a replace takes
+    the position of the first node it shadows); the run (``_run``) follows
+    it, its seqs increasing, so a node is found by bisection. Finding a
+    node, ordering two nodes and replacing a run of them cost time in the
+    run's length (and a move of the array), not the surface's.
     """
 
     def __init__(self, *, derive: bool = False) -> None:
@@ -38,7 +54,9 @@ class Surface:
         self._position: dict[int, int] = {}
         self._head: int | None = None
         self._tail: int | None = None
-        self._count = 0  # positions handed out by append
+        self._count = 0  # positions handed out to the linked part
+        self._run = array("q")
+        """The nodes after the linked part, appended in increasing seq order."""
         self._projections: dict[int, JsonObject | None] = {}
         self._messages: list[JsonObject] | None = []
         self._unknown: set[int] = set()  # nodes whose projection is unknown
@@ -54,7 +72,7 @@ class Surface:
             self._unknown.add(seq)
 
     def __len__(self) -> int:
-        return len(self._position)
+        return len(self._position) + len(self._run)
 
     @property
     def seqs(self) -> list[int]:
@@ -64,12 +82,40 @@ class Surface:
         while node is not None:
             out.append(node)
             node = self._next[node]
+        out.extend(self._run)
         return out
+
+    def _in_run(self, seq: int) -> int | None:
+        """The index of `seq` in the run, or None."""
+        run = self._run
+        if not run or not _LOWEST <= seq <= run[-1]:
+            return None
+        index = bisect_left(run, seq)
+        return index if run[index] == seq else None
 
     def append(self, seq: int, message: JsonObject | None) -> None:
         """Put `seq` at the end of the surface (SURF-3)."""
         if seq in self._position:  # a repeated seq (LOG-2): keep the first
             return
+        run = self._run
+        if not run or seq > run[-1]:
+            if seq > _HIGHEST or seq < _LOWEST:
+                self._link_run(len(run))
+                self._link(seq)
+            else:
+                run.append(seq)
+        elif self._in_run(seq) is not None:  # repeated, as above
+            return
+        else:  # out of order: the run keeps its order, so it joins the links
+            self._link_run(len(run))
+            self._link(seq)
+        if self.derive:
+            self._projections[seq] = message
+            if self._messages is not None and message is not None:
+                self._messages.append(message)
+
+    def _link(self, seq: int) -> None:
+        """Put `seq` at the end of the linked part (the run being empty)."""
         self._prev[seq] = self._tail
         self._next[seq] = None
         if self._tail is None:
@@ -79,26 +125,41 @@ class Surface:
         self._tail = seq
         self._position[seq] = self._count
         self._count += 1
-        if self.derive:
-            self._projections[seq] = message
-            if self._messages is not None and message is not None:
-                self._messages.append(message)
+
+    def _link_run(self, stop: int) -> None:
+        """Move the run's first `stop` nodes to the end of the linked part."""
+        if not stop:
+            return
+        moved, self._run = self._run[:stop], self._run[stop:]
+        for seq in moved:
+            self._link(seq)
 
     def shadowed(self, start: int, end: int) -> list[int] | ReplaceRefused:
         """The nodes a replace from `start` through `end` removes (SURF-2)."""
+        where = []
         for name, node in (("start", start), ("end", end)):
-            if node not in self._position:
+            if node in self._position:
+                where.append((0, self._position[node]))
+                continue
+            index = self._in_run(node)
+            if index is None:
                 return ReplaceRefused(
                     f"replace {name} seq {node} is not on the surface"
                 )
-        if self._position[start] > self._position[end]:
+            where.append((1, index))
+        if where[0] > where[1]:
             return ReplaceRefused(
                 f"replace start seq {start} sits after end seq {end} on the surface"
             )
+        (in_run, first), (_, last) = where
+        if in_run:  # so is end, after it
+            return self._run[first : last + 1].tolist()
         run = [start]
         while run[-1] != end:
             following = self._next[run[-1]]
-            assert following is not None  # end is on the surface after start
+            if following is None:  # end is in the run, after the linked part
+                run.extend(self._run[: last + 1])
+                break
             run.append(following)
         return run
 
@@ -107,8 +168,14 @@ class Surface:
     ) -> None:
         """Put `seq` in place of the `shadowed` run of nodes (SURF-3)."""
         first, last = shadowed[0], shadowed[-1]
-        if seq in self._position and seq not in shadowed:
-            self._unlink(seq)  # a repeated seq (LOG-2): drop the old node
+        index = self._in_run(last)
+        if index is not None:  # the run up to `last` joins the linked part
+            self._link_run(index + 1)
+        repeated = self._in_run(seq)
+        if repeated is not None:  # a repeated seq (LOG-2): drop the old node
+            del self._run[repeated]
+        elif seq in self._position and seq not in shadowed:
+            self._unlink(seq)
         before, after = self._prev[first], self._next[last]
         position = self._position[first]
         for node in shadowed:

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from msgspec import UNSET
 
 from conformance.check import check_lines
-from conformance.check.envelope_rules import KNOWN_TYPES, EnvelopeRules
+from conformance.check.envelope_rules import KNOWN_TYPES, EnvelopeRules, data_object
 from conformance.check.lines import Envelope
 
 TYPES = st.sampled_from([*sorted(KNOWN_TYPES), "", "x/unknown"])
@@ -172,3 +172,25 @@ def test_chunks_passed_over_hide_no_finding_reading_every_line_shows(
     found = [(f.rule, f.line, f.seq) for f in fast.findings]
     assert wanted in found
     assert found == [(f.rule, f.line, f.seq) for f in slow.findings]
+
+
+@pytest.mark.spec("LOG-3")
+@pytest.mark.parametrize(
+    ("data", "is_object"),
+    [
+        (msgspec.Raw(b'{"a":[1]}'), True),
+        (msgspec.Raw(b"{}"), True),
+        (msgspec.Raw(b"[{}]"), False),
+        (msgspec.Raw(b'"{"'), False),
+        (msgspec.Raw(b"1"), False),
+        (msgspec.Raw(b""), False),
+        ({"a": 1}, True),
+        ([{}], False),
+        ("{", False),
+    ],
+)
+def test_data_is_an_object_when_it_is_one_raw_or_decoded(
+    data: Any, is_object: bool
+) -> None:
+    assert (data_object(data) is data) is is_object
+    assert (data_object(data) is None) is not is_object

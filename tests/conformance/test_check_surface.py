@@ -1,0 +1,103 @@
+"""The checker's surface (conformance/check/surface.py) against a plain list model.
+
+The surface keeps in-order appends in a compact run and everything else
+linked; whatever the mix of appends (in order, out of order, repeated, out
+of the run's 64-bit range), shadowed runs and replaces, it must hold and
+answer exactly what a list of seqs does.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conformance.check.surface import ReplaceRefused, Surface
+
+HUGE = 1 << 64
+SEQS = st.integers(0, 40) | st.sampled_from([-1, HUGE, -HUGE])
+
+
+class ListSurface:
+    """The model: the surface as a plain list of seqs."""
+
+    def __init__(self) -> None:
+        self.order: list[int] = []
+
+    def append(self, seq: int) -> None:
+        if seq not in self.order:
+            self.order.append(seq)
+
+    def shadowed(self, start: int, end: int) -> list[int] | ReplaceRefused:
+        for name, node in (("start", start), ("end", end)):
+            if node not in self.order:
+                message = f"replace {name} seq {node} is not on the surface"
+                return ReplaceRefused(message)
+        first, last = self.order.index(start), self.order.index(end)
+        if first > last:
+            return ReplaceRefused(
+                f"replace start seq {start} sits after end seq {end} on the surface"
+            )
+        return self.order[first : last + 1]
+
+    def replace(self, seq: int, shadowed: list[int]) -> None:
+        if seq in self.order and seq not in shadowed:
+            self.order.remove(seq)
+        first = self.order.index(shadowed[0])
+        self.order[first : first + len(shadowed)] = [seq]
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), SEQS),
+        st.tuples(st.just("append next"), st.integers(1, 3)),
+        st.tuples(st.just("replace"), SEQS, SEQS, SEQS),
+    ),
+    max_size=60,
+)
+
+
+@pytest.mark.spec("SURF-2", "SURF-3")
+@settings(max_examples=400)
+@given(OPS, st.booleans())
+def test_the_surface_holds_and_answers_what_a_list_of_seqs_does(
+    ops: list[tuple[object, ...]], derive: bool
+) -> None:
+    surface, model = Surface(derive=derive), ListSurface()
+    highest = 0
+    for op in ops:
+        if op[0] == "append":
+            seq = int(op[1])  # type: ignore[call-overload]
+            surface.append(seq, {"seq": seq})
+            model.append(seq)
+        elif op[0] == "append next":  # the common case: the next seqs, in order
+            highest += int(op[1])  # type: ignore[call-overload]
+            surface.append(highest, {"seq": highest})
+            model.append(highest)
+        else:
+            start, end, seq = (int(x) for x in op[1:])  # type: ignore[call-overload]
+            shadowed = surface.shadowed(start, end)
+            assert shadowed == model.shadowed(start, end)
+            if not isinstance(shadowed, ReplaceRefused):
+                surface.replace(seq, shadowed, {"seq": seq})
+                model.replace(seq, shadowed)
+        assert surface.seqs == model.order
+        assert len(surface) == len(model.order)
+        if derive:
+            assert surface.messages() == [{"seq": seq} for seq in model.order]
+
+
+@pytest.mark.spec("SURF-3")
+def test_a_surface_that_only_grows_costs_about_eight_bytes_a_node() -> None:
+    count = 100_000
+    tracemalloc.start()
+    try:
+        surface = Surface()
+        for seq in range(1_000_000, 1_000_000 + 3 * count, 3):
+            surface.append(seq, None)
+        size, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(surface) == count
+    assert size < 16 * count  # linked nodes took about 200 bytes each
