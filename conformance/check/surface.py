@@ -8,13 +8,13 @@ mirrors `reference.session_log.SessionLog`'s incremental derivation, which
 keeps every event and so cannot serve a streaming checker.
 
 Theory of operation. The surface is two parts, one after the other: a
-*linked* part (the nodes a replace placed or touched, and any appended out
-of order) and a *run* of nodes appended in increasing seq order since, an
-`array` of 8 bytes a node. A log that never compacts keeps its whole
+*linked* part and a *run* of nodes appended in increasing seq order since,
+an `array` of 8 bytes a node. A log that never compacts keeps its whole
 surface in the run, so its memory grows by 8 bytes a message rather than
 the ~200 of a linked node (docs/checker.md, "Memory"). A replace that
-reaches into the run first moves the run up to its end into the linked
-part.
+reaches into the run first moves the run's nodes up to its end (those
+before its start too) into the linked part; a node appended out of order
+moves the whole run there, then joins it.
 """
 
 from __future__ import annotations
@@ -42,9 +42,12 @@ class Surface:
     The linked part is a doubly linked list over seqs (``_prev``/``_next``)
     with a position per node that increases along the list (a replace takes
     the position of the first node it shadows); the run (``_run``) follows
-    it, its seqs increasing, so a node is found by bisection. Finding a
-    node, ordering two nodes and replacing a run of them cost time in the
-    run's length (and a move of the array), not the surface's.
+    it, its seqs increasing from ``_start`` on, so a node is found by
+    bisection. Finding a node, ordering two nodes and replacing a run of
+    them cost time in the replaced run's length, not the surface's; a node
+    moves from the run to the links at most once (the run's front is
+    dropped only once it is half the array), so a log replacing its oldest
+    node again and again pays for each node once.
     """
 
     def __init__(self, *, derive: bool = False) -> None:
@@ -56,7 +59,9 @@ class Surface:
         self._tail: int | None = None
         self._count = 0  # positions handed out to the linked part
         self._run = array("q")
-        """The nodes after the linked part, appended in increasing seq order."""
+        """From `_start` on, the nodes after the linked part, in increasing
+        seq order (before it, nodes already moved to the links)."""
+        self._start = 0
         self._projections: dict[int, JsonObject | None] = {}
         self._messages: list[JsonObject] | None = []
         self._unknown: set[int] = set()  # nodes whose projection is unknown
@@ -72,7 +77,7 @@ class Surface:
             self._unknown.add(seq)
 
     def __len__(self) -> int:
-        return len(self._position) + len(self._run)
+        return len(self._position) + len(self._run) - self._start
 
     @property
     def seqs(self) -> list[int]:
@@ -82,15 +87,15 @@ class Surface:
         while node is not None:
             out.append(node)
             node = self._next[node]
-        out.extend(self._run)
+        out.extend(self._run[self._start :])
         return out
 
     def _in_run(self, seq: int) -> int | None:
-        """The index of `seq` in the run, or None."""
+        """The index of `seq` in the run's array, or None."""
         run = self._run
-        if not run or not _LOWEST <= seq <= run[-1]:
+        if len(run) == self._start or not _LOWEST <= seq <= run[-1]:
             return None
-        index = bisect_left(run, seq)
+        index = bisect_left(run, seq, self._start)
         return index if run[index] == seq else None
 
     def append(self, seq: int, message: JsonObject | None) -> None:
@@ -98,7 +103,7 @@ class Surface:
         if seq in self._position:  # a repeated seq (LOG-2): keep the first
             return
         run = self._run
-        if not run or seq > run[-1]:
+        if len(run) == self._start or seq > run[-1]:
             if seq > _HIGHEST or seq < _LOWEST:
                 self._link_run(len(run))
                 self._link(seq)
@@ -127,12 +132,14 @@ class Surface:
         self._count += 1
 
     def _link_run(self, stop: int) -> None:
-        """Move the run's first `stop` nodes to the end of the linked part."""
-        if not stop:
-            return
-        moved, self._run = self._run[:stop], self._run[stop:]
-        for seq in moved:
+        """Move the run's nodes before index `stop` to the end of the links."""
+        run, start = self._run, self._start
+        for seq in run[start:stop]:
             self._link(seq)
+        if stop + stop > len(run):  # at least half moved: drop the front
+            del run[:stop]
+            stop = 0
+        self._start = stop
 
     def shadowed(self, start: int, end: int) -> list[int] | ReplaceRefused:
         """The nodes a replace from `start` through `end` removes (SURF-2)."""
@@ -158,7 +165,7 @@ class Surface:
         while run[-1] != end:
             following = self._next[run[-1]]
             if following is None:  # end is in the run, after the linked part
-                run.extend(self._run[: last + 1])
+                run.extend(self._run[self._start : last + 1])
                 break
             run.append(following)
         return run

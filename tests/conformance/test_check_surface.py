@@ -59,7 +59,7 @@ OPS = st.lists(
 
 
 @pytest.mark.spec("SURF-2", "SURF-3")
-@settings(max_examples=400)
+@settings(max_examples=400, derandomize=True)
 @given(OPS, st.booleans())
 def test_the_surface_holds_and_answers_what_a_list_of_seqs_does(
     ops: list[tuple[object, ...]], derive: bool
@@ -86,6 +86,42 @@ def test_the_surface_holds_and_answers_what_a_list_of_seqs_does(
         assert len(surface) == len(model.order)
         if derive:
             assert surface.messages() == [{"seq": seq} for seq in model.order]
+
+
+@pytest.mark.spec("SURF-3")
+@pytest.mark.parametrize("derive", [False, True])
+def test_a_replace_whose_seq_repeats_a_later_node_of_the_run_keeps_one(
+    derive: bool,
+) -> None:
+    """The replace's seq is already on the surface after what it shadows
+    (LOG-2): the old node goes, the new one takes the shadowed place."""
+    surface = Surface(derive=derive)
+    for seq in range(1, 8):
+        surface.append(seq, {"seq": seq})
+    shadowed = surface.shadowed(2, 3)
+    assert shadowed == [2, 3]
+    surface.replace(6, shadowed, {"seq": 6})
+    assert surface.seqs == [1, 6, 4, 5, 7]
+    assert len(surface) == 5
+    if derive:
+        assert surface.messages() == [{"seq": seq} for seq in (1, 6, 4, 5, 7)]
+
+
+@pytest.mark.spec("SURF-2", "SURF-3")
+def test_replacing_the_oldest_node_again_and_again_moves_each_node_once() -> None:
+    """A log clearing its oldest message one replace at a time: the run's
+    front is dropped in halves, not copied on every replace."""
+    surface, count = Surface(), 4_000
+    for seq in range(count):
+        surface.append(seq, None)
+    replaced = count
+    for seq in range(count // 2):
+        shadowed = surface.shadowed(seq, seq)
+        assert shadowed == [seq]
+        surface.replace(replaced, shadowed, None)
+        replaced += 1
+    assert surface.seqs == [*range(count, replaced), *range(count // 2, count)]
+    assert len(surface) == count
 
 
 @pytest.mark.spec("SURF-3")
