@@ -66,6 +66,7 @@ start-up, and every test run starts several)."""
 
 
 def __getattr__(name: str) -> Any:
+    """`fakes.transport`'s names, imported when first asked for (PEP 562)."""
     if name in _LAZY:
         from fakes import transport
 
