@@ -24,6 +24,7 @@ and the control surface under `/_fake/` scripts it and reads captures.
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from fakes.cache_index import PrefixCacheIndex
@@ -59,19 +60,22 @@ from fakes.tokenizer import TOKENIZER_NAME, count_tokens, tokenize
 if TYPE_CHECKING:
     from fakes.transport import FakeTransport, route_provider
 
-_LAZY = {"FakeTransport", "route_provider"}
-"""Names of `fakes.transport`, imported on first use: it imports httpx, which
-a process serving the fake (`reqfold fake serve`) never needs (~0.1 s of its
-start-up, and every test run starts several)."""
+_LAZY = {"FakeTransport", "route_provider", "transport"}
+"""`fakes.transport` and its names, imported on first use: it imports httpx,
+which a process serving the fake (`reqfold fake serve`) never needs (~0.1 s
+of its start-up, and every test run starts several)."""
 
+if not TYPE_CHECKING:  # mypy sees the imports above and checks every name
 
-def __getattr__(name: str) -> Any:
-    """`fakes.transport`'s names, imported when first asked for (PEP 562)."""
-    if name in _LAZY:
-        from fakes import transport
+    def __getattr__(name: str) -> Any:
+        """`fakes.transport` and its names, imported when first asked for."""
+        if name in _LAZY:
+            transport = import_module("fakes.transport")
+            return transport if name == "transport" else getattr(transport, name)
+        raise AttributeError(f"module 'fakes' has no attribute {name!r}")
 
-        return getattr(transport, name)
-    raise AttributeError(f"module 'fakes' has no attribute {name!r}")
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

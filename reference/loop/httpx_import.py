@@ -5,8 +5,11 @@ whenever rich is installed, which costs a process about 0.1 s of start-up
 (a third of the reference harness adapter's) for code the client never
 runs. Imported through here, httpx finds its ``_main`` module already
 present without ``main`` and falls back to the stub it keeps for when its
-CLI's dependencies are missing; nothing else of httpx changes, and a later
-``import httpx._main`` (``python -m httpx``) loads the real one.
+CLI's dependencies are missing. So in such a process ``httpx.main`` is that
+stub (it says the CLI is not installed; nothing in reqfold calls it), while
+``import httpx._main`` still loads the real CLI. The placeholder is in
+``sys.modules`` only while httpx's package imports, under the import
+lock; a thread importing ``httpx._main`` at that very moment would fail.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 
 def _modules_after(statement: str, *names: str) -> dict[str, bool]:
     """Which of `names` a fresh interpreter has loaded after `statement`."""
@@ -40,9 +42,25 @@ def test_serving_the_fake_does_not_import_httpx() -> None:
     assert loaded == {"httpx": False, "fakes.transport": False}
 
 
-def test_the_fake_transport_is_still_importable_from_fakes() -> None:
-    loaded = _modules_after(
-        "from fakes import FakeTransport, route_provider; assert FakeTransport",
-        "fakes.transport",
-    )
-    assert loaded == {"fakes.transport": True}
+@pytest.mark.parametrize(
+    ("statement", "loads_transport"),
+    [
+        ("from fakes import FakeTransport, route_provider", True),
+        ("from fakes import *; assert FakeTransport and route_provider", True),
+        (
+            "import fakes as f; assert f.transport.route_provider is f.route_provider",
+            True,
+        ),
+        (
+            "import fakes as f; assert {'transport', 'route_provider'} <= {*dir(f)}",
+            False,
+        ),
+    ],
+)
+def test_the_fake_transport_is_still_reached_as_before(
+    statement: str, loads_transport: bool
+) -> None:
+    """Each spelling works (a failing statement fails `_modules_after`)."""
+    assert _modules_after(statement, "fakes.transport") == {
+        "fakes.transport": loads_transport
+    }
