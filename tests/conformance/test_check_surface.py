@@ -110,17 +110,23 @@ def test_a_replace_whose_seq_repeats_a_later_node_of_the_run_keeps_one(
 @pytest.mark.spec("SURF-2", "SURF-3")
 def test_replacing_the_oldest_node_again_and_again_moves_each_node_once() -> None:
     """A log clearing its oldest message one replace at a time: the run's
-    front is dropped in halves, not copied on every replace."""
+    array is neither copied nor shortened until half of it has moved to the
+    links, then its front is dropped once (white-box: the array itself)."""
     surface, count = Surface(), 4_000
     for seq in range(count):
         surface.append(seq, None)
+    array = surface._run
     replaced = count
-    for seq in range(count // 2):
+    for seq in range(count // 2 + 1):
+        if seq == count // 2:  # half the array has moved: nothing copied yet
+            assert surface._run is array
+            assert len(array) == count
         shadowed = surface.shadowed(seq, seq)
         assert shadowed == [seq]
         surface.replace(replaced, shadowed, None)
         replaced += 1
-    assert surface.seqs == [*range(count, replaced), *range(count // 2, count)]
+    assert len(surface._run) == count - (count // 2 + 1)  # the front dropped
+    assert surface.seqs == [*range(count, replaced), *range(count // 2 + 1, count)]
     assert len(surface) == count
 
 
