@@ -120,7 +120,7 @@ class Surface:
                 self._messages.append(message)
 
     def _link(self, seq: int) -> None:
-        """Put `seq` at the end of the linked part (the run being empty)."""
+        """Put `seq` at the end of the linked part (so before the run's nodes)."""
         self._prev[seq] = self._tail
         self._next[seq] = None
         if self._tail is None:
