@@ -207,10 +207,13 @@ class LogChecker:
             )
         )
 
-    def _passed_over(self, number: int, seq: int | None) -> None:
-        """The reader passed over chunks from line `number` (seq `seq`) on: if
-        the open step had not responded, the first was its first response,
-        whose handlers (`requests.first_response` only) run now."""
+    def _passed_over(self, number: int, seq: int | None, following: int) -> None:
+        """The reader passed over chunks from line `number` (seq `seq`) on, up
+        to seq `following`: the envelope expects that seq next, with no slack
+        left from a damaged line, and if the open step had not responded, the
+        first chunk was its first response, whose handlers
+        (`requests.first_response` only) run now."""
+        self.envelope.next_seq, self.envelope.slack = following, 0
         step = self.turns.step
         if step is None or step.responded or seq is None:
             return
@@ -245,8 +248,7 @@ class LogChecker:
         for number, raw, event in reader:
             expected = reader.expected
             if expected is not None and expected != set_at:  # chunks passed over
-                envelope.next_seq, envelope.slack = expected, 0
-                self._passed_over(previous + 1, set_at)
+                self._passed_over(previous + 1, set_at, expected)
             try:
                 read_line(raw, number, event)
             except (OSError, CaptureUnreadable):
@@ -271,8 +273,7 @@ class LogChecker:
                 else None
             )
         if reader.expected is not None and reader.expected != set_at:
-            envelope.next_seq, envelope.slack = reader.expected, 0
-            self._passed_over(previous + 1, set_at)
+            self._passed_over(previous + 1, set_at, reader.expected)
             yield from found
             found.clear()
         number = reader.lines  # the last line, though the reader passed it over
