@@ -103,15 +103,11 @@ class Surface:
         if seq in self._position:  # a repeated seq (LOG-2): keep the first
             return
         run = self._run
-        if len(run) == self._start or seq > run[-1]:
-            if seq > _HIGHEST or seq < _LOWEST:
-                self._link_run(len(run))
-                self._link(seq)
-            else:
-                run.append(seq)
+        if (len(run) == self._start or seq > run[-1]) and _LOWEST <= seq <= _HIGHEST:
+            run.append(seq)
         elif self._in_run(seq) is not None:  # repeated, as above
             return
-        else:  # out of order: the run keeps its order, so it joins the links
+        else:  # out of order or out of range: the run joins the links, then seq
             self._link_run(len(run))
             self._link(seq)
         if self.derive:
