@@ -159,6 +159,28 @@ class SuitePlugin:
             )
         )
 
+    def unseen_expected(self) -> list[str]:
+        """Listed ids this session could have collected and did not: their
+        scenario ran under their revision and gave no such check (a stale or
+        misspelt check name). Vector ids never are: `unknown_ids` took only
+        cases of their revision, and every case of a revision collected is an
+        item or left out with its profile."""
+        plan = self.state.made_plan()
+        if not self.state.expected or plan is None or plan.error is not None:
+            return []
+        from conformance.report.expected import unseen_ids
+
+        checks = [str(check["id"]) for check in plan.checks]
+        played = {check_id.partition("/")[0] for check_id in checks}
+        return unseen_ids(self.state.expected, checks, played, ["scenarios"], [])
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """A listed check the run does not have is a usage error, as in
+        ``reqfold run`` (else a misspelt entry would hide nothing, silently)."""
+        if not hasattr(self.config, "workerinput") and self.unseen_expected():
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from conformance.run.verdict import render_table, rule_table
 
@@ -189,3 +211,11 @@ class SuitePlugin:
         if shown:
             for line in render_table(shown):
                 write(line)
+        unseen = self.unseen_expected()
+        if unseen:
+            write(
+                "error: --reqfold-expected-failures names checks this run does"
+                f" not have: {', '.join(unseen)} (their scenario ran under their"
+                " revision and gave no such check)",
+                red=True,
+            )
