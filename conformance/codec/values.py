@@ -38,7 +38,27 @@ def encode_json(value: JsonValue) -> str:
     ``1e400`` (or ``-1e400``), the way the vector files spell it, and a
     lone surrogate as its escape (``"\\ud800"``), so the text stays JSON
     and UTF-8; NaN raises ValueError.
+
+    Most values hold no infinity and are not nested thousands deep: the C
+    encoder writes them (a lone surrogate can only sit in a string, so
+    escaping the whole text is escaping each string), and only the rest
+    take the walk below, which costs ten times as much (the codec vectors
+    send thousands of requests).
     """
+    try:
+        text = _COMPACT.encode(value)
+    except (ValueError, RecursionError):  # an infinity, NaN, or too deep
+        return _encode_walking(value)
+    return _escape_lone_surrogates(text)
+
+
+_COMPACT: Final = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":")
+)
+
+
+def _encode_walking(value: JsonValue) -> str:
+    """`encode_json`, member by member: writes infinities as ``1e400``."""
     parts: list[str] = []
     stack: list[Any] = [value]
     while stack:
@@ -78,8 +98,12 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def _string(text: str) -> str:
     """A JSON string literal; a lone surrogate (JSON-1 vectors hold some) is
     written as its ``\\uXXXX`` escape, so the text is still UTF-8."""
-    literal = json.dumps(text, ensure_ascii=False)
-    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", literal)
+    return _escape_lone_surrogates(json.dumps(text, ensure_ascii=False))
+
+
+def _escape_lone_surrogates(text: str) -> str:
+    """`text` with each lone surrogate written as its ``\\uXXXX`` escape."""
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,10 @@
 
 The reports come from real runs of plain-turns (``session-prefix``): the
 reference's harness adapter, and a known-bad harness whose silent sliding
-window breaks the cache on the third request.
+window breaks the cache on the third request. ``reqfold`` runs in the
+test's own process (the harnesses are child processes all the same), but
+for a regression's exit 1 and bad input's exit 2, shown by a ``reqfold``
+child process too.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import reqfold_here
 
 from conformance.report.compare import compare_reports
 
@@ -31,15 +35,22 @@ SCENARIO_RUN = (
 CACHE_CHECK = "plain-turns@session-prefix/cache/request-2"
 
 
-def reqfold(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def reqfold_child(*args: str) -> subprocess.CompletedProcess[str]:
+    """``reqfold ARGS`` as a child process, as a user runs it."""
     return subprocess.run(
         [sys.executable, "-m", "conformance.cli", *args],
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=180,
         check=False,
         cwd=ROOT,
     )
+
+
+def reqfold(*args: str) -> subprocess.CompletedProcess[str]:
+    """``reqfold ARGS`` in this process (a harness ``--impl`` names is a child)."""
+    status, out, err = reqfold_here(*args, cwd=ROOT)
+    return subprocess.CompletedProcess(["reqfold", *args], status, out, err)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +69,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_a_newly_failing_check_and_a_lower_hit_ratio_are_a_regression(
     reports: dict[str, Path],
 ) -> None:
-    done = reqfold("compare", str(reports["good"]), str(reports["bad"]))
+    done = reqfold_child("compare", str(reports["good"]), str(reports["bad"]))
     assert done.returncode == 1, done.stdout
     out = done.stdout
     assert "newly failing: 2" in out
@@ -176,7 +187,7 @@ def test_a_report_listing_one_check_or_trace_twice_exits_2(
     doubled[part].append(doubled[part][0])
     path = tmp_path / "doubled.json"
     path.write_text(json.dumps(doubled))
-    done = reqfold("compare", str(reports["good"]), str(path), timeout=60)
+    done = reqfold("compare", str(reports["good"]), str(path))
     assert done.returncode == 2, done.stdout
     assert "twice" in done.stderr
     assert str(path) in done.stderr
@@ -211,10 +222,31 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(
     elif content is not None:
         path.write_text(content)
     for args in ((str(path), str(reports["good"])), (str(reports["good"]), str(path))):
-        done = reqfold("compare", *args, timeout=60)
+        done = reqfold("compare", *args)
         assert done.returncode == 2
         assert complaint in done.stderr
         assert str(path) in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
         assert "Traceback" not in done.stderr
         assert done.stdout == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("content", "complaint"),
+    [
+        ("{not json", "is not JSON"),
+        pytest.param("[" * 200_000, "nested too deeply", id="deeply-nested"),
+    ],
+)
+def test_bad_input_given_to_a_reqfold_process_exits_2_without_a_traceback(
+    reports: dict[str, Path], tmp_path: Path, content: str, complaint: str
+) -> None:
+    path = tmp_path / "input.json"
+    path.write_text(content)
+    done = reqfold_child("compare", str(reports["good"]), str(path))
+    assert done.returncode == 2
+    assert complaint in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""

@@ -1,8 +1,9 @@
 """Golden tests: the four report formats of one run, kept as snapshots.
 
-One short ``reqfold run`` of a known-bad harness (``silent_sliding_window``
-on ``plain-turns``: two failures with their reproductions, a cache chart
-with its break) writes the JSON, JUnit, Markdown and HTML reports; each is
+One short ``reqfold run`` (in the test's process; the harness is a child)
+of a known-bad harness (``silent_sliding_window`` on ``plain-turns``: two
+failures with their reproductions, a cache chart with its break) writes
+the JSON, JUnit, Markdown and HTML reports; each is
 compared with its snapshot under ``__snapshots__/test_report_golden/``,
 once what differs between machines and runs is masked (durations, the
 suite's digest, the interpreter and the checkout's path).
@@ -16,12 +17,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import reqfold_here
 from syrupy.assertion import SnapshotAssertion
 
 pytestmark = pytest.mark.slow
@@ -60,20 +61,14 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     options = [
         arg for kind, flag in REPORTS.items() for arg in (flag, folder / f"r.{kind}")
     ]
-    process = subprocess.run(
-        [
-            *(sys.executable, "-m", "conformance.cli", "run"),
-            *("--impl", f"{sys.executable} {HARNESS}"),
-            *("--only", "scenarios", "--scenario", "plain-turns"),
-            *("--revision", "session-prefix", "--quiet", *map(str, options)),
-        ],
+    status, out, err = reqfold_here(
+        "run",
+        *("--impl", f"{sys.executable} {HARNESS}"),
+        *("--only", "scenarios", "--scenario", "plain-turns"),
+        *("--revision", "session-prefix", "--quiet", *map(str, options)),
         cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
     )
-    assert process.returncode == 1, process.stdout + process.stderr
+    assert status == 1, out + err
     return {
         kind: masked((folder / f"r.{kind}").read_text(encoding="utf-8"))
         for kind in REPORTS

@@ -2,8 +2,9 @@
 
 A real run of a known-bad harness (its silent sliding window breaks the
 cache on plain-turns' third request, and prefix-composed-once's checks)
-writes the HTML and the JSON report; Chromium (Debian's ``chromium``,
-which .ci/run installs) opens the page from disk, takes a screenshot and
+writes the HTML and the JSON report (``reqfold run`` in the test's
+process, the harness a child); Chromium (Debian's ``chromium``, which
+.ci/run installs) opens the page from disk once, takes a screenshot and
 dumps the DOM it rendered, and every number the page shows is compared
 with the JSON: the counts per part, each request's prompt, cached and
 uncached tokens, where the cache broke, the rule x scenario matrix, the
@@ -24,6 +25,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from cli_in_process import reqfold_here
 
 from conformance.report.html import SEVERITY
 
@@ -125,30 +127,25 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Page:
     chromium()  # skip (or fail) before the run when there is no browser
     folder = tmp_path_factory.mktemp("html")
     html, report = folder / "run.html", folder / "run.json"
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "conformance.cli", "run", "--impl", SLIDING),
-            *("--only", "scenarios", "--revision", "session-prefix"),
-            *("--scenario", "plain-turns", "--scenario", "prefix-composed-once"),
-            *("--report-html", str(html), "--report-json", str(report)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    status, out, err = reqfold_here(
+        *("run", "--impl", SLIDING),
+        *("--only", "scenarios", "--revision", "session-prefix"),
+        *("--scenario", "plain-turns", "--scenario", "prefix-composed-once"),
+        *("--report-html", str(html), "--report-json", str(report)),
         cwd=ROOT,
     )
-    assert done.returncode == 1, done.stdout + done.stderr
-    dumped = browse(html, folder / "profile", "--dump-dom")
-    assert dumped.returncode == 0, dumped.stderr[-2000:]
-    assert "<html" in dumped.stdout
+    assert status == 1, out + err
+    # One browser start renders the page once: its DOM and its screenshot.
     shot = folder / "run.png"
-    taken = browse(
-        html, folder / "profile", "--window-size=1280,3000", f"--screenshot={shot}"
+    shown = browse(
+        html,
+        folder / "profile",
+        *("--dump-dom", "--window-size=1280,3000", f"--screenshot={shot}"),
     )
-    assert taken.returncode == 0, taken.stderr[-2000:]
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert "<html" in shown.stdout
     dom = Collect()
-    dom.feed(dumped.stdout)
+    dom.feed(shown.stdout)
     return Page(json.loads(report.read_text()), html.read_text(), dom, shot)
 
 

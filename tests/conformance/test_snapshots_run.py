@@ -5,6 +5,9 @@ child process), and a harness that changes one word of the system prompt,
 still conformant, is reported as drift without changing the verdict,
 fails the run only with ``--snapshot-strict``, and is accepted by
 ``--snapshot-update``. Each run plays one scenario under one revision.
+``reqfold run`` itself runs in the test's process (the harnesses are real
+child processes, the fake provider serves on 127.0.0.1); a bad option's
+exit 2 is also shown through a child ``reqfold`` process.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 
 import commands
 import pytest
+from cli_in_process import reqfold_here
 
 DRIFT = Path(__file__).parent / "drift_harnesses"
 REWORDS = f"{sys.executable} {DRIFT / 'rewords_the_system_prompt.py'}"
@@ -23,8 +27,12 @@ ONE_RUN = ("--only", "scenarios", "--scenario", "plain-turns")
 NAME = "plain-turns@session-prefix"
 
 
-reqfold = partial(commands.reqfold, "run", timeout=120)
-"""``reqfold run ARGS``: exit status, stdout, stderr."""
+reqfold = partial(reqfold_here, "run")
+"""``reqfold run ARGS`` in this process (a harness named by ``--impl`` is
+still a child process): exit status, stdout, stderr."""
+
+reqfold_child = partial(commands.reqfold, "run", timeout=60)
+"""``reqfold run ARGS`` as a child process: exit status, stdout, stderr."""
 
 
 def snapshots_line(out: str) -> str:
@@ -116,7 +124,7 @@ def test_a_broken_snapshot_file_is_reported_and_fails_only_a_strict_run(
 def test_bad_snapshot_options_exit_2_with_a_one_line_reason(
     args: tuple[str, ...], complaint: str
 ) -> None:
-    status, out, err = reqfold(*args, *ONE_RUN, timeout=60)
+    status, out, err = reqfold(*args, *ONE_RUN)
     assert status == 2
     assert "Traceback" not in out + err
     reason = [line for line in err.splitlines() if complaint in line]
@@ -137,7 +145,7 @@ def test_a_folder_no_one_may_write_exits_2(tmp_path: Path) -> None:
         else:
             probe.unlink()
             target = Path("/sys")  # root ignores permissions: a read-only mount
-        status, out, err = reqfold("--snapshot-dir", str(target), *ONE_RUN, timeout=60)
+        status, out, err = reqfold_child("--snapshot-dir", str(target), *ONE_RUN)
     finally:
         folder.chmod(0o700)
     assert status == 2

@@ -4,16 +4,16 @@ Each adapter in ``bad_adapters/`` embodies one realistic bug or breach and
 is run as a real child process, exactly as an implementation in another
 language would be. The suite must name the broken rules, keep errors
 (broken adapters) apart from failures (wrong answers), and survive
-crashes, hangs and garbage.
+crashes, hangs and garbage. ``reqfold vectors`` itself runs in the
+test's process (its adapter is a child all the same), but where what is
+shown is a ``reqfold`` process's: its exit statuses and stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import subprocess
 import sys
 import time
 from functools import partial
@@ -22,6 +22,7 @@ from typing import Any
 
 import commands
 import pytest
+from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
 
 from conformance.adapters.connection import StdioConnection
@@ -42,13 +43,16 @@ BAD = Path(__file__).parent / "bad_adapters"
 
 
 run_cli = partial(commands.reqfold, "vectors")
-"""``reqfold vectors ARGS``: exit status, stdout, stderr."""
+"""``reqfold vectors ARGS`` as a child process: exit status, stdout, stderr."""
+
+vectors_here = partial(reqfold_here, "vectors")
+"""``reqfold vectors ARGS`` in this process (the adapter is still a child)."""
 
 
 def run_bad(name: str, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
-    env = {**os.environ, "REQFOLD_BAD_STATE": str(tmp_path)}
+    env = {"REQFOLD_BAD_STATE": str(tmp_path)}
     impl = f"{sys.executable} {BAD / (name + '.py')}"
-    code, out, err = run_cli(
+    code, out, err = vectors_here(
         "--impl", impl, "--timeout", "2", "--format", "json", *extra, env=env
     )
     assert "Traceback" not in err
@@ -273,7 +277,7 @@ def test_the_strict_results_get_their_own_line_and_stay_out_of_a_core_verdict(
     tmp_path: Path,
 ) -> None:
     impl = f"{sys.executable} {BAD / 'validates_nothing.py'}"
-    code, out, err = run_cli("--impl", impl, "--timeout", "2")
+    code, out, err = vectors_here("--impl", impl, "--timeout", "2")
     assert code == 0, err
     (line,) = [x for x in out.splitlines() if x.startswith("strict input validation")]
     strict_runs = len([c for _, c in iter_cases() if c.profile == STRICT])
@@ -288,7 +292,7 @@ def test_the_strict_results_get_their_own_line_and_stay_out_of_a_core_verdict(
     assert 0 < right < ran
     assert failed > 0
     assert "FAIL" not in out  # strict failures are summed up, not listed
-    code, out, _ = run_cli("--impl", impl, "--timeout", "2", "--show", "all")
+    code, out, _ = vectors_here("--impl", impl, "--timeout", "2", "--show", "all")
     assert "(strict)" in out
 
 
@@ -349,11 +353,11 @@ def test_every_known_bad_adapter_is_caught_by_core_unless_its_defect_is_validati
 
 def test_a_revision_filter_that_leaves_nothing_declared_exits_2() -> None:
     impl = f"{sys.executable} {BAD / 'declares_session_prefix_only.py'}"
-    code, _, err = run_cli("--impl", impl, "--revision", "header-events")
+    code, _, err = vectors_here("--impl", impl, "--revision", "header-events")
     assert code == 2
     assert "does not declare header-events (it declares session-prefix)" in err
     assert "Traceback" not in err
-    code, _, _ = run_cli("--impl", impl, "--revision", "session-prefix")
+    code, _, _ = vectors_here("--impl", impl, "--revision", "session-prefix")
     assert code == 0
 
 
@@ -362,17 +366,10 @@ def test_reqfold_run_counts_strict_only_when_judged_and_always_prints_its_line()
     None
 ):
     def run(*extra: str) -> tuple[int, str]:
-        process = subprocess.run(
-            [
-                *(sys.executable, "-m", "conformance.cli", "run"),
-                *("--impl", "reference", "--only", "vectors", *extra),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
+        code, out, _ = reqfold_here(
+            "run", "--impl", "reference", "--only", "vectors", *extra
         )
-        return process.returncode, process.stdout
+        return code, out
 
     core = len([c for _, c in iter_cases() if c.profile == CORE])
     everything = len(list(iter_cases()))

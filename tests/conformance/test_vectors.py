@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -537,6 +538,24 @@ def test_encode_json_is_compact_ordered_and_spells_infinity_as_a_number() -> Non
     assert load_json(text) == value
     with pytest.raises(ValueError, match="NaN"):
         encode_json(float("nan"))
+
+
+def test_encode_json_escapes_lone_surrogates_in_keys_and_strings() -> None:
+    value = {"k\udc00": ["a\ud800b", "ok", 1]}
+    text = '{"k\\udc00":["a\\ud800b","ok",1]}'
+    assert encode_json(value) == text
+    assert encode_json([value, float("inf")]) == f"[{text},1e400]"
+    assert load_json(text) == value
+
+
+def test_encode_json_writes_a_value_nested_deeper_than_the_recursion_limit() -> None:
+    depth = sys.getrecursionlimit() * 2
+    value: list[Any] = []
+    innermost = value
+    for _ in range(depth):
+        innermost.append([])
+        innermost = innermost[0]
+    assert encode_json(value) == "[" * (depth + 1) + "]" * (depth + 1)
 
 
 def test_request_params_add_the_revision_to_a_copy() -> None:

@@ -1,8 +1,8 @@
 """The Node example codec adapter (examples/node-codec/) passes the core profile.
 
 A second implementation in the repository, independent of the reference
-and in another language: it runs through ``reqfold vectors`` as a real
-child process, exactly as a harness author's adapter would. Skipped when
+and in another language: ``reqfold vectors`` runs it as a real child
+process, exactly as a harness author's adapter would. Skipped when
 ``node`` is not installed, unless ``CI`` is set: CI must run it.
 """
 
@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import reqfold_here
 
 from conformance.codec.cases import CORE
 from conformance.codec.loading import iter_cases
@@ -34,20 +33,14 @@ def node() -> str:
 
 
 def run_vectors(*args: str) -> tuple[int, dict[str, object]]:
+    """``reqfold vectors`` (in this process) against the Node adapter (a child)."""
     impl = f"{node()} {ADAPTER}"
-    process = subprocess.run(
-        [
-            *(sys.executable, "-m", "conformance.cli", "vectors"),
-            *("--impl", impl, "--format", "json", *args),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    status, out, err = reqfold_here(
+        "vectors", "--impl", impl, "--format", "json", *args
     )
-    assert "Traceback" not in process.stderr
-    report: dict[str, object] = json.loads(process.stdout)
-    return process.returncode, report
+    assert "Traceback" not in err
+    report: dict[str, object] = json.loads(out)
+    return status, report
 
 
 @pytest.mark.slow
