@@ -4,9 +4,12 @@ Each adapter in ``chaos_harnesses/`` is the reference harness adapter with
 one way of breaking (a hang, a crash, garbage, wrong ids, slow answers, a
 helper holding the pipes, notifications the protocol does not allow,
 refusals, endless chatter, a log that is a named pipe) and is run as a
-real child process of a real ``reqfold run``, itself a child process of
-the test with a time limit: a suite that hangs fails the test instead of
-blocking it. Whatever the adapter does, the run must end with exit status
+real child process of ``reqfold run``, with a time limit: a suite that
+hangs fails the test instead of blocking it. ``reqfold run`` itself is
+called in the test's process (`cli_in_process`), so a run does not pay for
+importing the suite again; the first test runs it as a real child process
+(``python -m conformance.cli``), as a user does. Whatever the adapter
+does, the run must end with exit status
 3 (no verdict), name an ERROR for the scenario with what went wrong and
 where (and the tail of the adapter's stderr), print no traceback, and
 leave no process behind: every adapter process and every helper records
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
 
 from conformance.adapters import connection as connection_module
@@ -106,15 +110,14 @@ def chaos(tmp_path: Path) -> Iterator[Callable[..., Run]]:
         scenarios: tuple[str, ...] = ("plain-turns",),
         once: bool = False,
         show: str = "problems",
+        child: bool = False,
     ) -> Run:
-        env = {**os.environ, "REQFOLD_CHAOS_PIDS": str(pid_file)}
+        """`child`: run ``reqfold run`` as a child process, not in this one."""
+        env = {"REQFOLD_CHAOS_PIDS": str(pid_file)}
         if once:
             env["REQFOLD_CHAOS_ONCE"] = str(tmp_path / "once")
         impl = shlex.join([sys.executable, str(CHAOS / f"{name}.py"), *adapter_args])
-        command = [
-            sys.executable,
-            "-m",
-            "conformance.cli",
+        args = [
             "run",
             "--impl",
             impl,
@@ -128,23 +131,16 @@ def chaos(tmp_path: Path) -> Iterator[Callable[..., Run]]:
             show,
         ]
         for scenario in scenarios:
-            command += ["--scenario", scenario]
+            args += ["--scenario", scenario]
         started = time.monotonic()
-        try:
-            process = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=RUN_LIMIT,
-                env=env,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as hung:
-            pytest.fail(f"reqfold run did not end within {RUN_LIMIT}s: {hung.stdout}")
+        if child:
+            code, out, err = in_a_child(args, {**os.environ, **env})
+        else:
+            code, out, err = reqfold_here(*args, env=env, limit=RUN_LIMIT)
         return Run(
-            code=process.returncode,
-            out=process.stdout,
-            err=process.stderr,
+            code=code,
+            out=out,
+            err=err,
             seconds=time.monotonic() - started,
             pids=recorded(pid_file),
         )
@@ -153,6 +149,22 @@ def chaos(tmp_path: Path) -> Iterator[Callable[..., Run]]:
         yield run
     finally:
         kill_all(recorded(pid_file))
+
+
+def in_a_child(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """``reqfold ARGS`` as a child process: exit status, stdout, stderr."""
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "conformance.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=RUN_LIMIT,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as hung:
+        pytest.fail(f"reqfold run did not end within {RUN_LIMIT}s: {hung.stdout}")
+    return process.returncode, process.stdout, process.stderr
 
 
 def assert_no_verdict(run: Run, *context: str, check_id: str = PLAIN) -> None:
@@ -181,7 +193,7 @@ def assert_nothing_left(run: Run, adapters: int = 2) -> None:
 def test_a_turn_that_never_ends_is_an_error_and_the_hung_adapter_is_killed(
     chaos: Callable[..., Run],
 ) -> None:
-    run = chaos("never_ends_turns")
+    run = chaos("never_ends_turns", child=True)  # as a user runs it: a process
     assert_no_verdict(
         run,
         f"AdapterTimeout: no notification within {TIMEOUT}s; the adapter was killed",
