@@ -13,7 +13,9 @@ the log or a request before the adapter broke still fails (a leak is not
 excused by a hang). Whatever happens, the adapter's process group and the
 server are gone when it returns. `harness_connector` turns an ``--impl``
 value into what starts the harness (``reqfold run`` and the pytest plugin
-both use it).
+both use it). A caller that has already started and initialized the
+adapter (``reqfold run`` does, to read what it declares) hands it over as
+`started`, so the first scenario does not start a second process.
 """
 
 from __future__ import annotations
@@ -105,12 +107,16 @@ def run_scenarios(
     workdir: Path | None = None,
     on_evidence: Callable[[Evidence], None] | None = None,
     provider: FakeProvider | None = None,
+    started: tuple[ClosableHarness, JsonObject] | None = None,
 ) -> ScenarioReport:
     """Play `scenarios` (default: all) against the adapter `connect` starts.
 
     `on_evidence` sees the evidence of every run that played to the end,
     before its results (``--snapshot-dir`` keeps it). `provider` is the fake
     the runs play against (default: a fresh DeepSeek-dialect one).
+    `started` is an adapter already started and initialized, with the
+    result of its ``initialize``: the run uses it first (and closes it)
+    instead of starting one; `connect` starts the restarts.
     """
     chosen = load_scenarios() if scenarios is None else scenarios
     fake = provider if provider is not None else FakeProvider("deepseek")
@@ -122,8 +128,12 @@ def run_scenarios(
                 stack.enter_context(tempfile.TemporaryDirectory(prefix="reqfold-"))
             )
         )
-        base_url = stack.enter_context(running_server(fake))
-        session = _Session(connect)
+        session = _Session(connect, started)
+        try:
+            base_url = stack.enter_context(running_server(fake))
+        except BaseException:
+            session.close()  # the caller's adapter, if any, is ours to close
+            raise
         stack.callback(session.close)
         try:
             identity = session.start()
@@ -174,10 +184,18 @@ def run_scenarios(
 class _Session:
     """The adapter connection, restarted after it breaks."""
 
-    def __init__(self, connect: Callable[[], ClosableHarness]) -> None:
+    def __init__(
+        self,
+        connect: Callable[[], ClosableHarness],
+        started: tuple[ClosableHarness, JsonObject] | None = None,
+    ) -> None:
         self.connect = connect
         self.live: ClosableHarness | None = None
         self.identity: JsonObject = {}
+        self.started = started
+        """An adapter started and initialized by the caller, not yet used."""
+        if started is not None:
+            self.live = started[0]
         self.failed_restarts = 0
         """Restarts that failed in a row; at `MAX_RESTARTS` no more are tried."""
         self.restart_error = ""
@@ -187,9 +205,14 @@ class _Session:
         `MAX_TIMEOUTS_IN_A_ROW` the rest are not played."""
 
     def start(self) -> JsonObject:
-        connection = self.connect()
-        self.live = connection
-        identity = connection.initialize()
+        if self.started is not None:  # the caller's, initialized already
+            connection, identity = self.started
+            self.started = None
+            self.live = connection
+        else:
+            connection = self.connect()
+            self.live = connection
+            identity = connection.initialize()
         problem = check_result("initialize", identity)
         if problem is not None:
             raise AdapterProtocolError(f"the result of initialize {problem}")
