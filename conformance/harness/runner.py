@@ -182,7 +182,7 @@ def run_scenarios(
 
 
 class _Session:
-    """The adapter connection, restarted after it breaks."""
+    """The adapter connection, restarted (before the next scenario) after it breaks."""
 
     def __init__(
         self,
@@ -219,15 +219,14 @@ class _Session:
         self.identity = identity
         return identity
 
-    def restart(self, *, graceful: bool) -> str:
-        """End the connection and start a new one; returns the old one's stderr tail.
+    def ensure_live(self) -> None:
+        """Start the adapter again if it was ended, up to `MAX_RESTARTS`
+        failed tries in a row (then `live` stays None, with the reason).
 
-        A connection that broke is killed (`graceful` False), not asked to
-        shut down: it cannot be trusted to answer, and waiting for it costs
-        a timeout.
+        Called before each scenario, not when the adapter breaks: no adapter
+        is started after the last scenario only to be shut down.
         """
-        tail = self.end(graceful=graceful)
-        while self.failed_restarts < MAX_RESTARTS:
+        while self.live is None and self.failed_restarts < MAX_RESTARTS:
             try:
                 self.start()
             except Exception as error:  # AdapterError, or what the connector raised
@@ -237,13 +236,14 @@ class _Session:
                 self.failed_restarts += 1
                 continue
             self.failed_restarts = 0
-            break
-        return tail
 
     def end(self, *, graceful: bool = True) -> str:
         """Shut the connection down (or kill it); returns its stderr tail, if any.
 
-        Once it is closed its reader threads are done, so the tail is whole.
+        A connection that broke is killed (`graceful` False), not asked to
+        shut down: it cannot be trusted to answer, and waiting for it costs
+        a timeout. Once it is closed its reader threads are done, so the
+        tail is whole.
         """
         live, self.live = self.live, None
         if live is None:
@@ -283,6 +283,7 @@ def _play(
     def error(message: str) -> list[CheckResult]:
         return [_error_result(scenario, revision, message)]
 
+    session.ensure_live()
     if session.live is None:
         return error(
             f"the adapter could not be restarted ({MAX_RESTARTS} attempts);"
@@ -293,7 +294,7 @@ def _play(
         evidence = driver.run(scenario, revision)
     except ScenarioBroken as broken:  # the adapter is healthy: it said no
         session.timeouts = 0
-        tail = session.restart(graceful=True)
+        tail = session.end(graceful=True)
         leaks = _leaks(driver.evidence)
         return (
             error(
@@ -306,11 +307,11 @@ def _play(
         session.timeouts = (
             session.timeouts + 1 if isinstance(broken, AdapterTimeout) else 0
         )
-        tail = session.restart(graceful=False)
+        tail = session.end(graceful=False)
         leaks = _leaks(driver.evidence)
         return error(describe(broken, tail, whole_tail=True) + _notes(broken)) + leaks
     except Exception as bug:  # a bug of ours: no verdict, and the run goes on
-        tail = session.restart(graceful=False)
+        tail = session.end(graceful=False)
         return error(
             f"the suite failed while playing the scenario: {describe(bug)}"
             f"{stderr_block(tail)}" + _notes(bug)

@@ -265,6 +265,9 @@ def test_an_adapter_that_crashes_mid_turn_is_an_error_with_its_exit_status(
         "while step 3 of 4: send 'Which store is this?'",
         "stderr ended with:\nchaos: segmentation fault in turn 2",
     )
+    # one adapter: the one that said what it declares played the scenario,
+    # and none is started after the last scenario only to be shut down
+    assert [role for _, role in run.pids] == ["adapter"]
     assert_nothing_left(run)
 
 
@@ -340,7 +343,7 @@ def test_a_helper_holding_stdout_open_is_killed_with_the_broken_adapter(
 ) -> None:
     run = chaos("spawns_grandchild", "--then", then)
     assert_no_verdict(run, context, "while step 3 of 4", "keeps stdout open")
-    assert sum(role == "helper" for _, role in run.pids) >= 2
+    assert sum(role == "helper" for _, role in run.pids) >= 1  # the broken adapter's
     assert_nothing_left(run)
 
 
@@ -354,7 +357,7 @@ def test_a_helper_that_leaves_the_process_group_cannot_hold_the_run(
     run = chaos("spawns_grandchild", "--then", "hang", "--escape")
     assert_no_verdict(run, "no answer to instance/send", "keeps stdout open")
     assert run.seconds < RUN_LIMIT / 2
-    assert sum(role == "escaped" for _, role in run.pids) >= 2
+    assert sum(role == "escaped" for _, role in run.pids) >= 1  # the broken adapter's
     assert_nothing_left(run)
 
 
