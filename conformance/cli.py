@@ -60,8 +60,11 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `reqfold`; returns the process exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    wanted = [a for a in args_list[:1] if a in _SUBCOMMANDS]
-    parser = build_parser(wanted or None)
+    # The subcommand is the first word that is no option (the top level's
+    # options take no value); only its module is imported, none for
+    # ``reqfold --version``, ``--help`` or a word that is no subcommand.
+    first = next((a for a in args_list if not a.startswith("-")), None)
+    parser = build_parser([first] if first in _SUBCOMMANDS else [])
     args, unknown = parser.parse_known_args(args_list)
     if unknown:  # said by the subcommand, with its own usage
         args._parser.error(f"unrecognized arguments: {' '.join(unknown)}")

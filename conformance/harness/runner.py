@@ -13,7 +13,9 @@ the log or a request before the adapter broke still fails (a leak is not
 excused by a hang). Whatever happens, the adapter's process group and the
 server are gone when it returns. `harness_connector` turns an ``--impl``
 value into what starts the harness (``reqfold run`` and the pytest plugin
-both use it).
+both use it). A caller that has already started and initialized the
+adapter (``reqfold run`` does, to read what it declares) hands it over as
+`started`, so the first scenario does not start a second process.
 """
 
 from __future__ import annotations
@@ -105,12 +107,16 @@ def run_scenarios(
     workdir: Path | None = None,
     on_evidence: Callable[[Evidence], None] | None = None,
     provider: FakeProvider | None = None,
+    started: tuple[ClosableHarness, JsonObject] | None = None,
 ) -> ScenarioReport:
     """Play `scenarios` (default: all) against the adapter `connect` starts.
 
     `on_evidence` sees the evidence of every run that played to the end,
     before its results (``--snapshot-dir`` keeps it). `provider` is the fake
     the runs play against (default: a fresh DeepSeek-dialect one).
+    `started` is an adapter already started and initialized, with the
+    result of its ``initialize``: the run uses it first (and closes it)
+    instead of starting one; `connect` starts the restarts.
     """
     chosen = load_scenarios() if scenarios is None else scenarios
     fake = provider if provider is not None else FakeProvider("deepseek")
@@ -122,8 +128,12 @@ def run_scenarios(
                 stack.enter_context(tempfile.TemporaryDirectory(prefix="reqfold-"))
             )
         )
-        base_url = stack.enter_context(running_server(fake))
-        session = _Session(connect)
+        session = _Session(connect, started)
+        try:
+            base_url = stack.enter_context(running_server(fake))
+        except BaseException:
+            session.close()  # the caller's adapter, if any, is ours to close
+            raise
         stack.callback(session.close)
         try:
             identity = session.start()
@@ -172,12 +182,20 @@ def run_scenarios(
 
 
 class _Session:
-    """The adapter connection, restarted after it breaks."""
+    """The adapter connection, restarted (before the next scenario) after it breaks."""
 
-    def __init__(self, connect: Callable[[], ClosableHarness]) -> None:
+    def __init__(
+        self,
+        connect: Callable[[], ClosableHarness],
+        started: tuple[ClosableHarness, JsonObject] | None = None,
+    ) -> None:
         self.connect = connect
         self.live: ClosableHarness | None = None
         self.identity: JsonObject = {}
+        self.started = started
+        """An adapter started and initialized by the caller, not yet used."""
+        if started is not None:
+            self.live = started[0]
         self.failed_restarts = 0
         """Restarts that failed in a row; at `MAX_RESTARTS` no more are tried."""
         self.restart_error = ""
@@ -187,24 +205,28 @@ class _Session:
         `MAX_TIMEOUTS_IN_A_ROW` the rest are not played."""
 
     def start(self) -> JsonObject:
-        connection = self.connect()
-        self.live = connection
-        identity = connection.initialize()
+        if self.started is not None:  # the caller's, initialized already
+            connection, identity = self.started
+            self.started = None
+            self.live = connection
+        else:
+            connection = self.connect()
+            self.live = connection
+            identity = connection.initialize()
         problem = check_result("initialize", identity)
         if problem is not None:
             raise AdapterProtocolError(f"the result of initialize {problem}")
         self.identity = identity
         return identity
 
-    def restart(self, *, graceful: bool) -> str:
-        """End the connection and start a new one; returns the old one's stderr tail.
+    def ensure_live(self) -> None:
+        """Start the adapter again if it was ended, up to `MAX_RESTARTS`
+        failed tries in a row (then `live` stays None, with the reason).
 
-        A connection that broke is killed (`graceful` False), not asked to
-        shut down: it cannot be trusted to answer, and waiting for it costs
-        a timeout.
+        Called before each scenario, not when the adapter breaks: no adapter
+        is started after the last scenario only to be shut down.
         """
-        tail = self.end(graceful=graceful)
-        while self.failed_restarts < MAX_RESTARTS:
+        while self.live is None and self.failed_restarts < MAX_RESTARTS:
             try:
                 self.start()
             except Exception as error:  # AdapterError, or what the connector raised
@@ -214,13 +236,14 @@ class _Session:
                 self.failed_restarts += 1
                 continue
             self.failed_restarts = 0
-            break
-        return tail
 
     def end(self, *, graceful: bool = True) -> str:
         """Shut the connection down (or kill it); returns its stderr tail, if any.
 
-        Once it is closed its reader threads are done, so the tail is whole.
+        A connection that broke is killed (`graceful` False), not asked to
+        shut down: it cannot be trusted to answer, and waiting for it costs
+        a timeout. Once it is closed its reader threads are done, so the
+        tail is whole.
         """
         live, self.live = self.live, None
         if live is None:
@@ -260,6 +283,7 @@ def _play(
     def error(message: str) -> list[CheckResult]:
         return [_error_result(scenario, revision, message)]
 
+    session.ensure_live()
     if session.live is None:
         return error(
             f"the adapter could not be restarted ({MAX_RESTARTS} attempts);"
@@ -270,7 +294,7 @@ def _play(
         evidence = driver.run(scenario, revision)
     except ScenarioBroken as broken:  # the adapter is healthy: it said no
         session.timeouts = 0
-        tail = session.restart(graceful=True)
+        tail = session.end(graceful=True)
         leaks = _leaks(driver.evidence)
         return (
             error(
@@ -283,11 +307,11 @@ def _play(
         session.timeouts = (
             session.timeouts + 1 if isinstance(broken, AdapterTimeout) else 0
         )
-        tail = session.restart(graceful=False)
+        tail = session.end(graceful=False)
         leaks = _leaks(driver.evidence)
         return error(describe(broken, tail, whole_tail=True) + _notes(broken)) + leaks
     except Exception as bug:  # a bug of ours: no verdict, and the run goes on
-        tail = session.restart(graceful=False)
+        tail = session.end(graceful=False)
         return error(
             f"the suite failed while playing the scenario: {describe(bug)}"
             f"{stderr_block(tail)}" + _notes(bug)

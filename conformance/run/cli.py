@@ -295,11 +295,12 @@ def _run(
         probe = harness()
         try:
             outcome.identity = probe.initialize()
-        finally:
+            problem = check_result("initialize", outcome.identity)
+            if problem is not None:
+                raise AdapterProtocolError(f"the result of initialize {problem}")
+        except BaseException:
             probe.close()
-        problem = check_result("initialize", outcome.identity)
-        if problem is not None:
-            raise AdapterProtocolError(f"the result of initialize {problem}")
+            raise
     except AdapterError as error:
         outcome.startup_error = describe(error)
         print(
@@ -315,9 +316,42 @@ def _run(
             time.monotonic() - started,
         )
         return NO_VERDICT
+    try:
+        return _run_parts(args, revisions, scenarios, outcome, codec, harness, probe)
+    finally:
+        probe.close()  # at once, unless the scenarios were handed it first
+
+
+def _run_parts(
+    args: argparse.Namespace,
+    revisions: list[Revision] | None,
+    scenarios: Any,
+    outcome: RunRecord,
+    codec: Callable[[], Connection],
+    harness: Callable[[], ClosableHarness],
+    probe: ClosableHarness,
+) -> int:
+    """The parts `args` select, given the adapter `probe` that was started
+    (and initialized) to read what the implementation declares.
+
+    When the scenarios are the first part to run, they play on `probe`
+    first, which saves starting the adapter again; otherwise it is closed
+    before any part starts (a codec part starts its own connections).
+    """
+    started = outcome.started
     identity = outcome.identity
     declared = [revision.value for revision in declared_revisions(identity)]
     capabilities = identity.get("capabilities", [])
+    wanted = set(args.only or PARTS)
+    runnable = [
+        part
+        for part in PARTS
+        if part in wanted
+        and ("harness" if part == "scenarios" else "codec") in capabilities
+    ]
+    hand_over = runnable[:1] == ["scenarios"]
+    if not hand_over:
+        probe.close()
     if revisions is not None:
         missing = [r.value for r in revisions if r.value not in declared]
         if missing:
@@ -329,7 +363,6 @@ def _run(
             return 2
     _print_identity(identity)
     outcome.last = time.monotonic()
-    wanted = set(args.only or PARTS)
     show = _shower(args.show, outcome.expected)
     recorder: SnapshotRecorder | None = None
     for part in PARTS:
@@ -347,7 +380,14 @@ def _run(
         else:
             recorder = snapshots.open_recorder(args)
             run_scenario_part(
-                outcome, harness, revisions, scenarios, args.keep, show, recorder
+                outcome,
+                harness,
+                revisions,
+                scenarios,
+                args.keep,
+                show,
+                recorder,
+                started=(probe, identity) if hand_over else None,
             )
             if recorder is not None:
                 print()

@@ -27,6 +27,7 @@ from conformance.report.reproduction import (
 )
 from conformance.run.record import PROBLEM_OUTCOMES, RunRecord
 from conformance.run.verdict import Check
+from reference.json_values import JsonObject
 from reference.revisions import Revision
 
 if TYPE_CHECKING:
@@ -159,8 +160,13 @@ def run_scenario_part(
     keep: Path | None,
     show: Callable[[Check], None],
     recorder: SnapshotRecorder | None = None,
+    started: tuple[ClosableHarness, JsonObject] | None = None,
 ) -> None:
-    """Every scenario the implementation's revisions apply to, played and judged."""
+    """Every scenario the implementation's revisions apply to, played and judged.
+
+    `started`: the adapter already started and initialized, played first
+    (`run_scenarios`).
+    """
     outcome.parts.append("scenarios")
     by_id = {scenario.id: scenario for scenario in scenarios}
     declared = declared_revisions(outcome.identity)
@@ -207,6 +213,7 @@ def run_scenario_part(
         on_result=add,
         workdir=keep,
         on_evidence=seen,
+        started=started,
     )
     if report.startup_error is not None:
         outcome.startup_error = report.startup_error

@@ -3,7 +3,9 @@
 Every test here runs real child processes: adapters from ``bad_adapters/``
 that leave their process group, hang after ``initialize`` or get
 interrupted mid-run, and ``reqfold vectors`` itself, stopped with real
-signals.
+signals. An ``--impl`` that is no command is refused before any process
+starts: the first such case runs ``reqfold vectors`` as a child, the
+others call it in the test's process (`cli_in_process`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
 
 from conformance.adapters.connection import StdioConnection
@@ -192,19 +195,23 @@ def wait_for_child(pid: int) -> int:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("impl", "complaint"),
+    ("impl", "complaint", "child"),
     [
-        ("", "--impl is empty"),
-        ("   ", "--impl is empty"),
-        ("python 'unterminated quote", "cannot be split like a shell would"),
+        ("", "--impl is empty", True),
+        ("   ", "--impl is empty", False),
+        ("python 'unterminated quote", "cannot be split like a shell would", False),
     ],
 )
 def test_an_impl_that_is_no_command_is_a_bad_argument(
-    impl: str, complaint: str
+    impl: str, complaint: str, child: bool
 ) -> None:
-    process = vectors("--impl", impl)
-    out, err = process.communicate(timeout=60)
-    assert process.returncode == 2
+    if child:
+        process = vectors("--impl", impl)
+        out, err = process.communicate(timeout=60)
+        status = process.returncode
+    else:
+        status, out, err = reqfold_here("vectors", "--impl", impl)
+    assert status == 2
     assert out == ""
     assert err.startswith("reqfold vectors: --impl ")
     assert complaint in err

@@ -10,25 +10,25 @@ shows its bug and the checks that must fail there, each with a rule it
 names. The reference passes the same scenarios, even with ``--strict``.
 
 Only the ``session-prefix`` revision is judged and only the scenario a
-harness needs, so each run takes a second or two. The runs the selected
-tests need are started together when the first of them asks, one per core
-at a time; each test then waits for its own. A run that hangs is killed
-after `RUN_TIMEOUT` and fails its test.
+harness needs, so each run takes about a second of CPU. ``reqfold run``
+itself is called in the test's process (`cli_in_process`: what it reports
+is under test here, not its process boundary, which tests/conformance/
+test_run_cli.py covers), so a run does not pay for importing the suite
+again; the harness stays a real child process. Each test starts its own
+run when it runs, so pytest-xdist spreads the runs over its workers. A run
+that hangs fails its test after `RUN_TIMEOUT`.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
 import sys
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_in_process import reqfold_here
 
 BAD = Path(__file__).parent / "bad_harnesses"
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,27 +70,15 @@ class Job:
 
     def run(self) -> Run:
         selection = [arg for name in self.scenarios for arg in ("--scenario", name)]
-        process = subprocess.run(
-            [
-                *(sys.executable, "-m", "conformance.cli", "run"),
-                *("--impl", self.impl, "--only", "scenarios", "--revision", REVISION),
-                *selection,
-                *(["--strict"] if self.strict else []),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT,
-            check=False,
+        status, stdout, stderr = reqfold_here(
+            "run",
+            *("--impl", self.impl, "--only", "scenarios", "--revision", REVISION),
+            *selection,
+            *(["--strict"] if self.strict else []),
             cwd=ROOT,
-            # The runs start from a pool of threads while the test process
-            # goes on, and one child once failed its exec with EFAULT. The
-            # likeliest cause: given env=None it execs with the process's own
-            # environment array, which CPython 3.11 (the GIL released around
-            # vfork) lets another thread reallocate meanwhile; a copy is
-            # built before the fork.
-            env=dict(os.environ),
+            limit=RUN_TIMEOUT,
         )
-        return Run(process.returncode, process.stdout, process.stderr)
+        return Run(status, stdout, stderr)
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,35 +316,12 @@ TIMESTAMP = next(case for case in CASES if case.harness == "timestamp_in_system_
 LENIENT = Job(TIMESTAMP.job.impl, TIMESTAMP.job.scenarios)
 
 
-def _job(item: pytest.Item) -> Job | None:
-    callspec = getattr(item, "callspec", None)
-    params = callspec.params if callspec is not None else {}
-    job = params["bad"].job if "bad" in params else params.get("job")
-    return job if isinstance(job, Job) else None
-
-
-@pytest.fixture(scope="module")
-def runs(request: pytest.FixtureRequest) -> Iterator[dict[Job, Future[Run]]]:
-    """The run of every test selected from this file, started on a pool."""
-    jobs = {
-        job: None
-        for item in request.session.items
-        if getattr(item, "module", None) is request.module
-        and (job := _job(item)) is not None
-    }
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        started = {job: pool.submit(job.run) for job in jobs}
-        yield started
-        for future in started.values():
-            future.cancel()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("bad", GALLERY, ids=lambda case: case.harness)
 def test_a_known_bad_harness_fails_the_checks_that_show_its_bug(
-    bad: Bad, runs: dict[Job, Future[Run]]
+    bad: Bad,
 ) -> None:
-    run = runs[bad.job].result()
+    run = bad.job.run()
     assert "Traceback" not in run.stderr, run.stderr
     assert run.status == 1, run.stdout
     allowed = {"FAIL", "WARN"} if bad.strict else {"FAIL"}
@@ -378,9 +343,9 @@ def test_a_known_bad_harness_fails_the_checks_that_show_its_bug(
 @pytest.mark.slow
 @pytest.mark.parametrize("job", [REFERENCE], ids=["reference"])
 def test_the_reference_passes_every_scenario_of_the_gallery_even_strictly(
-    job: Job, runs: dict[Job, Future[Run]]
+    job: Job,
 ) -> None:
-    run = runs[job].result()
+    run = job.run()
     assert run.status == 0, run.stdout
     assert run.problems() == []
     assert "Verdict: CONFORMANT" in run.stdout
@@ -390,9 +355,9 @@ def test_the_reference_passes_every_scenario_of_the_gallery_even_strictly(
 @pytest.mark.spec("CACHE-2")
 @pytest.mark.parametrize("job", [LENIENT], ids=[TIMESTAMP.harness])
 def test_a_harness_breaking_only_a_should_is_conformant_without_strict(
-    job: Job, runs: dict[Job, Future[Run]]
+    job: Job,
 ) -> None:
-    run = runs[job].result()
+    run = job.run()
     assert run.status == 0, run.stdout
     assert [(outcome, check) for outcome, check, _ in run.problems()] == [
         ("WARN", TIMESTAMP.check_id("log/CACHE-2"))

@@ -1,4 +1,11 @@
-"""``reqfold check`` as a real child process: exit codes, formats, errors."""
+"""``reqfold check``: exit codes, formats, errors.
+
+What only a process shows (exit statuses and stdout/stderr as a shell sees
+them, a log piped to stdin, a reader that goes away, peak memory) runs
+``reqfold check`` as a real child process; the rest calls it in the test's
+process (`cli_in_process`), which saves the child's start-up (0.2 s of
+CPU, more than checking a small log).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import reqfold_here
 
+from conformance.check.opening_rules import OpeningRules
 from conformance.rules import load_rules
 
 FIXTURES = Path(__file__).parent / "check_fixtures"
@@ -28,6 +37,7 @@ COMMAND = (
 
 
 def reqfold(*args: object) -> subprocess.CompletedProcess[str]:
+    """``reqfold check ARGS`` as a child process."""
     return subprocess.run(
         [*COMMAND, "check", *map(str, args)],
         capture_output=True,
@@ -35,6 +45,13 @@ def reqfold(*args: object) -> subprocess.CompletedProcess[str]:
         timeout=60,
         check=False,
     )
+
+
+def check_here(*args: object) -> subprocess.CompletedProcess[str]:
+    """``reqfold check ARGS`` in this process."""
+    argv = ["check", *map(str, args)]
+    status, out, err = reqfold_here(*argv, limit=60)
+    return subprocess.CompletedProcess(argv, status, out, err)
 
 
 def test_a_valid_log_exits_zero_and_says_ok() -> None:
@@ -63,7 +80,7 @@ def test_a_log_read_from_a_pipe_is_checked_like_the_same_file() -> None:
 
 @pytest.mark.spec("WRITER-3")
 def test_a_broken_must_rule_exits_one_and_names_rule_line_and_seq() -> None:
-    result = reqfold(FIXTURES / "WRITER-3-padded-delta.jsonl")
+    result = check_here(FIXTURES / "WRITER-3-padded-delta.jsonl")
     assert result.returncode == 1
     assert "line 13, seq 11: MUST [WRITER-3]" in result.stdout
     assert "expected:" in result.stdout
@@ -73,19 +90,19 @@ def test_a_broken_must_rule_exits_one_and_names_rule_line_and_seq() -> None:
 @pytest.mark.spec("LOG-1")
 def test_should_findings_warn_and_fail_only_with_strict() -> None:
     path = FIXTURES / "LOG-1-member-order.jsonl"
-    result = reqfold(path)
+    result = check_here(path)
     assert result.returncode == 0
     # the finding's own level (LOG-1's SHOULD clause), not the rule's MUST
     assert "SHOULD [LOG-1]" in result.stdout
     assert "MUST" not in result.stdout.replace("0 MUST (failing)", "")
-    assert reqfold("--strict", path).returncode == 1
+    assert check_here("--strict", path).returncode == 1
 
 
 @pytest.mark.spec("JSONL-4")
 def test_repeats_of_one_rule_share_one_explanation(tmp_path: Path) -> None:
     binary = tmp_path / "binary.jsonl"
     binary.write_bytes(bytes(range(256)) * 400)  # 100 KB, hundreds of findings
-    result = reqfold(binary)
+    result = check_here(binary)
     assert result.returncode == 1
     findings = [line for line in result.stdout.splitlines() if "[JSONL-4]" in line]
     assert len(findings) > 100
@@ -95,7 +112,7 @@ def test_repeats_of_one_rule_share_one_explanation(tmp_path: Path) -> None:
 
 def test_json_format_prints_one_object_per_log() -> None:
     broken = FIXTURES / "FOLD-2-delta-before-any-snapshot.jsonl"
-    result = reqfold("--format", "json", VALID, broken)
+    result = check_here("--format", "json", VALID, broken)
     assert result.returncode == 1
     first, second = (json.loads(line) for line in result.stdout.splitlines())
     assert first["ok"] is True
@@ -118,9 +135,9 @@ def test_json_format_prints_one_object_per_log() -> None:
 
 @pytest.mark.spec("REQ-1", "CHECK-1")
 def test_requests_are_compared_with_the_log() -> None:
-    assert reqfold(VALID, "--requests", CAPTURE).returncode == 0
+    assert check_here(VALID, "--requests", CAPTURE).returncode == 0
     tampered = FIXTURES / "requests" / "session-prefix.tampered-message.capture.jsonl"
-    result = reqfold(VALID, "--requests", tampered, "--format", "json")
+    result = check_here(VALID, "--requests", tampered, "--format", "json")
     assert result.returncode == 1
     assert json.loads(result.stdout)["findings"][0]["rule"] == "REQ-1"
 
@@ -158,7 +175,7 @@ def test_an_unreadable_file_exits_two_and_says_so_once_on_stderr(
 def test_an_unreadable_capture_exits_two(tmp_path: Path, text: str, said: str) -> None:
     capture = tmp_path / "capture.jsonl"
     capture.write_text(text)
-    result = reqfold(VALID, "--requests", capture)
+    result = check_here(VALID, "--requests", capture)
     assert result.returncode == 2
     assert said in result.stderr
     assert "Traceback" not in result.stderr
@@ -174,7 +191,7 @@ def test_an_unreadable_capture_exits_two(tmp_path: Path, text: str, said: str) -
     ],
 )
 def test_wrong_arguments_exit_two(args: list[str]) -> None:
-    result = reqfold(*args)
+    result = check_here(*args)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
 
@@ -194,7 +211,7 @@ def test_bad_input_never_prints_a_traceback(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.jsonl"
         path.write_bytes(data)
         paths.append(path)
-    result = reqfold("--format", "json", *paths)
+    result = check_here("--format", "json", *paths)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     reports = [json.loads(line) for line in result.stdout.splitlines()]
@@ -204,7 +221,7 @@ def test_bad_input_never_prints_a_traceback(tmp_path: Path) -> None:
 
 
 def test_help_reads_well() -> None:
-    result = reqfold("--help")
+    result = check_here("--help")
     assert result.returncode == 0
     for option in ("--requests", "--revision", "--strict", "--format", "--thorough"):
         assert option in result.stdout
@@ -281,70 +298,65 @@ def numbers_line() -> tuple[bytes, int]:
     )
 
 
+@pytest.fixture(scope="module")
+def small_log_peak_kib(tmp_path_factory: pytest.TempPathFactory) -> int:
+    """Peak RSS (KiB) of checking a small log: the huge-line tests' baseline,
+    measured once for both."""
+    small = tmp_path_factory.mktemp("small") / "small.jsonl"
+    small.write_bytes(STORAGE + string_line()[0][:57] + TURN_END % 1)
+    baseline, status = peak_kib(small)
+    assert status == 0
+    return baseline
+
+
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 @pytest.mark.parametrize("make", [string_line, numbers_line])
 def test_a_huge_line_costs_little_more_memory_than_the_line_itself(
-    tmp_path: Path, make: Any
+    tmp_path: Path, make: Any, small_log_peak_kib: int
 ) -> None:
-    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
-    small.write_bytes(STORAGE + string_line()[0][:57] + TURN_END % 1)
+    big = tmp_path / "big.jsonl"
     lines, seqs = make()
     big.write_bytes(STORAGE + lines + TURN_END % seqs)
     del lines
-    baseline, status = peak_kib(small)
-    assert status == 0
+    baseline = small_log_peak_kib
     peak, status = peak_kib(big)
     assert status == 0
     # docs/checker.md: about the line once more than a small log (was 2-6x)
     assert (peak - baseline) * 1024 < 1.3 * BIG, (peak, baseline)
 
 
-CRASHING = (
-    "import sys\n"
-    "from conformance.check.opening_rules import OpeningRules\n"
-    "def crash(*args):\n"
-    "    raise RuntimeError('a bug in a rule')\n"
-    "OpeningRules.header_event = crash\n"
-    "from conformance.cli import main\n"
-    "raise SystemExit(main(['check', *sys.argv[1:]]))\n"
-)
-
-
 @pytest.mark.spec("CHECK-2")
-def test_a_rule_that_raises_gives_no_verdict_not_a_failure() -> None:
+def test_a_rule_that_raises_gives_no_verdict_not_a_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A bug of the checker is not the log's fault: exit 3, an ERROR finding."""
 
-    def crashing(*args: object) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-c", CRASHING, *map(str, args)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+    def crash(*args: object) -> None:
+        raise RuntimeError("a bug in a rule")
 
-    result = crashing(VALID)
+    monkeypatch.setattr(OpeningRules, "header_event", crash)
+    result = check_here(VALID)
     assert result.returncode == 3, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert ": NO VERDICT:" in result.stdout
     assert "ERROR [CHECK-2] the checker could not check this line" in result.stdout
     assert "MUST [" not in result.stdout
-    report = json.loads(crashing("--format", "json", VALID).stdout)
+    report = json.loads(check_here("--format", "json", VALID).stdout)
     assert report["outcome"] == "error"
     assert report["must"] == 0
     assert report["errors"] == len(report["findings"]) > 0
     assert {f["level"] for f in report["findings"]} == {"ERROR"}
     # a log that breaks a MUST rule still fails: the verdict stands
-    failing = crashing(FIXTURES / "TURN-2-step-numbering.jsonl")
+    failing = check_here(FIXTURES / "TURN-2-step-numbering.jsonl")
     assert failing.returncode == 1
     assert "MUST [TURN-2]" in failing.stdout
     assert "ERROR [CHECK-2]" in failing.stdout
     # and over several files the failure wins over the missing verdict
-    assert crashing(VALID, FIXTURES / "LOG-2-gap.jsonl").returncode == 1
+    assert check_here(VALID, FIXTURES / "LOG-2-gap.jsonl").returncode == 1
 
 
 def test_a_requests_file_that_cannot_be_read_is_named_as_such() -> None:
-    result = reqfold(VALID, "--requests", "/no/such/capture.jsonl")
+    result = check_here(VALID, "--requests", "/no/such/capture.jsonl")
     assert result.returncode == 2
     assert "--requests /no/such/capture.jsonl: cannot read: No such file" in (
         result.stderr

@@ -4,9 +4,12 @@ Each adapter in ``chaos_harnesses/`` is the reference harness adapter with
 one way of breaking (a hang, a crash, garbage, wrong ids, slow answers, a
 helper holding the pipes, notifications the protocol does not allow,
 refusals, endless chatter, a log that is a named pipe) and is run as a
-real child process of a real ``reqfold run``, itself a child process of
-the test with a time limit: a suite that hangs fails the test instead of
-blocking it. Whatever the adapter does, the run must end with exit status
+real child process of ``reqfold run``, with a time limit: a suite that
+hangs fails the test instead of blocking it. ``reqfold run`` itself is
+called in the test's process (`cli_in_process`), so a run does not pay for
+importing the suite again; the first test runs it as a real child process
+(``python -m conformance.cli``), as a user does. Whatever the adapter
+does, the run must end with exit status
 3 (no verdict), name an ERROR for the scenario with what went wrong and
 where (and the tail of the adapter's stderr), print no traceback, and
 leave no process behind: every adapter process and every helper records
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
 
 from conformance.adapters import connection as connection_module
@@ -106,15 +110,14 @@ def chaos(tmp_path: Path) -> Iterator[Callable[..., Run]]:
         scenarios: tuple[str, ...] = ("plain-turns",),
         once: bool = False,
         show: str = "problems",
+        child: bool = False,
     ) -> Run:
-        env = {**os.environ, "REQFOLD_CHAOS_PIDS": str(pid_file)}
+        """`child`: run ``reqfold run`` as a child process, not in this one."""
+        env = {"REQFOLD_CHAOS_PIDS": str(pid_file)}
         if once:
             env["REQFOLD_CHAOS_ONCE"] = str(tmp_path / "once")
         impl = shlex.join([sys.executable, str(CHAOS / f"{name}.py"), *adapter_args])
-        command = [
-            sys.executable,
-            "-m",
-            "conformance.cli",
+        args = [
             "run",
             "--impl",
             impl,
@@ -128,23 +131,16 @@ def chaos(tmp_path: Path) -> Iterator[Callable[..., Run]]:
             show,
         ]
         for scenario in scenarios:
-            command += ["--scenario", scenario]
+            args += ["--scenario", scenario]
         started = time.monotonic()
-        try:
-            process = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=RUN_LIMIT,
-                env=env,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as hung:
-            pytest.fail(f"reqfold run did not end within {RUN_LIMIT}s: {hung.stdout}")
+        if child:
+            code, out, err = in_a_child(args, {**os.environ, **env})
+        else:
+            code, out, err = reqfold_here(*args, env=env, limit=RUN_LIMIT)
         return Run(
-            code=process.returncode,
-            out=process.stdout,
-            err=process.stderr,
+            code=code,
+            out=out,
+            err=err,
             seconds=time.monotonic() - started,
             pids=recorded(pid_file),
         )
@@ -153,6 +149,22 @@ def chaos(tmp_path: Path) -> Iterator[Callable[..., Run]]:
         yield run
     finally:
         kill_all(recorded(pid_file))
+
+
+def in_a_child(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """``reqfold ARGS`` as a child process: exit status, stdout, stderr."""
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "conformance.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=RUN_LIMIT,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as hung:
+        pytest.fail(f"reqfold run did not end within {RUN_LIMIT}s: {hung.stdout}")
+    return process.returncode, process.stdout, process.stderr
 
 
 def assert_no_verdict(run: Run, *context: str, check_id: str = PLAIN) -> None:
@@ -165,8 +177,8 @@ def assert_no_verdict(run: Run, *context: str, check_id: str = PLAIN) -> None:
         assert text in error, error
 
 
-def assert_nothing_left(run: Run, adapters: int = 2) -> None:
-    """Every process the adapters recorded is gone (probe and run at least)."""
+def assert_nothing_left(run: Run, adapters: int = 1) -> None:
+    """Every process the adapters recorded is gone (the run's at least)."""
     assert sum(role == "adapter" for _, role in run.pids) >= adapters, run.pids
     left = [pid for pid, _ in run.pids]
     assert wait_until(lambda: all(process_gone(pid) for pid in left), 5), [
@@ -181,7 +193,7 @@ def assert_nothing_left(run: Run, adapters: int = 2) -> None:
 def test_a_turn_that_never_ends_is_an_error_and_the_hung_adapter_is_killed(
     chaos: Callable[..., Run],
 ) -> None:
-    run = chaos("never_ends_turns")
+    run = chaos("never_ends_turns", child=True)  # as a user runs it: a process
     assert_no_verdict(
         run,
         f"AdapterTimeout: no notification within {TIMEOUT}s; the adapter was killed",
@@ -253,6 +265,9 @@ def test_an_adapter_that_crashes_mid_turn_is_an_error_with_its_exit_status(
         "while step 3 of 4: send 'Which store is this?'",
         "stderr ended with:\nchaos: segmentation fault in turn 2",
     )
+    # one adapter: the one that said what it declares played the scenario,
+    # and none is started after the last scenario only to be shut down
+    assert [role for _, role in run.pids] == ["adapter"]
     assert_nothing_left(run)
 
 
@@ -276,7 +291,10 @@ def test_after_a_crash_the_adapter_is_restarted_and_the_next_scenario_runs(
     assert set(others) == {"pass"}, run.out
     assert "scenarios   " in run.out
     assert ": 1 error" in run.out or ", 1 error" in run.out
-    assert_nothing_left(run, adapters=3)  # the probe, the run, the restart
+    # the adapter that said what it declares plays the first scenario, and
+    # one restart plays the next: two adapter processes, not three
+    assert sum(role == "adapter" for _, role in run.pids) == 2, run.pids
+    assert_nothing_left(run, adapters=2)
 
 
 @pytest.mark.slow
@@ -298,7 +316,7 @@ def test_an_adapter_that_cannot_be_restarted_costs_the_later_scenarios_with_why(
         "stderr ended with:\nchaos: crashed before: refusing to start again (exit 4)",
         check_id="tool-call-turn@session-prefix/run",
     )
-    assert_nothing_left(run, adapters=2 + 3)  # probe, run, three failed restarts
+    assert_nothing_left(run, adapters=1 + 3)  # the run, three failed restarts
 
 
 @pytest.mark.slow
@@ -325,7 +343,7 @@ def test_a_helper_holding_stdout_open_is_killed_with_the_broken_adapter(
 ) -> None:
     run = chaos("spawns_grandchild", "--then", then)
     assert_no_verdict(run, context, "while step 3 of 4", "keeps stdout open")
-    assert sum(role == "helper" for _, role in run.pids) >= 2
+    assert sum(role == "helper" for _, role in run.pids) >= 1  # the broken adapter's
     assert_nothing_left(run)
 
 
@@ -339,7 +357,7 @@ def test_a_helper_that_leaves_the_process_group_cannot_hold_the_run(
     run = chaos("spawns_grandchild", "--then", "hang", "--escape")
     assert_no_verdict(run, "no answer to instance/send", "keeps stdout open")
     assert run.seconds < RUN_LIMIT / 2
-    assert sum(role == "escaped" for _, role in run.pids) >= 2
+    assert sum(role == "escaped" for _, role in run.pids) >= 1  # the broken adapter's
     assert_nothing_left(run)
 
 

@@ -1,9 +1,13 @@
-"""``reqfold probe`` as a real child process, driving real harness processes.
+"""``reqfold probe`` driving real harness processes.
 
 The harnesses are the reference chat front end (``python -m
 reference.chat``) and its known-bad variants in ``bad_probe_harnesses/``;
 the fake provider is a real uvicorn server on 127.0.0.1 started by the
-probe. Nothing here is mocked.
+probe. Nothing here is mocked. ``reqfold probe`` itself is called in the
+test's process (`cli_in_process`: it saves the 0.45 s of CPU a child
+``reqfold`` spends importing the suite), except where the process is what
+is tested: exit statuses and stderr through ``python -m`` (the first run,
+two bad arguments) and signals.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
 
 pytestmark = pytest.mark.slow
@@ -35,26 +40,23 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def probe(
-    *args: str, key: bool = True, **extra: str
+    *args: str, key: bool = True, child: bool = False, **extra: str
 ) -> subprocess.CompletedProcess[str]:
+    """``reqfold probe ARGS``, in this process or (`child`) as a child process."""
     keys = ["--api-key-env", "OPENAI_API_KEY"] if key else []
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "conformance.cli",
-            "probe",
-            "--base-url-env",
-            "OPENAI_BASE_URL",
-            *keys,
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=env(**extra),
-    )
+    argv = ["probe", "--base-url-env", "OPENAI_BASE_URL", *keys, *args]
+    if child:
+        return subprocess.run(
+            [sys.executable, "-m", "conformance.cli", *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=env(**extra),
+        )
+    path = env()["PYTHONPATH"]
+    status, out, err = reqfold_here(*argv, env={"PYTHONPATH": path, **extra})
+    return subprocess.CompletedProcess(argv, status, out, err)
 
 
 def bad(name: str) -> str:
@@ -75,6 +77,7 @@ def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting(
         "all",
         "--keep",
         str(kept),
+        child=True,
     )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
@@ -91,19 +94,11 @@ def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting(
     assert "Verdict: CONFORMANT" in out
     # what --keep left is a log and its capture that reqfold check accepts
     [log] = [path for path in kept.glob("*.jsonl") if path.name != "requests.jsonl"]
-    check = subprocess.run(
-        [
-            *(sys.executable, "-m", "conformance.cli", "check", str(log)),
-            *("--requests", str(kept / "requests.jsonl")),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env(),
+    status, checked, _ = reqfold_here(
+        "check", str(log), "--requests", str(kept / "requests.jsonl")
     )
-    assert check.returncode == 0, check.stdout
-    assert "3 steps dispatched, 3 matched to captured requests" in check.stdout
+    assert status == 0, checked
+    assert "3 steps dispatched, 3 matched to captured requests" in checked
 
 
 @pytest.mark.spec("REQ-1")
@@ -175,13 +170,13 @@ def test_a_hung_harness_and_its_helper_in_another_session_are_killed(
         "--cmd",
         bad("hangs_with_escaped_grandchild.py"),
         "--timeout",
-        "5",
+        "3",
         PROBE_TEST_PID_FILE=str(pids),
     )
     elapsed = time.monotonic() - started
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
-    assert "1 of 3 turn(s) handled: turn 2 of 3 was not handled within 5 s" in out
+    assert "1 of 3 turn(s) handled: turn 2 of 3 was not handled within 3 s" in out
     assert "killed (it did not exit)" in out
     harness, helper = map(int, pids.read_text().split())
     assert wait_until(lambda: process_gone(harness) and process_gone(helper), 5)
@@ -234,7 +229,23 @@ def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revisio
 def test_bad_arguments_exit_two_with_one_line_and_no_traceback(
     args: list[str], says: str
 ) -> None:
-    result = probe(*args)
+    assert_bad_arguments(probe(*args), says)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--cmd", CHAT], "say where the harness writes its log"),
+        (["--cmd", CHAT, "--log-dir", "x", "--timeout", "0"], "--timeout"),
+    ],
+)
+def test_bad_arguments_exit_two_from_a_real_process_too(
+    args: list[str], says: str
+) -> None:
+    assert_bad_arguments(probe(*args, child=True), says)
+
+
+def assert_bad_arguments(result: subprocess.CompletedProcess[str], says: str) -> None:
     assert result.returncode == 2, result.stdout + result.stderr
     assert says in result.stderr
     assert "Traceback" not in result.stderr

@@ -1,4 +1,10 @@
-"""`reqfold fake serve` as a child process."""
+"""`reqfold fake serve` as a child process.
+
+Two refusals that come before anything is served (a bad knob, an address
+that cannot be listened on) call it in the test's process instead
+(`cli_in_process`), which saves a child's start-up; the refused capture
+paths show the same exit status and stderr from a real process.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import sys
 
 import httpx
 import pytest
+from cli_in_process import reqfold_here
 
 pytestmark = pytest.mark.slow
 
@@ -71,9 +78,8 @@ def test_serve_prints_its_url_first_then_serves_until_signalled(stop, tmp_path):
 
 
 def test_serve_refuses_invalid_knobs_with_a_reason():
-    child = spawn("--render-order", "system,tools")
-    _, stderr = child.communicate(timeout=20)
-    assert child.returncode == 2
+    status, _, stderr = reqfold_here("fake", "serve", "--render-order", "system,tools")
+    assert status == 2
     assert "render_order" in stderr
 
 
@@ -260,14 +266,10 @@ def test_serve_says_on_exit_when_the_capture_bounds_dropped_requests(tmp_path):
 
 
 def test_an_address_that_cannot_be_listened_on_exits_2_in_one_line():
-    child = subprocess.run(
-        [*COMMAND, "--host", "no.such.host.invalid"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
+    status, stdout, stderr = reqfold_here(
+        "fake", "serve", "--host", "no.such.host.invalid", limit=30
     )
-    assert child.returncode == 2
-    assert child.stdout == ""
-    assert "cannot listen on no.such.host.invalid:0" in child.stderr
-    assert "Traceback" not in child.stderr
+    assert status == 2
+    assert stdout == ""
+    assert "cannot listen on no.such.host.invalid:0" in stderr
+    assert "Traceback" not in stderr
