@@ -2,7 +2,11 @@
 
 Public so the suite can drive differential tests of other implementations
 against the reference with the same generators the reference is tested
-with. Strategies are named for what they produce.
+with. Strategies are named for what they produce. Each is built once per
+set of arguments (``functools.cache``) and draws only from strategies built
+beforehand: building a strategy costs hypothesis validation, a label and
+an emptiness check, more than the draw itself, and a test that builds one
+per example (``flatmap``) pays it every time.
 """
 
 from __future__ import annotations
@@ -40,11 +44,17 @@ def tool_schemas(name: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+@cache
 def tool_lists() -> st.SearchStrategy[list[dict[str, Any]]]:
     """Tool lists with unique names in any order."""
-    return st.lists(st.sampled_from(_NAMES), unique=True, max_size=5).flatmap(
-        lambda names: st.tuples(*(tool_schemas(n) for n in names)).map(list)
-    )
+    names = st.lists(st.sampled_from(_NAMES), unique=True, max_size=5)
+    schemas = {name: tool_schemas(name) for name in _NAMES}
+
+    @st.composite
+    def draw_tools(draw: st.DrawFn) -> list[dict[str, Any]]:
+        return [draw(schemas[name]) for name in draw(names)]
+
+    return draw_tools()
 
 
 def configs() -> st.SearchStrategy[dict[str, Any]]:
@@ -68,6 +78,7 @@ def message_lists() -> st.SearchStrategy[list[dict[str, Any]]]:
     return st.lists(message, max_size=2)
 
 
+@cache
 def headers(revision: Revision = LATEST) -> st.SearchStrategy[dict[str, Any]]:
     """Headers of `revision`, canonical or not (empty fields appear)."""
     optional: dict[str, st.SearchStrategy[Any]] = {
@@ -79,6 +90,7 @@ def headers(revision: Revision = LATEST) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({"config": configs()}, optional=optional)
 
 
+@cache
 def header_sequences(
     revision: Revision = LATEST, *, min_size: int = 1, max_size: int = 6
 ) -> st.SearchStrategy[list[dict[str, Any]]]:
