@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -124,39 +125,44 @@ JSON_VALUES = st.recursive(
 )
 
 
+EVENT_TYPES = st.sampled_from(
+    [
+        "turn/start",
+        "turn/end",
+        "step/start",
+        "step/end",
+        "user/message",
+        "assistant/chunk",
+        "assistant/message",
+        "request/header",
+        "request/header-delta",
+        "tool/result",
+        "x/unknown",
+        "",
+    ]
+)
+SEQ_SLIPS = st.sampled_from([0, 0, 1])
+SURFACE_OPS = JSON_VALUES | st.just("append")
+SOURCE_SEQS = st.lists(st.integers(-1, 12), max_size=3)
+# The strategies above are built once: building one inside a draw costs
+# hypothesis more than the draws themselves (validation, labels, emptiness).
+
+
 @st.composite
 def random_events(draw: st.DrawFn) -> list[bytes]:
     """Envelope-shaped lines whose types and data are arbitrary."""
-    import json
-
     lines = [b'{"type":"session","version":0,"id":"f","createdAt":0}\n']
-    kinds = st.sampled_from(
-        [
-            "turn/start",
-            "turn/end",
-            "step/start",
-            "step/end",
-            "user/message",
-            "assistant/chunk",
-            "assistant/message",
-            "request/header",
-            "request/header-delta",
-            "tool/result",
-            "x/unknown",
-            "",
-        ]
-    )
     for seq in range(draw(st.integers(0, 12))):
         event = {
-            "type": draw(kinds),
-            "seq": draw(st.sampled_from([seq, seq, seq + 1])),
+            "type": draw(EVENT_TYPES),
+            "seq": seq + draw(SEQ_SLIPS),
             "time": 0,
             "data": draw(JSON_VALUES),
         }
         if draw(st.booleans()):
-            event["surfaceOp"] = draw(JSON_VALUES | st.just("append"))
+            event["surfaceOp"] = draw(SURFACE_OPS)
         if draw(st.booleans()):
-            event["sourceEventSeqs"] = draw(st.lists(st.integers(-1, 12), max_size=3))
+            event["sourceEventSeqs"] = draw(SOURCE_SEQS)
         lines.append(json.dumps(event, allow_nan=True).encode() + b"\n")
     return lines
 
