@@ -147,6 +147,38 @@ def test_a_scenario_file_that_is_not_json_is_refused_without_a_traceback(
         load_scenario(path)
 
 
+def test_scenarios_are_given_again_without_checking_until_a_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.harness import scenarios
+
+    checked: list[Path] = []
+    real = scenarios.load_scenario
+
+    def counting(path: Path) -> Any:
+        checked.append(path)
+        return real(path)
+
+    monkeypatch.setattr(scenarios, "load_scenario", counting)
+    (tmp_path / "seeds").mkdir()
+    for name in ("plain-turns.json", "seeded-session-continues.json"):
+        (tmp_path / name).write_bytes((SCENARIOS_DIR / name).read_bytes())
+    seed = tmp_path / "seeds" / "three-plain-turns.jsonl"
+    seed.write_bytes((SCENARIOS_DIR / "seeds" / seed.name).read_bytes())
+    first = load_scenarios(tmp_path)
+    assert len(checked) == 2
+    assert load_scenarios(tmp_path) == first
+    assert len(checked) == 2, "the same bytes are not checked again"
+    data = json.loads((tmp_path / "plain-turns.json").read_text())
+    data["title"] = "The same turns under another title"
+    (tmp_path / "plain-turns.json").write_text(json.dumps(data))
+    changed, _ = load_scenarios(tmp_path)
+    assert changed.title == data["title"]
+    seed.unlink()
+    with pytest.raises(ScenarioError, match="no seed file"):
+        load_scenarios(tmp_path)
+
+
 def test_notifications_are_checked_against_their_schemas() -> None:
     good = {
         "jsonrpc": "2.0",
