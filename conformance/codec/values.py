@@ -38,25 +38,7 @@ def encode_json(value: JsonValue) -> str:
     ``1e400`` (or ``-1e400``), the way the vector files spell it, and a
     lone surrogate as its escape (``"\\ud800"``), so the text stays JSON
     and UTF-8; NaN raises ValueError.
-
-    Most values hold neither: for them the text is `json.dumps`'s, made in
-    C, several times faster than the walk that spells the two (every
-    request to an adapter is encoded here).
     """
-    try:
-        text = json.dumps(
-            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        )
-    except (ValueError, TypeError):  # a non-finite number; or not JSON at all
-        return _walk(value)
-    if _LONE_SURROGATE.search(text) is None:
-        return text
-    return _walk(value)
-
-
-def _walk(value: JsonValue) -> str:
-    """`encode_json`'s text, item by item, spelling infinities and lone
-    surrogates as `json.dumps` cannot."""
     parts: list[str] = []
     stack: list[Any] = [value]
     while stack:

@@ -9,7 +9,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import given, strategies as st
 
 from conformance.adapters.messages import check_codec_result, check_params
 from conformance.codec.cases import (
@@ -538,34 +537,6 @@ def test_encode_json_is_compact_ordered_and_spells_infinity_as_a_number() -> Non
     assert load_json(text) == value
     with pytest.raises(ValueError, match="NaN"):
         encode_json(float("nan"))
-
-
-ENCODED_VALUES = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False)
-    | st.sampled_from([float("inf"), -float("inf")])  # spelt 1e400
-    | st.text(max_size=4)
-    | st.sampled_from(["\ud800", "a\udfff", "é\n\u2028"]),
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(
-            st.text(max_size=3) | st.sampled_from(["\udc00", "k\ud800"]),
-            inner,
-            max_size=3,
-        )
-    ),
-    max_leaves=10,
-)
-"""JSON values as vectors hold them: lone surrogates and infinities included."""
-
-
-@given(ENCODED_VALUES)
-def test_encode_json_gives_the_text_of_its_walk_item_by_item(value: Any) -> None:
-    from conformance.codec.values import _walk
-
-    assert encode_json(value) == _walk(value)
 
 
 def test_request_params_add_the_revision_to_a_copy() -> None:
