@@ -201,13 +201,38 @@ def _check_rejection(
             raise fail("expect.error.seq must be the seq of one of the params' events")
 
 
+_LOADED: dict[Path, tuple[tuple[tuple[Path, bytes], ...], tuple[VectorCase, ...]]] = {}
+"""The cases last loaded from each root, with the files' bytes they came from."""
+
+
 def load_cases(root: Path = VECTORS_DIR) -> list[VectorCase]:
     """Every case of every vector file; raises `VectorError` on a repeated id.
 
     Two cases that send the same method the same params (member order
     included) under a common revision are one case written twice: refused
     too, since the second shows nothing the first does not.
+
+    A process asks for the cases more than once (the pytest plugin plans,
+    then collects; a run plans, then reports): while every file holds the
+    bytes it held last time, the cases loaded then are returned again,
+    without parsing and checking the files anew (reading them costs a
+    hundredth of that). The cases are shared between callers: read them,
+    never change them (`VectorCase.request_params` gives a copy to send).
     """
+    try:
+        files = tuple((path, path.read_bytes()) for path in vector_files(root))
+    except OSError:  # the loading says what cannot be read, and how
+        return _load_cases(root)
+    key = root.resolve()
+    known = _LOADED.get(key)
+    if known is not None and known[0] == files:
+        return list(known[1])
+    cases = _load_cases(root)
+    _LOADED[key] = (files, tuple(cases))
+    return cases
+
+
+def _load_cases(root: Path) -> list[VectorCase]:
     seen: dict[str, Path] = {}
     inputs: dict[tuple[str, str], list[VectorCase]] = {}
     cases: list[VectorCase] = []

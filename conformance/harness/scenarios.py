@@ -118,8 +118,36 @@ def scenario_files(directory: Path = SCENARIOS_DIR) -> list[Path]:
     )
 
 
+_LOADED: dict[Path, tuple[tuple[tuple[Path, bytes], ...], tuple[Scenario, ...]]] = {}
+"""The scenarios last loaded from each directory, with the files' bytes."""
+
+
 def load_scenarios(directory: Path = SCENARIOS_DIR) -> list[Scenario]:
-    """Every scenario in `directory`, in file-name order; ids must be unique."""
+    """Every scenario in `directory`, in file-name order; ids must be unique.
+
+    While every file holds the bytes it held when last loaded, the
+    scenarios loaded then are returned again without checking the files
+    against the schema anew (a process asks more than once: the pytest
+    plugin's options, its plan, a run's report). They are shared between
+    callers: read them, never change them.
+    """
+    try:
+        files = tuple((path, path.read_bytes()) for path in scenario_files(directory))
+    except OSError:  # the loading says what cannot be read, and how
+        return _load_scenarios(directory)
+    files += tuple(  # the seed files they name must still be there
+        (path, b"") for path in sorted((directory / "seeds").glob("*"))
+    )
+    key = directory.resolve()
+    known = _LOADED.get(key)
+    if known is not None and known[0] == files:
+        return list(known[1])
+    scenarios = _load_scenarios(directory)
+    _LOADED[key] = (files, tuple(scenarios))
+    return scenarios
+
+
+def _load_scenarios(directory: Path) -> list[Scenario]:
     scenarios = [load_scenario(path) for path in scenario_files(directory)]
     seen: dict[str, Path] = {}
     for scenario in scenarios:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -94,69 +96,91 @@ def test_random_bytes_never_crash_the_checker(chunks: list[bytes]) -> None:
 JSON_SCALARS = (
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
 )
+FIELD_NAMES = st.lists(
+    st.sampled_from(
+        [
+            "type",
+            "seq",
+            "time",
+            "data",
+            "surfaceOp",
+            "turn",
+            "step",
+            "header",
+            "reason",
+            "config",
+            "start",
+            "end",
+            "op",
+        ]
+    ),
+    unique=True,
+    max_size=5,
+)
+
+
+def objects(values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Objects of up to five members named like envelope and header fields.
+
+    What ``st.dictionaries(st.sampled_from(NAMES), values, max_size=5)``
+    makes, drawn as the names, then a value for each: the same objects,
+    without the filtered strategy hypothesis builds for every
+    ``dictionaries`` draw to keep the names unique (a quarter of the calls
+    of test_random_events_never_crash_the_checker).
+    """
+
+    @st.composite
+    def draw_object(draw: st.DrawFn) -> dict[str, Any]:
+        return {name: draw(values) for name in draw(FIELD_NAMES)}
+
+    return draw_object()
+
+
 JSON_VALUES = st.recursive(
     JSON_SCALARS,
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(
-            st.sampled_from(
-                [
-                    "type",
-                    "seq",
-                    "time",
-                    "data",
-                    "surfaceOp",
-                    "turn",
-                    "step",
-                    "header",
-                    "reason",
-                    "config",
-                    "start",
-                    "end",
-                    "op",
-                ]
-            ),
-            inner,
-            max_size=5,
-        )
-    ),
+    lambda inner: st.lists(inner, max_size=3) | objects(inner),
     max_leaves=15,
 )
+
+
+EVENT_TYPES = st.sampled_from(
+    [
+        "turn/start",
+        "turn/end",
+        "step/start",
+        "step/end",
+        "user/message",
+        "assistant/chunk",
+        "assistant/message",
+        "request/header",
+        "request/header-delta",
+        "tool/result",
+        "x/unknown",
+        "",
+    ]
+)
+SEQ_SLIPS = st.sampled_from([0, 0, 1])
+SURFACE_OPS = JSON_VALUES | st.just("append")
+SOURCE_SEQS = st.lists(st.integers(-1, 12), max_size=3)
+# The strategies above are built once: building one inside a draw costs
+# hypothesis more than the draws themselves (validation, labels, emptiness).
 
 
 @st.composite
 def random_events(draw: st.DrawFn) -> list[bytes]:
     """Envelope-shaped lines whose types and data are arbitrary."""
-    import json
-
     lines = [b'{"type":"session","version":0,"id":"f","createdAt":0}\n']
-    kinds = st.sampled_from(
-        [
-            "turn/start",
-            "turn/end",
-            "step/start",
-            "step/end",
-            "user/message",
-            "assistant/chunk",
-            "assistant/message",
-            "request/header",
-            "request/header-delta",
-            "tool/result",
-            "x/unknown",
-            "",
-        ]
-    )
     for seq in range(draw(st.integers(0, 12))):
         event = {
-            "type": draw(kinds),
-            "seq": draw(st.sampled_from([seq, seq, seq + 1])),
+            "type": draw(EVENT_TYPES),
+            "seq": seq + draw(SEQ_SLIPS),
             "time": 0,
             "data": draw(JSON_VALUES),
         }
         if draw(st.booleans()):
-            event["surfaceOp"] = draw(JSON_VALUES | st.just("append"))
+            event["surfaceOp"] = draw(SURFACE_OPS)
         if draw(st.booleans()):
-            event["sourceEventSeqs"] = draw(st.lists(st.integers(-1, 12), max_size=3))
+            event["sourceEventSeqs"] = draw(SOURCE_SEQS)
         lines.append(json.dumps(event, allow_nan=True).encode() + b"\n")
     return lines
 

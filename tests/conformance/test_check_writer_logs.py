@@ -49,22 +49,21 @@ def tools() -> st.SearchStrategy[list[dict[str, Any]]]:
     return st.lists(schema, max_size=4, unique_by=lambda tool: tool["name"])
 
 
-def headers(prefix: list[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
-    config = st.fixed_dictionaries(
+HEADERS_WITHOUT_PREFIX = st.builds(
+    lambda c, s, t: {"config": c, "system": s, "tools": t},
+    st.fixed_dictionaries(
         {"model": st.sampled_from(["m1", "m2"])},
         optional={"temperature": st.sampled_from([0.0, 0.5]), "stop": st.just([])},
-    )
-    system = st.lists(st.sampled_from(["a", "b", "c", ""]), max_size=4).map("\n".join)
+    ),
+    st.lists(st.sampled_from(["a", "b", "c", ""]), max_size=4).map("\n".join),
+    tools(),
+)
+"""A header's config, system and tools: `sessions` adds each instance's prefix."""
+
+
+def headers(prefix: list[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(
-        lambda c, s, t: {
-            "config": c,
-            "system": s,
-            "tools": t,
-            "messagePrefix": prefix,
-        },
-        config,
-        system,
-        tools(),
+        lambda header: {**header, "messagePrefix": prefix}, HEADERS_WITHOUT_PREFIX
     )
 
 
@@ -75,15 +74,22 @@ PREFIXES = st.lists(
     ),
     max_size=2,
 )
+HEADER_LISTS = st.lists(HEADERS_WITHOUT_PREFIX, min_size=1, max_size=4)
 
 
 @st.composite
 def sessions(draw: st.DrawFn) -> list[list[dict[str, Any]]]:
-    """Instances, each a list of the headers its requests carry."""
+    """Instances, each a list of the headers its requests carry.
+
+    Draws only from strategies built once: building `headers(prefix)` per
+    instance cost hypothesis more than the draws.
+    """
     instances = []
     for _ in range(draw(st.integers(1, 3))):
         prefix = draw(PREFIXES)
-        instances.append(draw(st.lists(headers(prefix), min_size=1, max_size=4)))
+        instances.append(
+            [{**header, "messagePrefix": prefix} for header in draw(HEADER_LISTS)]
+        )
     return instances
 
 

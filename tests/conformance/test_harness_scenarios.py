@@ -12,7 +12,7 @@ import copy
 import dataclasses
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,24 @@ def play(
         return driver.run(by_id(scenario_id), Revision(revision))
     finally:
         harness.close()
+
+
+@pytest.fixture(scope="module")
+def played(
+    served: tuple[FakeProvider, str], tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str, str], Evidence]:
+    """The evidence of a scenario under a revision, played once per module:
+    the tests only judge it (or a changed copy), so each gets its own copy."""
+    runs: dict[tuple[str, str], Evidence] = {}
+
+    def evidence(scenario_id: str, revision: str) -> Evidence:
+        key = (scenario_id, revision)
+        if key not in runs:
+            workdir = tmp_path_factory.mktemp(scenario_id)
+            runs[key] = play(served, workdir, scenario_id, revision)
+        return copy.deepcopy(runs[key])
+
+    return evidence
 
 
 def outcomes(results: list[CheckResult]) -> dict[str, Outcome]:
@@ -147,6 +165,38 @@ def test_a_scenario_file_that_is_not_json_is_refused_without_a_traceback(
         load_scenario(path)
 
 
+def test_scenarios_are_given_again_without_checking_until_a_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.harness import scenarios
+
+    checked: list[Path] = []
+    real = scenarios.load_scenario
+
+    def counting(path: Path) -> Any:
+        checked.append(path)
+        return real(path)
+
+    monkeypatch.setattr(scenarios, "load_scenario", counting)
+    (tmp_path / "seeds").mkdir()
+    for name in ("plain-turns.json", "seeded-session-continues.json"):
+        (tmp_path / name).write_bytes((SCENARIOS_DIR / name).read_bytes())
+    seed = tmp_path / "seeds" / "three-plain-turns.jsonl"
+    seed.write_bytes((SCENARIOS_DIR / "seeds" / seed.name).read_bytes())
+    first = load_scenarios(tmp_path)
+    assert len(checked) == 2
+    assert load_scenarios(tmp_path) == first
+    assert len(checked) == 2, "the same bytes are not checked again"
+    data = json.loads((tmp_path / "plain-turns.json").read_text())
+    data["title"] = "The same turns under another title"
+    (tmp_path / "plain-turns.json").write_text(json.dumps(data))
+    changed, _ = load_scenarios(tmp_path)
+    assert changed.title == data["title"]
+    seed.unlink()
+    with pytest.raises(ScenarioError, match="no seed file"):
+        load_scenarios(tmp_path)
+
+
 def test_notifications_are_checked_against_their_schemas() -> None:
     good = {
         "jsonrpc": "2.0",
@@ -218,13 +268,11 @@ def test_a_run_whose_captures_the_fake_dropped_is_no_verdict_not_a_pass(
 @pytest.mark.slow
 @pytest.mark.spec("CHECK-2", "LOG-2")
 def test_a_checker_bug_is_no_verdict_but_a_broken_must_rule_still_fails(
-    served: tuple[FakeProvider, str],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    played: Callable[[str, str], Evidence], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from conformance.check import log_rules
 
-    evidence = play(served, tmp_path, "plain-turns", "session-prefix")
+    evidence = played("plain-turns", "session-prefix")
 
     def crash(*args: object) -> None:
         raise RuntimeError("a bug in a rule")
@@ -249,11 +297,9 @@ def test_a_checker_bug_is_no_verdict_but_a_broken_must_rule_still_fails(
 @pytest.mark.slow
 @pytest.mark.spec("PREFIX-5")
 def test_a_sentinel_in_a_request_or_the_log_fails_the_absent_check(
-    served: tuple[FakeProvider, str], tmp_path: Path
+    played: Callable[[str, str], Evidence],
 ) -> None:
-    evidence = play(
-        served, tmp_path, "prefix-cancel-inside-composition", "session-prefix"
-    )
+    evidence = played("prefix-cancel-inside-composition", "session-prefix")
     assert problems(judge(evidence)) == []
     sentinel = "SENTINEL-DEGRADED-7f3a"
     leaked = dataclasses.replace(
@@ -273,11 +319,9 @@ def test_a_sentinel_in_a_request_or_the_log_fails_the_absent_check(
 @pytest.mark.slow
 @pytest.mark.spec("PREFIX-1", "PREFIX-5")
 def test_a_contributor_called_the_wrong_number_of_times_fails_the_calls_check(
-    served: tuple[FakeProvider, str], tmp_path: Path
+    played: Callable[[str, str], Evidence],
 ) -> None:
-    evidence = play(
-        served, tmp_path, "prefix-cancel-inside-composition", "session-prefix"
-    )
+    evidence = played("prefix-cancel-inside-composition", "session-prefix")
     evidence.calls[("i1", "catalog")] = 1
     result = next(r for r in judge(evidence) if "calls/" in r.check_id)
     assert result.outcome is Outcome.FAIL
@@ -288,11 +332,9 @@ def test_a_contributor_called_the_wrong_number_of_times_fails_the_calls_check(
 @pytest.mark.slow
 @pytest.mark.spec("PREFIX-5")
 def test_a_turn_that_ends_otherwise_fails_when_rules_decide_it_and_errors_when_not(
-    served: tuple[FakeProvider, str], tmp_path: Path
+    played: Callable[[str, str], Evidence],
 ) -> None:
-    evidence = play(
-        served, tmp_path, "prefix-cancel-inside-composition", "session-prefix"
-    )
+    evidence = played("prefix-cancel-inside-composition", "session-prefix")
     ruled, plain = evidence.sends
     ruled.reason = {"kind": "error", "message": "boom"}
     plain.reason = {"kind": "error", "message": "provider down"}
@@ -306,11 +348,9 @@ def test_a_turn_that_ends_otherwise_fails_when_rules_decide_it_and_errors_when_n
 @pytest.mark.slow
 @pytest.mark.spec("REQ-1")
 def test_a_request_missing_a_text_fails_the_request_check(
-    served: tuple[FakeProvider, str], tmp_path: Path
+    played: Callable[[str, str], Evidence],
 ) -> None:
-    evidence = play(
-        served, tmp_path, "inject-while-idle-joins-the-next-request", "header-events"
-    )
+    evidence = played("inject-while-idle-joins-the-next-request", "header-events")
     assert problems(judge(evidence)) == []
     first, _ = evidence.captures
     evidence.captures = [first, first]
@@ -322,9 +362,9 @@ def test_a_request_missing_a_text_fails_the_request_check(
 @pytest.mark.slow
 @pytest.mark.spec("CACHE-1")
 def test_a_request_that_does_not_extend_the_previous_one_fails_the_cache_check(
-    served: tuple[FakeProvider, str], tmp_path: Path
+    played: Callable[[str, str], Evidence],
 ) -> None:
-    evidence = play(served, tmp_path, "plain-turns", "session-prefix")
+    evidence = played("plain-turns", "session-prefix")
     assert outcomes(judge(evidence))["cache/request-2"] is Outcome.PASS
     third = evidence.captures[2]
     assert third.diagnostic is not None
@@ -344,9 +384,9 @@ def test_a_request_that_does_not_extend_the_previous_one_fails_the_cache_check(
 @pytest.mark.slow
 @pytest.mark.spec("JSONL-1")
 def test_a_harness_that_writes_no_log_fails(
-    served: tuple[FakeProvider, str], tmp_path: Path
+    played: Callable[[str, str], Evidence],
 ) -> None:
-    evidence = play(served, tmp_path, "plain-turns", "session-prefix")
+    evidence = played("plain-turns", "session-prefix")
     evidence.log = b""
     results = judge(evidence)
     assert outcomes(results)["log"] is Outcome.FAIL

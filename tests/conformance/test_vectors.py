@@ -748,6 +748,38 @@ def test_the_loader_takes_the_same_params_under_disjoint_revisions(
     assert [case.id for case in load_cases(tmp_path)] == ["equals-a", "equals-b"]
 
 
+def test_the_loader_gives_the_cases_again_without_parsing_until_a_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.codec import loading
+
+    parsed: list[Path] = []
+    real = loading.load_file
+
+    def counting(path: Path) -> list[VectorCase]:
+        parsed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(loading, "load_file", counting)
+    write_vectors(tmp_path, "header-events", "equals", document(minimal_case()))
+    first = load_cases(tmp_path)
+    assert len(parsed) == 1
+    assert load_cases(tmp_path) == first
+    assert len(parsed) == 1, "the same bytes are not parsed again"
+    write_vectors(
+        tmp_path, "header-events", "equals", document(minimal_case(description="b"))
+    )
+    assert [case.description for case in load_cases(tmp_path)] == ["b"]
+    later = minimal_case(id="equals-b", revisions=["request-messages"])
+    write_vectors(tmp_path, "request-messages", "equals", document(later))
+    assert [case.id for case in load_cases(tmp_path)] == ["equals-a", "equals-b"]
+    (tmp_path / "request-messages" / "equals.json").unlink()
+    assert [case.id for case in load_cases(tmp_path)] == ["equals-a"]
+    write_vectors(tmp_path, "header-events", "equals", {"family": "equals"})
+    with pytest.raises(VectorError, match=r"\$schema must be"):
+        load_cases(tmp_path)
+
+
 # ---------------------------------------------------------------- profiles
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from hypothesis import given, strategies as st
 
@@ -23,6 +26,18 @@ revisions = st.sampled_from(list(Revision))
 SPEC_RULES = frozenset(load_rules())
 
 
+def with_revision(
+    *parts: Callable[[Revision], st.SearchStrategy[Any]],
+) -> st.SearchStrategy[tuple[Any, ...]]:
+    """A revision and values of `parts` for it; each revision's tuple strategy
+    is built once, not per example."""
+    by_revision = {
+        revision: st.tuples(st.just(revision), *(part(revision) for part in parts))
+        for revision in Revision
+    }
+    return revisions.flatmap(by_revision.__getitem__)
+
+
 def writer_log(sequence: list[dict], revision: Revision) -> list[dict]:
     """Run the writer over a sequence of request headers of one instance."""
     events: list[dict] = []
@@ -36,7 +51,7 @@ def writer_log(sequence: list[dict], revision: Revision) -> list[dict]:
 
 
 @pytest.mark.spec("HDR-4", "HDR-5")
-@given(revisions.flatmap(lambda r: st.tuples(st.just(r), headers(r))))
+@given(with_revision(headers))
 def test_canonical_form_is_idempotent(pair: tuple[Revision, dict]) -> None:
     revision, header = pair
     once = canonical_header(header, revision)
@@ -45,14 +60,14 @@ def test_canonical_form_is_idempotent(pair: tuple[Revision, dict]) -> None:
 
 
 @pytest.mark.spec("DELTA-2", "EQ-1")
-@given(revisions.flatmap(lambda r: st.tuples(st.just(r), headers(r))))
+@given(with_revision(headers))
 def test_diff_of_equal_headers_is_none(pair: tuple[Revision, dict]) -> None:
     revision, header = pair
     assert diff_header(header, canonical_header(header, revision), revision) is None
 
 
 @pytest.mark.spec("DELTA-2", "EQ-1")
-@given(revisions.flatmap(lambda r: st.tuples(st.just(r), headers(r), headers(r))))
+@given(with_revision(headers, headers))
 def test_diff_is_none_exactly_when_headers_are_equal(
     triple: tuple[Revision, dict, dict],
 ) -> None:
@@ -61,7 +76,7 @@ def test_diff_is_none_exactly_when_headers_are_equal(
 
 
 @pytest.mark.spec("WRITER-3", "DELTA-6")
-@given(revisions.flatmap(lambda r: st.tuples(st.just(r), headers(r), headers(r))))
+@given(with_revision(headers, headers))
 def test_a_delta_the_writer_logs_always_round_trips(
     triple: tuple[Revision, dict, dict],
 ) -> None:
@@ -74,7 +89,7 @@ def test_a_delta_the_writer_logs_always_round_trips(
 
 
 @pytest.mark.spec("WRITER-4", "DELTA-6")
-@given(revisions.flatmap(lambda r: st.tuples(st.just(r), headers(r), headers(r))))
+@given(with_revision(headers, headers))
 def test_a_fallback_happens_exactly_when_the_diff_does_not_round_trip(
     triple: tuple[Revision, dict, dict],
 ) -> None:
@@ -88,7 +103,7 @@ def test_a_fallback_happens_exactly_when_the_diff_does_not_round_trip(
 
 
 @pytest.mark.spec("WRITER-1", "WRITER-5", "FOLD-1")
-@given(revisions.flatmap(lambda r: st.tuples(st.just(r), header_sequences(r))))
+@given(with_revision(header_sequences))
 def test_the_writers_log_folds_back_to_every_header_it_was_given(
     pair: tuple[Revision, list[dict]],
 ) -> None:
@@ -108,7 +123,7 @@ def test_the_writers_log_folds_back_to_every_header_it_was_given(
 
 @pytest.mark.spec("FOLD-3")
 @given(
-    revisions.flatmap(lambda r: st.tuples(st.just(r), header_sequences(r, min_size=2))),
+    with_revision(lambda revision: header_sequences(revision, min_size=2)),
     st.integers(min_value=0, max_value=10),
 )
 def test_folding_in_two_parts_equals_folding_at_once(
