@@ -83,6 +83,9 @@ def check_event(event: object, *, index: int) -> JsonObject:
     kind = event.get("type")
     if not isinstance(kind, str) or not kind:
         raise MalformedEvent("type must be a non-empty string", rule="LOG-1", seq=at)
+    # A lone surrogate makes a str that is no JSON string (JSON-1); `data`
+    # is checked below, and every other member is a number or a fixed word.
+    check_json_value(kind, what="the type", seq=at)
     if not is_integer(raw_seq):
         raise MalformedEvent("seq must be an integer", rule="LOG-1", seq=index)
     seq = int(raw_seq)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from rejections import rejects
 
-from reference.errors import LogDamaged, MalformedEvent, TornTail
+from reference.errors import LogDamaged, MalformedEvent, NotJsonValue, TornTail
 from reference.jsonl import (
     JsonlWriter,
     cut_torn_tail,
@@ -53,6 +53,22 @@ def test_appending_continues_the_seqs_and_rejects_a_gap(tmp_path: Path) -> None:
     with rejects(MalformedEvent, "LOG-2", seq=9):
         writer.append([note(9)])
     assert len(load_session_file(path).events) == 3
+
+
+@pytest.mark.spec("JSONL-2", "JSON-1")
+def test_an_event_whose_type_is_not_unicode_text_is_refused_before_writing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, 1)
+    before = path.read_bytes()
+    bad = {**note(1), "type": "note-\ud800"}
+    with rejects(NotJsonValue, "JSON-1", seq=1):
+        JsonlWriter.open(path).append([bad])
+    with rejects(NotJsonValue, "JSON-1", seq=0):
+        JsonlWriter.create(tmp_path / "t.jsonl", STORAGE, [{**bad, "seq": 0}])
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
 
 
 @pytest.mark.spec("JSONL-3", "JSONL-5")

@@ -439,3 +439,13 @@ def test_a_surface_event_that_projects_to_nothing_stays_out_of_the_history() -> 
     append_user(log, "b")
     assert log.surface == [0, 1, 2]
     assert [m["content"][0]["text"] for m in log.derive_messages()] == ["a", "b"]
+
+
+@pytest.mark.spec("LOG-1", "JSON-1")
+def test_a_type_holding_a_lone_surrogate_is_rejected_and_nothing_is_logged() -> None:
+    log = SessionLog()
+    with rejects(NotJsonValue, "JSON-1", seq=0):
+        log.append("note-\ud800", {}, time=0)
+    with rejects(NotJsonValue, "JSON-1", seq=0):
+        log.append_event({**GOOD, "type": "note-\udc80"})
+    assert len(log) == 0
