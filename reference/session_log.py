@@ -244,7 +244,7 @@ class SessionLog:
         op = event.get("surfaceOp")
         if event["type"] not in SURFACE_TYPES or not isinstance(op, dict):
             return None
-        seq: int = event["seq"]
+        seq = int(event["seq"])  # JSON-5: a seq logged as 2.0 is named 2
         start, end = op["start"], op["end"]
         positions = {node: index for index, node in enumerate(self._surface)}
         for name, node in (("start", start), ("end", end)):
@@ -273,7 +273,7 @@ class SessionLog:
     def _apply_surface_op(
         self, event: JsonObject, replaced: tuple[int, int] | None
     ) -> None:
-        seq: int = event["seq"]
+        seq = int(event["seq"])
         projection = derive_event_message(event)
         self._projections[seq] = projection
         if replaced is None:

@@ -449,3 +449,23 @@ def test_a_type_holding_a_lone_surrogate_is_rejected_and_nothing_is_logged() -> 
     with rejects(NotJsonValue, "JSON-1", seq=0):
         log.append_event({**GOOD, "type": "note-\udc80"})
     assert len(log) == 0
+
+
+@pytest.mark.spec("SURF-2", "SURF-3", "JSON-5")
+def test_seqs_spelt_as_integral_floats_are_integers_on_the_surface_and_in_errors() -> (
+    None
+):
+    def event(seq: float, op: object) -> dict:
+        return {
+            "type": "user/message",
+            "seq": seq,
+            "time": 0,
+            "data": {},
+            "surfaceOp": op,
+        }
+
+    log = SessionLog([event(0, "append"), event(1.0, "append")])
+    assert [type(seq) for seq in log.surface] == [int, int]
+    with rejects(SurfaceError, "SURF-2", seq=2) as caught:
+        log.append_event(event(2.0, {"op": "replace", "start": 7, "end": 0}))
+    assert type(caught.value.seq) is int
