@@ -83,6 +83,9 @@ def check_event(event: object, *, index: int) -> JsonObject:
     kind = event.get("type")
     if not isinstance(kind, str) or not kind:
         raise MalformedEvent("type must be a non-empty string", rule="LOG-1", seq=at)
+    # A lone surrogate makes a str that is no JSON string (JSON-1); `data`
+    # is checked below, and every other member is a number or a fixed word.
+    check_json_value(kind, what="the type", seq=at)
     if not is_integer(raw_seq):
         raise MalformedEvent("seq must be an integer", rule="LOG-1", seq=index)
     seq = int(raw_seq)
@@ -241,7 +244,7 @@ class SessionLog:
         op = event.get("surfaceOp")
         if event["type"] not in SURFACE_TYPES or not isinstance(op, dict):
             return None
-        seq: int = event["seq"]
+        seq = int(event["seq"])  # JSON-5: a seq logged as 2.0 is named 2
         start, end = op["start"], op["end"]
         positions = {node: index for index, node in enumerate(self._surface)}
         for name, node in (("start", start), ("end", end)):
@@ -270,7 +273,7 @@ class SessionLog:
     def _apply_surface_op(
         self, event: JsonObject, replaced: tuple[int, int] | None
     ) -> None:
-        seq: int = event["seq"]
+        seq = int(event["seq"])
         projection = derive_event_message(event)
         self._projections[seq] = projection
         if replaced is None:

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
 from rejections import rejects
 
-from reference.errors import LogDamaged, MalformedEvent, TornTail
+from reference.errors import (
+    LogDamaged,
+    MalformedEvent,
+    NotJsonValue,
+    PersistenceError,
+    TornTail,
+)
 from reference.jsonl import (
     JsonlWriter,
     cut_torn_tail,
     load_session_file,
     make_storage_line,
 )
+from reference.revisions import LATEST, Revision
 
 STORAGE = make_storage_line("demo-1", 1_700_000_000_000, revision="session-prefix")
+
+
+NOTE_0 = b'{"type":"note","seq":0,"time":1,"data":{}}\n'
 
 
 def note(seq: int, **data: object) -> dict:
@@ -24,6 +36,16 @@ def note(seq: int, **data: object) -> dict:
 
 def write(path: Path, count: int) -> None:
     JsonlWriter.create(path, STORAGE, [note(i, i=i) for i in range(count)])
+
+
+def refused(
+    error: PersistenceError, kind: type[PersistenceError], path: Path, line: int | None
+) -> None:
+    """`error` is exactly `kind`, names `path` and `line`, and explains itself."""
+    got = (type(error), error.path, error.line)
+    assert got == (kind, str(path), line), f"{got}: {error}"
+    assert isinstance(error.detail, str), repr(error)
+    assert error.detail.strip(), repr(error)
 
 
 @pytest.mark.spec("JSONL-1", "JSONL-2")
@@ -55,6 +77,22 @@ def test_appending_continues_the_seqs_and_rejects_a_gap(tmp_path: Path) -> None:
     assert len(load_session_file(path).events) == 3
 
 
+@pytest.mark.spec("JSONL-2", "JSON-1")
+def test_an_event_whose_type_is_not_unicode_text_is_refused_before_writing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, 1)
+    before = path.read_bytes()
+    bad = {**note(1), "type": "note-\ud800"}
+    with rejects(NotJsonValue, "JSON-1", seq=1):
+        JsonlWriter.open(path).append([bad])
+    with rejects(NotJsonValue, "JSON-1", seq=0):
+        JsonlWriter.create(tmp_path / "t.jsonl", STORAGE, [{**bad, "seq": 0}])
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
 @pytest.mark.spec("JSONL-3", "JSONL-5")
 def test_a_torn_final_line_is_reported_kept_aside_and_never_written_after(
     tmp_path: Path,
@@ -69,11 +107,7 @@ def test_a_torn_final_line_is_reported_kept_aside_and_never_written_after(
     assert loaded.torn_tail.line == 4
     with pytest.raises(TornTail) as torn:
         JsonlWriter.open(path)
-    assert (type(torn.value), torn.value.path, torn.value.line) == (
-        TornTail,
-        str(path),
-        4,
-    )
+    refused(torn.value, TornTail, path, 4)
     moved = cut_torn_tail(path)
     assert moved is not None
     assert (tmp_path / "s.jsonl.torn").read_bytes() == b'{"type":"note","seq":2,"ti'
@@ -129,8 +163,9 @@ def test_damage_before_the_last_line_refuses_to_load_and_names_the_line(
         b"",
         b'{"type":"session","version":1,"id":"x","createdAt":0}\n',
         b'{"type":"note"}\n',
+        b'{"type":"session","version":0,"id"',
     ],
-    ids=["empty-file", "future-version", "not-a-storage-line"],
+    ids=["empty-file", "future-version", "not-a-storage-line", "torn-storage-line"],
 )
 def test_a_file_without_a_valid_storage_line_is_rejected(
     tmp_path: Path, first: bytes
@@ -139,7 +174,7 @@ def test_a_file_without_a_valid_storage_line_is_rejected(
     path.write_bytes(first)
     with pytest.raises(LogDamaged) as caught:
         load_session_file(path)
-    assert caught.value.line == 1
+    refused(caught.value, LogDamaged, path, 1)
 
 
 def test_a_loaded_file_seeds_a_session_in_its_declared_revision(tmp_path: Path) -> None:
@@ -196,7 +231,7 @@ def test_the_storage_line_reads_integral_floats_and_rejects_bad_optional_members
     path = tmp_path / "s.jsonl"
     path.write_text('{"type":"session","version":0,"id":"x","createdAt":1.0}\n')
     assert load_session_file(path).storage["createdAt"] == 1
-    for extra in ('"revision":"r9"', '"seedLength":-1', '"cwd":5'):
+    for extra in ('"revision":"r9"', '"seedLength":-1', '"cwd":5', '"parentSession":5'):
         path.write_text(
             '{"type":"session","version":0,"id":"x","createdAt":1,' + extra + "}\n"
         )
@@ -247,7 +282,172 @@ def test_creating_a_log_where_a_folder_is_refused_and_leaves_no_temp_file(
 ) -> None:
     folder = tmp_path / "logs"
     folder.mkdir()
-    with pytest.raises(IsADirectoryError):
+    with pytest.raises(IsADirectoryError) as caught:
         JsonlWriter.create(folder, make_storage_line("s", 0))
+    assert (caught.value.errno, caught.value.filename) == (errno.EISDIR, str(folder))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs"]
     assert list(folder.iterdir()) == []
+
+
+@pytest.mark.spec("JSONL-1")
+def test_the_storage_line_holds_each_optional_member_under_its_spec_name(
+    tmp_path: Path,
+) -> None:
+    storage = make_storage_line(
+        "s",
+        5,
+        cwd="/w",
+        parent_session="p",
+        seed_length=2,
+        revision="header-events",
+    )
+    assert list(storage.items()) == [
+        ("type", "session"),
+        ("version", 0),
+        ("id", "s"),
+        ("createdAt", 5),
+        ("cwd", "/w"),
+        ("parentSession", "p"),
+        ("seedLength", 2),
+        ("revision", "header-events"),
+    ]
+    path = tmp_path / "s.jsonl"
+    JsonlWriter.create(path, storage)
+    assert load_session_file(path).storage == storage
+
+
+def test_a_loaded_file_without_a_revision_seeds_a_session_in_the_latest(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    JsonlWriter.create(path, make_storage_line("s", 0, revision="header-events"))
+    assert load_session_file(path).session().revision is Revision.HEADER_EVENTS
+    JsonlWriter.create(path, make_storage_line("s", 0))
+    assert load_session_file(path).session().revision is LATEST
+
+
+@pytest.mark.spec("JSONL-1")
+def test_creating_a_file_with_a_bad_storage_line_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ValueError, match="version"):
+        JsonlWriter.create(tmp_path / "s.jsonl", {**STORAGE, "version": 1})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reading_a_missing_file_is_refused_naming_the_path(tmp_path: Path) -> None:
+    with pytest.raises(PersistenceError) as caught:
+        load_session_file(tmp_path / "missing.jsonl")
+    refused(caught.value, PersistenceError, tmp_path / "missing.jsonl", None)
+
+
+def test_creating_a_file_in_a_missing_folder_raises_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(FileNotFoundError):
+        JsonlWriter.create(tmp_path / "gone" / "s.jsonl", STORAGE)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.spec("JSONL-2", "JSONL-5")
+def test_one_append_of_several_events_writes_one_line_each(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, 1)
+    writer = JsonlWriter.open(path)
+    writer.append([note(1, i=1), note(2, i=2)])
+    writer.append([note(3)])
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[2:] == [
+        '{"type":"note","seq":1,"time":1,"data":{"i":1}}',
+        '{"type":"note","seq":2,"time":1,"data":{"i":2}}',
+        '{"type":"note","seq":3,"time":1,"data":{}}',
+    ]
+
+
+@pytest.mark.spec("JSONL-2")
+def test_text_holding_spaces_tabs_and_non_ascii_reads_back_unchanged(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    events = [note(0, text="two words\tand a tab"), note(1, text="caf\u00e9 \u2603")]
+    JsonlWriter.create(path, STORAGE, events[:1])
+    JsonlWriter.open(path).append(events[1:])
+    assert load_session_file(path).events == events
+
+
+@pytest.mark.spec("JSONL-4")
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [
+        (b'{"type":"note","seq":5,"time":1,"data":{}}\n' + NOTE_0, 2),
+        (NOTE_0 + b'{"type":"note","seq":7,"time":1,"data":{}}\n', 3),
+        (NOTE_0 + b'{"type":"note","seq":1,"ti\n', 3),
+    ],
+    ids=["first-event-line", "complete-last-line", "cut-last-line-with-newline"],
+)
+def test_a_damaged_line_is_damage_wherever_it_is_unless_it_is_a_torn_tail(
+    tmp_path: Path, content: bytes, line: int
+) -> None:
+    # Only a final line without its newline is a torn tail (JSONL-3); a
+    # line that ends in a newline was written whole, so wrong is damaged.
+    path = tmp_path / "s.jsonl"
+    write(path, 0)
+    with path.open("ab") as handle:
+        handle.write(content)
+    with pytest.raises(LogDamaged) as caught:
+        load_session_file(path)
+    refused(caught.value, LogDamaged, path, line)
+
+
+def test_appends_are_fsynced_when_asked_and_only_then(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def spy(descriptor: int) -> None:
+        synced.append(descriptor)
+        real_fsync(descriptor)
+
+    path = tmp_path / "s.jsonl"
+    plain = JsonlWriter.create(path, STORAGE)
+    monkeypatch.setattr(os, "fsync", spy)
+    plain.append([note(0)])
+    JsonlWriter.open(path).append([note(1)])
+    assert synced == []
+    created = JsonlWriter.create(tmp_path / "t.jsonl", STORAGE, fsync=True)
+    synced.clear()
+    created.append([note(0)])
+    JsonlWriter.open(path, fsync=True).append([note(2)])
+    assert len(synced) == 2
+    assert [e["seq"] for e in load_session_file(path).events] == [0, 1, 2]
+
+
+ASCII_LOCALE_WRITE = """
+import sys
+from reference.jsonl import JsonlWriter, make_storage_line
+from reference.session_log import make_event
+
+event = make_event("note", 0, 0, {"x": "caf\\u00e9"})
+JsonlWriter.create(sys.argv[1], make_storage_line("s", 0), [event])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.spec("JSONL-2")
+def test_a_file_is_written_as_utf8_under_an_ascii_locale(tmp_path: Path) -> None:
+    """A child process whose locale encoding is ASCII creates the file."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.jsonl"
+    ascii_locale = {"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    subprocess.run(
+        [sys.executable, "-c", ASCII_LOCALE_WRITE, str(path)],
+        env={**os.environ, **ascii_locale},
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    assert "caf\u00e9".encode() in path.read_bytes()
+    assert load_session_file(path).events[0]["data"] == {"x": "caf\u00e9"}

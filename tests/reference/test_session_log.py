@@ -292,3 +292,180 @@ def test_a_lone_surrogate_in_a_string_or_key_is_rejected_and_nothing_is_logged()
         with rejects(NotJsonValue, "JSON-1", seq=0):
             log.append("note", data, time=0)
     assert len(log) == 0
+
+
+GOOD = {"type": "note", "seq": 0, "time": 0, "data": {}}
+
+
+@pytest.mark.spec("LOG-1", "LOG-6")
+@pytest.mark.parametrize(
+    "event", [[1], "note", None, 0], ids=["list", "string", "null", "number"]
+)
+def test_an_event_that_is_not_an_object_is_rejected_at_its_position(
+    event: object,
+) -> None:
+    with rejects(MalformedEvent, "LOG-1", seq=1):
+        SessionLog([GOOD, event])  # type: ignore[list-item]
+
+
+BROKEN_ENVELOPES = {
+    "empty-type": ({"type": ""}, "LOG-1"),
+    "number-type": ({"type": 5}, "LOG-1"),
+    "no-type": ({"type": None}, "LOG-1"),
+    "string-seq": ({"seq": "1"}, "LOG-1"),
+    "fractional-seq": ({"seq": 1.5}, "LOG-1"),
+    "boolean-seq": ({"seq": True}, "LOG-1"),
+    "no-seq": ({"seq": None}, "LOG-1"),
+    "negative-time": ({"time": -1}, "LOG-1"),
+    "string-time": ({"time": "0"}, "LOG-1"),
+    "fractional-time": ({"time": 0.5}, "LOG-1"),
+    "no-time": ({"time": None}, "LOG-1"),
+    "list-data": ({"data": []}, "LOG-3"),
+    "string-data": ({"data": "{}"}, "LOG-3"),
+    "no-data": ({"data": None}, "LOG-3"),
+}
+
+
+@pytest.mark.spec("LOG-1", "LOG-3", "LOG-6")
+@pytest.mark.parametrize(
+    ("change", "rule"), BROKEN_ENVELOPES.values(), ids=BROKEN_ENVELOPES.keys()
+)
+def test_a_malformed_envelope_member_is_rejected_naming_its_rule_and_position(
+    change: dict, rule: str
+) -> None:
+    # A member given as None is left out of the event altogether.
+    event = {**GOOD, "seq": 1, **change}
+    event = {key: value for key, value in event.items() if value is not None}
+    with rejects(MalformedEvent, rule, seq=1):
+        SessionLog([GOOD, event])
+    log = SessionLog([GOOD])
+    with rejects(MalformedEvent, rule, seq=1):
+        log.append_event(event)
+    assert len(log) == 1
+
+
+@pytest.mark.spec("LOG-1")
+@pytest.mark.parametrize(
+    ("seq", "named"),
+    [(5, 5), (5.0, 5), ("7", 1), (None, 1)],
+    ids=["integer", "integral-float", "string", "missing"],
+)
+def test_an_envelope_error_before_the_seq_check_names_the_seq_the_event_claims(
+    seq: object, named: int
+) -> None:
+    # The event claims a seq: an unknown member or a bad type is reported
+    # there; a seq that is not an integer cannot be named, so the position is.
+    claimed = {k: v for k, v in {**GOOD, "seq": seq}.items() if v is not None}
+    for broken in ({**claimed, "extra": 1}, {**claimed, "type": ""}):
+        with rejects(MalformedEvent, "LOG-1", seq=named) as caught:
+            SessionLog([GOOD, broken])
+        assert type(caught.value.seq) is int
+
+
+@pytest.mark.spec("SURF-1")
+@pytest.mark.parametrize(
+    "op",
+    [
+        "prepend",
+        ["append"],
+        {"op": "append"},
+        {"op": "replace", "start": 0},
+        {"op": "replace", "start": 0, "end": 0, "extra": 1},
+        {"op": "swap", "start": 0, "end": 0},
+        {"op": "replace", "start": "0", "end": 0},
+        {"op": "replace", "start": 0, "end": 0.5},
+        {"op": "replace", "start": True, "end": 0},
+    ],
+    ids=[
+        "unknown-name",
+        "list",
+        "object-append",
+        "no-end",
+        "extra-member",
+        "unknown-op",
+        "string-start",
+        "fractional-end",
+        "boolean-start",
+    ],
+)
+def test_a_malformed_surface_op_is_rejected_and_logs_nothing(op: object) -> None:
+    log = SessionLog()
+    append_user(log, "a")
+    with rejects(MalformedEvent, "SURF-1", seq=1):
+        log.append("user/message", {"content": []}, time=0, surface_op=op)
+    assert len(log) == 1
+    assert log.surface == [0]
+
+
+@pytest.mark.spec("LOG-4")
+def test_a_non_surface_event_must_not_carry_source_event_seqs_even_valid_ones() -> None:
+    log = SessionLog()
+    append_user(log, "a")
+    with rejects(MalformedEvent, "LOG-4", seq=1):
+        log.append("note", {}, time=0, source_event_seqs=[0])
+    assert len(log) == 1
+
+
+@pytest.mark.spec("LOG-3", "JSON-1")
+def test_a_complete_event_appended_with_non_json_data_is_rejected_and_not_logged() -> (
+    None
+):
+    log = SessionLog()
+    with rejects(NotJsonValue, "JSON-1", seq=0):
+        log.append_event({**GOOD, "data": {"x": float("nan")}})
+    assert len(log) == 0
+
+
+@pytest.mark.spec("LOG-6", "JSON-1")
+@pytest.mark.parametrize(
+    "change",
+    [{"time": float("nan")}, {"seq": float("inf")}, {1: "x"}],
+    ids=["nan-time", "infinite-seq", "number-key"],
+)
+def test_a_seeded_event_that_is_not_a_json_value_is_rejected_as_such(
+    change: dict,
+) -> None:
+    # Checked as a JSON value before its envelope is read, so the diagnosis
+    # is JSON-1 rather than the envelope rule the value also breaks.
+    with rejects(NotJsonValue, "JSON-1", seq=1):
+        SessionLog([GOOD, {**GOOD, "seq": 1, **change}])
+
+
+@pytest.mark.spec("DERIVE-1", "DERIVE-2")
+def test_a_surface_event_that_projects_to_nothing_stays_out_of_the_history() -> None:
+    log = SessionLog()
+    append_user(log, "a")
+    log.append("assistant/message", {"content": []}, time=0, surface_op="append")
+    append_user(log, "b")
+    assert log.surface == [0, 1, 2]
+    assert [m["content"][0]["text"] for m in log.derive_messages()] == ["a", "b"]
+
+
+@pytest.mark.spec("LOG-1", "JSON-1")
+def test_a_type_holding_a_lone_surrogate_is_rejected_and_nothing_is_logged() -> None:
+    log = SessionLog()
+    with rejects(NotJsonValue, "JSON-1", seq=0):
+        log.append("note-\ud800", {}, time=0)
+    with rejects(NotJsonValue, "JSON-1", seq=0):
+        log.append_event({**GOOD, "type": "note-\udc80"})
+    assert len(log) == 0
+
+
+@pytest.mark.spec("SURF-2", "SURF-3", "JSON-5")
+def test_seqs_spelt_as_integral_floats_are_integers_on_the_surface_and_in_errors() -> (
+    None
+):
+    def event(seq: float, op: object) -> dict:
+        return {
+            "type": "user/message",
+            "seq": seq,
+            "time": 0,
+            "data": {},
+            "surfaceOp": op,
+        }
+
+    log = SessionLog([event(0, "append"), event(1.0, "append")])
+    assert [type(seq) for seq in log.surface] == [int, int]
+    with rejects(SurfaceError, "SURF-2", seq=2) as caught:
+        log.append_event(event(2.0, {"op": "replace", "start": 7, "end": 0}))
+    assert type(caught.value.seq) is int
