@@ -125,26 +125,34 @@ _LOADED: dict[Path, tuple[tuple[tuple[Path, bytes], ...], tuple[Scenario, ...]]]
 def load_scenarios(directory: Path = SCENARIOS_DIR) -> list[Scenario]:
     """Every scenario in `directory`, in file-name order; ids must be unique.
 
-    While every file holds the bytes it held when last loaded, the
-    scenarios loaded then are returned again without checking the files
-    against the schema anew (a process asks more than once: the pytest
+    While every file holds the bytes it held when last loaded (and every
+    seed is the same file), the scenarios loaded then are returned again
+    without checking the files against the schema anew (a process asks more than once: the pytest
     plugin's options, its plan, a run's report). They are shared between
     callers: read them, never change them.
     """
     try:
         files = tuple((path, path.read_bytes()) for path in scenario_files(directory))
-    except OSError:  # the loading says what cannot be read, and how
+        files += tuple(  # the seeds they name: still files, at the same place
+            (path, _seed_key(path)) for path in sorted((directory / "seeds").glob("*"))
+        )
+        key = directory.resolve()
+    except (OSError, RuntimeError):  # the loading says what is wrong, and how
         return _load_scenarios(directory)
-    files += tuple(  # the seed files they name must still be there
-        (path, b"") for path in sorted((directory / "seeds").glob("*"))
-    )
-    key = directory.resolve()
     known = _LOADED.get(key)
     if known is not None and known[0] == files:
         return list(known[1])
     scenarios = _load_scenarios(directory)
     _LOADED[key] = (files, tuple(scenarios))
     return scenarios
+
+
+def _seed_key(path: Path) -> bytes:
+    """What a scenario keeps of a seed (`Scenario.seed`: its resolved path,
+    which must be a file), so a seed swapped for a directory or a symlink
+    turned elsewhere loads the scenarios anew (a symlink loop raises
+    RuntimeError: no cache then)."""
+    return f"{path.resolve()}\0{path.is_file()}".encode(errors="surrogateescape")
 
 
 def _load_scenarios(directory: Path) -> list[Scenario]:

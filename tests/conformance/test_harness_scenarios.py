@@ -197,6 +197,29 @@ def test_scenarios_are_given_again_without_checking_until_a_file_changes(
         load_scenarios(tmp_path)
 
 
+def test_a_seed_turned_into_a_folder_or_another_file_loads_the_scenarios_anew(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "seeds").mkdir()
+    name = "seeded-session-continues.json"
+    (tmp_path / name).write_bytes((SCENARIOS_DIR / name).read_bytes())
+    kept, other = tmp_path / "seeds" / "kept.jsonl", tmp_path / "seeds" / "other"
+    kept.write_bytes((SCENARIOS_DIR / "seeds" / "three-plain-turns.jsonl").read_bytes())
+    other.write_bytes(kept.read_bytes())
+    seed = tmp_path / "seeds" / "three-plain-turns.jsonl"
+    seed.symlink_to(kept)
+    (first,) = load_scenarios(tmp_path)
+    assert first.seed == kept.resolve()
+    seed.unlink()
+    seed.symlink_to(other)  # the same names in seeds/, the link turned elsewhere
+    (again,) = load_scenarios(tmp_path)
+    assert again.seed == other.resolve()
+    seed.unlink()
+    seed.mkdir()
+    with pytest.raises(ScenarioError, match="no seed file"):
+        load_scenarios(tmp_path)
+
+
 def test_notifications_are_checked_against_their_schemas() -> None:
     good = {
         "jsonrpc": "2.0",
