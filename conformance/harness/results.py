@@ -17,6 +17,10 @@ from conformance.outcomes import Outcome
 from conformance.rules import load_rules
 from reference.json_values import JsonObject
 
+BROKEN_RUN = "run"
+"""The check name of a scenario run with no verdict (``SCENARIO@REVISION/run``:
+the adapter crashed, hung or broke the protocol before the run's end)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckResult:

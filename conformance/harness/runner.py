@@ -44,7 +44,7 @@ from conformance.harness.driver import (
     ScenarioDriver,
 )
 from conformance.harness.evidence import Evidence
-from conformance.harness.results import CheckResult, level_of
+from conformance.harness.results import BROKEN_RUN, CheckResult, level_of
 from conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
 from conformance.outcomes import Outcome
 from fakes import FakeProvider
@@ -261,7 +261,7 @@ class _Session:
 def _error_result(scenario: Scenario, revision: Revision, message: str) -> CheckResult:
     """A scenario run with no verdict: one ``run`` error under its rules."""
     return CheckResult(
-        check_id=f"{scenario.id}@{revision.value}/run",
+        check_id=f"{scenario.id}@{revision.value}/{BROKEN_RUN}",
         scenario=scenario.id,
         revision=revision.value,
         rules=scenario.rules,

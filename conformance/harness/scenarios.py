@@ -127,9 +127,9 @@ def load_scenarios(directory: Path = SCENARIOS_DIR) -> list[Scenario]:
 
     While every file holds the bytes it held when last loaded (and every
     seed is the same file), the scenarios loaded then are returned again
-    without checking the files against the schema anew (a process asks more than once: the pytest
-    plugin's options, its plan, a run's report). They are shared between
-    callers: read them, never change them.
+    without checking the files against the schema anew (a process asks
+    more than once: the pytest plugin's options, its plan, a run's report).
+    They are shared between callers: read them, never change them.
     """
     try:
         files = tuple((path, path.read_bytes()) for path in scenario_files(directory))

@@ -161,10 +161,10 @@ class SuitePlugin:
 
     def unseen_expected(self) -> list[str]:
         """Listed ids this session could have collected and did not: their
-        scenario ran under their revision and gave no such check (a stale or
-        misspelt check name). Vector ids never are: `unknown_ids` took only
-        cases of their revision, and every case of a revision collected is an
-        item or left out with its profile."""
+        scenario played to the end under their revision and gave no such
+        check (a stale or misspelt check name). Vector ids never are:
+        `unknown_ids` took only cases of their revision, and every case of a
+        revision collected is an item or left out with its profile."""
         plan = self.state.made_plan()
         if not self.state.expected or plan is None or plan.error is not None:
             return []
@@ -176,9 +176,14 @@ class SuitePlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """A listed check the run does not have is a usage error, as in
-        ``reqfold run`` (else a misspelt entry would hide nothing, silently)."""
-        if not hasattr(self.config, "workerinput") and self.unseen_expected():
+        """A listed check the run does not have makes a session that passed
+        end with a usage error (else a misspelt entry would hide nothing,
+        silently); a session that failed keeps its status."""
+        if (
+            not hasattr(self.config, "workerinput")
+            and session.exitstatus == pytest.ExitCode.OK
+            and self.unseen_expected()
+        ):
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -215,7 +220,7 @@ class SuitePlugin:
         if unseen:
             write(
                 "error: --reqfold-expected-failures names checks this run does"
-                f" not have: {', '.join(unseen)} (their scenario ran under their"
-                " revision and gave no such check)",
+                f" not have: {', '.join(unseen)} (their scenario played to the"
+                " end under their revision and gave no such check)",
                 red=True,
             )

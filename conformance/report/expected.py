@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 
 from conformance.codec.cases import VectorCase
 from conformance.codec.property_table import PROPERTIES
+from conformance.harness.results import BROKEN_RUN
 from conformance.harness.scenarios import Scenario
 from conformance.report.strict_json import strict_json_loads
 
@@ -99,8 +100,17 @@ def unseen_ids(
     `played` are the ``scenario@revision`` runs played, `ran_parts` the
     parts that ran, `revisions` the revisions judged: an entry outside
     them was simply not run this time; inside them, no such check exists.
+    A run the implementation broke (its ``.../run`` error is among `seen`)
+    did not play to the end and may lack any check, so none of its entries
+    is unseen.
     """
-    seen_ids, runs = set(seen), set(played)
+    seen_ids = set(seen)
+    broken = {
+        run
+        for run, _, check in (check_id.partition("/") for check_id in seen_ids)
+        if check == BROKEN_RUN and "@" in run
+    }
+    runs = set(played) - broken
     parts, judged = set(ran_parts), set(revisions)
     unseen = []
     for check_id in expected:
