@@ -5,14 +5,17 @@ is run as a real child process, exactly as an implementation in another
 language would be. The suite must name the broken rules, keep errors
 (broken adapters) apart from failures (wrong answers), and survive
 crashes, hangs and garbage. ``reqfold vectors`` itself runs in the
-test's process (its adapter is a child all the same), but where what is
-shown is a ``reqfold`` process's: its exit statuses and stderr.
+test's process (its adapter is a child all the same; stdout must encode as
+UTF-8, as a process's would), except where what is shown is a ``reqfold``
+process's: a conformant run (exit 0), a failing JSON report (exit 1) and
+bad arguments (exit 2) go through a child ``reqfold``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -128,6 +131,21 @@ def test_a_known_bad_implementation_fails_and_the_broken_rule_is_named(
     assert broken_rules <= failing_rules(report)
     assert report["counts"]["error"] == 0
     assert report["counts"]["pass"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.spec("HDR-4")
+def test_a_reqfold_process_writes_a_failing_json_report_whole_and_exits_1(
+    tmp_path: Path,
+) -> None:
+    impl = f"{sys.executable} {BAD / 'keeps_empty_fields.py'}"
+    code, out, err = run_cli(
+        *("--impl", impl, "--revision", "session-prefix", "--format", "json"),
+        env={**os.environ, "REQFOLD_BAD_STATE": str(tmp_path)},
+    )
+    assert code == 1, err
+    assert "Traceback" not in err
+    assert "HDR-4" in failing_rules(json.loads(out))
 
 
 @pytest.mark.slow

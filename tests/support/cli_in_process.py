@@ -9,12 +9,15 @@ provider still serves on 127.0.0.1. Tests of what only a process shows
 (exit statuses through ``python -m``, signals, a traceback on stderr) keep
 `commands.reqfold`.
 
-A run that hangs must fail its test, never block it, as a child's
-``subprocess.run(timeout=...)`` did. After `limit` seconds (SIGALRM) the
-run is stopped as SIGTERM would stop it (`conformance.interrupts`: its
-adapters killed at once, not asked to shut down), or, outside the part a
-signal can stop, by raising `TooLong`; either way the test fails saying
-so. Importable as ``cli_in_process`` (`pythonpath = ["tests/support"]`).
+Its stdout must encode as UTF-8, as a child's must (an `io.StringIO`
+takes any text, even a lone surrogate a process could not write): the
+test fails otherwise. A run that hangs must fail its test, never block
+it, as a child's ``subprocess.run(timeout=...)`` did. After `limit`
+seconds (SIGALRM) the run is stopped as SIGTERM would stop it
+(`conformance.interrupts`: its adapters killed at once, not asked to shut
+down), or, outside the part a signal can stop, by raising `TooLong`;
+either way the test fails saying so. Importable as ``cli_in_process``
+(`pythonpath = ["tests/support"]`).
 """
 
 from __future__ import annotations
@@ -114,4 +117,12 @@ def reqfold_here(
             f"reqfold {' '.join(args)} did not end within {limit} s:\n"
             f"{out.getvalue()}\n{err.getvalue()}"
         )
-    return status, out.getvalue(), err.getvalue()
+    text = out.getvalue()
+    try:  # a process's stdout is strict UTF-8; a StringIO takes anything
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        pytest.fail(
+            f"reqfold {' '.join(args)} wrote to stdout what a process could not"
+            f" write as UTF-8 ({error}):\n{text[:4000]!r}"
+        )
+    return status, text, err.getvalue()
