@@ -17,7 +17,8 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 
 NO_VERDICT = 3
 
@@ -51,14 +52,53 @@ def raise_if_stopped() -> None:
         raise Interrupted(_received[0])
 
 
+_deferring = 0
+"""How many `signals_deferred` blocks are open (nested blocks count each)."""
+_pending = False
+"""The first signal came inside such a block: it is raised when the block ends."""
+
+
 def _on_signal(signum: int, frame: object) -> None:
+    global _pending
     _received.append(signum)
     if len(_received) == 1:
+        if _deferring:
+            _pending = True
+            return
         raise Interrupted(signum)
+
+
+def signals_deferred_now() -> bool:
+    """Whether a `signals_deferred` block is open."""
+    return _deferring > 0
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block is done, then interrupt.
+
+    Python runs a signal's handler on the main thread between two
+    bytecodes, whichever thread the kernel gave the signal to, so masking
+    the signal on the main thread (``pthread_sigmask``) does not keep it
+    out of a block while other threads run: the handler itself waits.
+    """
+    global _deferring, _pending
+    if threading.current_thread() is not threading.main_thread():
+        yield  # the handler runs on the main thread: nothing to wait for here
+        return
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
+    if not _deferring and _pending:
+        _pending = False
+        raise Interrupted(_received[0])
 
 
 def run_guarded(prog: str, body: Callable[[], int]) -> int:
     """Run `body` with SIGINT and SIGTERM handled; returns the exit status."""
+    global _pending
     _received.clear()
     previous = {
         signum: signal.signal(signum, _on_signal)
@@ -86,6 +126,7 @@ def run_guarded(prog: str, body: Callable[[], int]) -> int:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         _received.clear()
+        _pending = False
 
 
 def say_stderr(text: str) -> None:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import signal
 import subprocess
 import threading
 import time
@@ -55,7 +54,7 @@ from conformance.errors import (
     AdapterTimeout,
     VersionMismatch,
 )
-from conformance.interrupts import stop_requested
+from conformance.interrupts import signals_deferred, stop_requested
 from reference.json_values import JsonObject
 
 PROTOCOL_VERSION = 1
@@ -476,16 +475,13 @@ class StdioConnection:
     def _release(self) -> None:
         """Kill the adapter's tree, reap it, close the pipes (once).
 
-        SIGINT and SIGTERM wait until this is done, so an interrupted run
-        never leaves half a tree behind.
+        SIGINT and SIGTERM wait until this is done (`signals_deferred`), so
+        an interrupted run never leaves half a tree behind.
         """
         if self._released:
             return
         self._released = True
-        blocked = signal.pthread_sigmask(
-            signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}
-        )
-        try:
+        with signals_deferred():
             # The adapter leads its own process group; POSIX keeps a group's
             # id from being reused while any member lives.
             process_tree.kill_tree(self._process.pid, self._mark, ())
@@ -506,8 +502,6 @@ class StdioConnection:
                 if self._exit_fd is not None:
                     with contextlib.suppress(OSError):
                         os.close(self._exit_fd)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def _close_stdin(self) -> None:
         stdin = self._process.stdin

@@ -250,3 +250,36 @@ def test_sigterm_to_reqfold_run_kills_a_hung_harness_adapter_without_waiting(
     assert "Traceback" not in out + err
     recorded = [int(line.split()[0]) for line in pids.read_text().splitlines()]
     assert wait_until(lambda: all(process_gone(pid) for pid in recorded), 5)
+
+
+@pytest.mark.slow
+def test_a_sigterm_in_the_middle_of_killing_an_adapter_waits_until_it_is_gone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The signal comes while the tree is being killed (here: sent by the
+    kill itself, from a thread that is not the main one, as the kernel may
+    pick any thread): the adapter is killed and reaped, then the run is
+    interrupted."""
+    from conformance.adapters import process_tree
+    from conformance.interrupts import run_guarded
+
+    connection = StdioConnection([sys.executable, "-m", "reference.adapter"])
+    connection.initialize()
+    pid = connection._process.pid
+    real_kill_tree = process_tree.kill_tree
+
+    def signalled_mid_kill(*args: object, **kwargs: object) -> None:
+        sender = threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGTERM))
+        sender.start()
+        sender.join()
+        real_kill_tree(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(process_tree, "kill_tree", signalled_mid_kill)
+
+    def body() -> int:
+        connection.kill()
+        return 0
+
+    assert run_guarded("test", body) == 128 + signal.SIGTERM
+    assert connection._process.returncode is not None  # reaped, not orphaned
+    assert process_gone(pid)
