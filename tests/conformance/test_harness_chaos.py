@@ -304,7 +304,7 @@ def test_an_adapter_that_cannot_be_restarted_costs_the_later_scenarios_with_why(
     run = chaos(
         "crashes_in_second_turn",
         "--stay-down",
-        scenarios=("plain-turns", "tool-call-turn"),
+        scenarios=("plain-turns", "tool-call-turn", "tool-removed-between-turns"),
         once=True,
     )
     assert_no_verdict(run, "AdapterCrashed", "exit status 7")
@@ -316,7 +316,15 @@ def test_an_adapter_that_cannot_be_restarted_costs_the_later_scenarios_with_why(
         "stderr ended with:\nchaos: crashed before: refusing to start again (exit 4)",
         check_id="tool-call-turn@session-prefix/run",
     )
-    assert_nothing_left(run, adapters=1 + 3)  # the run, three failed restarts
+    # the run's adapter and three failed restarts; none more for the third
+    # scenario: the failures in a row carry over
+    assert sum(role == "adapter" for _, role in run.pids) == 1 + 3, run.pids
+    assert_no_verdict(
+        run,
+        "the adapter could not be restarted (3 attempts)",
+        check_id="tool-removed-between-turns@session-prefix/run",
+    )
+    assert_nothing_left(run, adapters=1 + 3)
 
 
 @pytest.mark.slow
@@ -562,3 +570,28 @@ def test_a_harness_that_leaks_a_sentinel_and_then_hangs_still_fails(
     assert "AdapterTimeout" in run.error(f"{scenario}/run")
     assert f"FAIL   scenarios  {scenario}/absent/SENTINEL-DEGRADED-7f3a" in run.out
     assert_nothing_left(run)
+
+
+@pytest.mark.slow
+def test_a_run_that_stops_before_its_scenarios_leaves_no_adapter_behind(
+    tmp_path: Path,
+) -> None:
+    """The adapter started to read ``initialize`` would have played the first
+    scenario; the run ends before it (a revision the harness does not
+    declare), and that adapter ends with it."""
+    pid_file = tmp_path / "pids"
+    impl = shlex.join([sys.executable, str(CHAOS / "declares_session_prefix_only.py")])
+    code, out, err = reqfold_here(
+        *("run", "--impl", impl, "--only", "scenarios", "--revision", "header-events"),
+        env={"REQFOLD_CHAOS_PIDS": str(pid_file)},
+    )
+    assert code == 2, out + err
+    assert "header-events" in err
+    pids = [int(line.split()[0]) for line in pid_file.read_text().splitlines()]
+    try:
+        assert len(pids) == 1, pids
+        assert wait_until(lambda: all(process_gone(pid) for pid in pids), 5), pids
+    finally:  # a failure here must not leave the adapter to the next test
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

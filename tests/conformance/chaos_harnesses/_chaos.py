@@ -8,7 +8,8 @@ does not break behaves like ``python -m reference.harness_adapter``. Run as
 Two environment variables let a test watch them:
 
 * ``REQFOLD_CHAOS_PIDS`` names a file to which every adapter process (the
-  suite starts several: a probe, then one per restart) and every helper
+  one that answered ``initialize`` plays the first scenario; then one per
+  restart) and every helper
   process one starts appends a line ``PID ROLE`` (``adapter``, ``helper``,
   or ``escaped`` for a helper that left the adapter's process group), so
   the test can prove that none survives the run;
