@@ -26,6 +26,7 @@ from conformance.codec.cases import (
     VectorError,
 )
 from conformance.codec.values import encode_json, load_json
+from conformance.loaded_files import LoadedFiles
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
@@ -201,7 +202,7 @@ def _check_rejection(
             raise fail("expect.error.seq must be the seq of one of the params' events")
 
 
-_LOADED: dict[Path, tuple[tuple[tuple[Path, bytes], ...], tuple[VectorCase, ...]]] = {}
+_LOADED: LoadedFiles[VectorCase] = LoadedFiles()
 """The cases last loaded from each root, with the files' bytes they came from."""
 
 
@@ -221,15 +222,10 @@ def load_cases(root: Path = VECTORS_DIR) -> list[VectorCase]:
     """
     try:
         files = tuple((path, path.read_bytes()) for path in vector_files(root))
-    except OSError:  # the loading says what cannot be read, and how
+        key = root.resolve()
+    except (OSError, RuntimeError):  # the loading says what is wrong, and how
         return _load_cases(root)
-    key = root.resolve()
-    known = _LOADED.get(key)
-    if known is not None and known[0] == files:
-        return list(known[1])
-    cases = _load_cases(root)
-    _LOADED[key] = (files, tuple(cases))
-    return cases
+    return _LOADED.get(key, files, lambda: _load_cases(root))
 
 
 def _load_cases(root: Path) -> list[VectorCase]:

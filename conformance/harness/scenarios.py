@@ -27,6 +27,7 @@ from typing import Any, Final
 from jsonschema import Draft202012Validator
 
 from conformance.adapters.messages import registry
+from conformance.loaded_files import LoadedFiles
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
@@ -118,7 +119,7 @@ def scenario_files(directory: Path = SCENARIOS_DIR) -> list[Path]:
     )
 
 
-_LOADED: dict[Path, tuple[tuple[tuple[Path, bytes], ...], tuple[Scenario, ...]]] = {}
+_LOADED: LoadedFiles[Scenario] = LoadedFiles()
 """The scenarios last loaded from each directory, with the files' bytes."""
 
 
@@ -139,12 +140,7 @@ def load_scenarios(directory: Path = SCENARIOS_DIR) -> list[Scenario]:
         key = directory.resolve()
     except (OSError, RuntimeError):  # the loading says what is wrong, and how
         return _load_scenarios(directory)
-    known = _LOADED.get(key)
-    if known is not None and known[0] == files:
-        return list(known[1])
-    scenarios = _load_scenarios(directory)
-    _LOADED[key] = (files, tuple(scenarios))
-    return scenarios
+    return _LOADED.get(key, files, lambda: _load_scenarios(directory))
 
 
 def _seed_key(path: Path) -> bytes:
