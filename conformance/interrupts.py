@@ -75,7 +75,8 @@ def signals_deferred_now() -> bool:
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
-    """SIGINT and SIGTERM wait until the block is done, then interrupt.
+    """SIGINT and SIGTERM wait until the block is done, then interrupt (while
+    `run_guarded`'s handler is installed; other handlers are not deferred).
 
     Python runs a signal's handler on the main thread between two
     bytecodes, whichever thread the kernel gave the signal to, so masking
@@ -91,9 +92,11 @@ def signals_deferred() -> Iterator[None]:
         yield
     finally:
         _deferring -= 1
-    if not _deferring and _pending:
-        _pending = False
-        raise Interrupted(_received[0])
+        if not _deferring and _pending:
+            _pending = False
+            # also when the block raised: the stop must not be lost (the
+            # block's own exception stays attached as the context)
+            raise Interrupted(_received[0])
 
 
 def run_guarded(prog: str, body: Callable[[], int]) -> int:

@@ -475,13 +475,15 @@ class StdioConnection:
     def _release(self) -> None:
         """Kill the adapter's tree, reap it, close the pipes (once).
 
-        SIGINT and SIGTERM wait until this is done (`signals_deferred`), so
-        an interrupted run never leaves half a tree behind.
+        Under `conformance.interrupts.run_guarded` (every ``reqfold``
+        command), SIGINT and SIGTERM wait until this is done
+        (`signals_deferred`), so an interrupted run never leaves half a tree
+        behind; elsewhere (the pytest plugin) a Ctrl-C may still land here.
         """
         if self._released:
             return
-        self._released = True
         with signals_deferred():
+            self._released = True  # inside: a signal before it leaves it False
             # The adapter leads its own process group; POSIX keeps a group's
             # id from being reused while any member lives.
             process_tree.kill_tree(self._process.pid, self._mark, ())

@@ -10,6 +10,7 @@ others call it in the test's process (`cli_in_process`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -280,6 +281,10 @@ def test_a_sigterm_in_the_middle_of_killing_an_adapter_waits_until_it_is_gone(
         connection.kill()
         return 0
 
-    assert run_guarded("test", body) == 128 + signal.SIGTERM
-    assert connection._process.returncode is not None  # reaped, not orphaned
-    assert process_gone(pid)
+    try:
+        assert run_guarded("test", body) == 128 + signal.SIGTERM
+        assert connection._process.returncode is not None  # reaped, not orphaned
+        assert process_gone(pid)
+    finally:  # a failure here must not leave the adapter to the next test
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
