@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import commands
 import pytest
 from cli_in_process import reqfold_here
 
@@ -37,14 +38,8 @@ CACHE_CHECK = "plain-turns@session-prefix/cache/request-2"
 
 def reqfold_child(*args: str) -> subprocess.CompletedProcess[str]:
     """``reqfold ARGS`` as a child process, as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "conformance.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-        cwd=ROOT,
-    )
+    status, out, err = commands.reqfold(*args, timeout=180, cwd=ROOT)
+    return subprocess.CompletedProcess(["reqfold", *args], status, out, err)
 
 
 def reqfold(*args: str) -> subprocess.CompletedProcess[str]:

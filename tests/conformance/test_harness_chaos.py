@@ -25,7 +25,6 @@ import contextlib
 import os
 import shlex
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import commands
 import pytest
 from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
@@ -134,7 +134,9 @@ def chaos(tmp_path: Path) -> Iterator[Callable[..., Run]]:
             args += ["--scenario", scenario]
         started = time.monotonic()
         if child:
-            code, out, err = in_a_child(args, {**os.environ, **env})
+            code, out, err = commands.reqfold(
+                *args, timeout=RUN_LIMIT, env={**os.environ, **env}
+            )
         else:
             code, out, err = reqfold_here(*args, env=env, limit=RUN_LIMIT)
         return Run(
@@ -149,22 +151,6 @@ def chaos(tmp_path: Path) -> Iterator[Callable[..., Run]]:
         yield run
     finally:
         kill_all(recorded(pid_file))
-
-
-def in_a_child(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    """``reqfold ARGS`` as a child process: exit status, stdout, stderr."""
-    try:
-        process = subprocess.run(
-            [sys.executable, "-m", "conformance.cli", *args],
-            capture_output=True,
-            text=True,
-            timeout=RUN_LIMIT,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as hung:
-        pytest.fail(f"reqfold run did not end within {RUN_LIMIT}s: {hung.stdout}")
-    return process.returncode, process.stdout, process.stderr
 
 
 def assert_no_verdict(run: Run, *context: str, check_id: str = PLAIN) -> None:

@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+import commands
 import pytest
 from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
@@ -46,14 +47,8 @@ def probe(
     keys = ["--api-key-env", "OPENAI_API_KEY"] if key else []
     argv = ["probe", "--base-url-env", "OPENAI_BASE_URL", *keys, *args]
     if child:
-        return subprocess.run(
-            [sys.executable, "-m", "conformance.cli", *argv],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env=env(**extra),
-        )
+        status, out, err = commands.reqfold(*argv, timeout=120, env=env(**extra))
+        return subprocess.CompletedProcess(argv, status, out, err)
     path = env()["PYTHONPATH"]
     status, out, err = reqfold_here(*argv, env={"PYTHONPATH": path, **extra})
     return subprocess.CompletedProcess(argv, status, out, err)

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
 
 def reqfold(
     *args: str,
@@ -21,14 +23,20 @@ def reqfold(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> tuple[int, str, str]:
-    """``reqfold ARGS``: its exit status, stdout and stderr (text)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-        env=env,
-        check=False,
-    )
+    """``reqfold ARGS``: its exit status, stdout and stderr (text); a run
+    longer than `timeout` seconds is killed and fails the test."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "conformance.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=cwd,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as hung:
+        pytest.fail(
+            f"reqfold {' '.join(args)} did not end within {timeout}s: {hung.stdout!r}"
+        )
     return done.returncode, done.stdout, done.stderr
