@@ -10,7 +10,7 @@ every file holds those bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -27,12 +27,26 @@ class LoadedFiles(Generic[Item]):
         self._loaded: dict[Path, tuple[FileBytes, tuple[Item, ...]]] = {}
 
     def get(
-        self, folder: Path, files: FileBytes, load: Callable[[], Sequence[Item]]
+        self,
+        folder: Path,
+        files: Callable[[], FileBytes],
+        load: Callable[[], Sequence[Item]],
     ) -> list[Item]:
-        """The items `load` gave when `folder` last held `files`, else `load()`'s."""
-        known = self._loaded.get(folder)
-        if known is not None and known[0] == files:
+        """The items `load` gave when `folder` last held `files()`, else
+        `load()`'s; `load()`'s alone, uncached, when `folder` or a file
+        cannot be read or resolved (a symlink loop): `load` says how."""
+        try:
+            key, held = folder.resolve(), files()
+        except (OSError, RuntimeError):
+            return list(load())
+        known = self._loaded.get(key)
+        if known is not None and known[0] == held:
             return list(known[1])
         items = list(load())
-        self._loaded[folder] = (files, tuple(items))
+        self._loaded[key] = (held, tuple(items))
         return items
+
+
+def file_bytes(paths: Iterable[Path]) -> FileBytes:
+    """Each of `paths` with its bytes."""
+    return tuple((path, path.read_bytes()) for path in paths)

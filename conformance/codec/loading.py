@@ -26,7 +26,7 @@ from conformance.codec.cases import (
     VectorError,
 )
 from conformance.codec.values import encode_json, load_json
-from conformance.loaded_files import LoadedFiles
+from conformance.loaded_files import LoadedFiles, file_bytes
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
@@ -220,12 +220,9 @@ def load_cases(root: Path = VECTORS_DIR) -> list[VectorCase]:
     hundredth of that). The cases are shared between callers: read them,
     never change them (`VectorCase.request_params` gives a copy to send).
     """
-    try:
-        files = tuple((path, path.read_bytes()) for path in vector_files(root))
-        key = root.resolve()
-    except (OSError, RuntimeError):  # the loading says what is wrong, and how
-        return _load_cases(root)
-    return _LOADED.get(key, files, lambda: _load_cases(root))
+    return _LOADED.get(
+        root, lambda: file_bytes(vector_files(root)), lambda: _load_cases(root)
+    )
 
 
 def _load_cases(root: Path) -> list[VectorCase]:

@@ -27,7 +27,7 @@ from typing import Any, Final
 from jsonschema import Draft202012Validator
 
 from conformance.adapters.messages import registry
-from conformance.loaded_files import LoadedFiles
+from conformance.loaded_files import FileBytes, LoadedFiles, file_bytes
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
@@ -132,15 +132,15 @@ def load_scenarios(directory: Path = SCENARIOS_DIR) -> list[Scenario]:
     more than once: the pytest plugin's options, its plan, a run's report).
     They are shared between callers: read them, never change them.
     """
-    try:
-        files = tuple((path, path.read_bytes()) for path in scenario_files(directory))
-        files += tuple(  # the seeds they name: still files, at the same place
-            (path, _seed_key(path)) for path in sorted((directory / "seeds").glob("*"))
+
+    def files() -> FileBytes:
+        return file_bytes(scenario_files(directory)) + tuple(
+            # the seeds they name: still files, at the same place
+            (path, _seed_key(path))
+            for path in sorted((directory / "seeds").glob("*"))
         )
-        key = directory.resolve()
-    except (OSError, RuntimeError):  # the loading says what is wrong, and how
-        return _load_scenarios(directory)
-    return _LOADED.get(key, files, lambda: _load_scenarios(directory))
+
+    return _LOADED.get(directory, files, lambda: _load_scenarios(directory))
 
 
 def _seed_key(path: Path) -> bytes:
