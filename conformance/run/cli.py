@@ -322,6 +322,11 @@ def _run(
         probe.close()  # at once, unless the scenarios were handed it first
 
 
+def _needs(part: str) -> str:
+    """The capability a part needs the implementation to declare."""
+    return "harness" if part == "scenarios" else "codec"
+
+
 def _run_parts(
     args: argparse.Namespace,
     revisions: list[Revision] | None,
@@ -344,10 +349,7 @@ def _run_parts(
     capabilities = identity.get("capabilities", [])
     wanted = set(args.only or PARTS)
     runnable = [
-        part
-        for part in PARTS
-        if part in wanted
-        and ("harness" if part == "scenarios" else "codec") in capabilities
+        part for part in PARTS if part in wanted and _needs(part) in capabilities
     ]
     hand_over = runnable[:1] == ["scenarios"]
     if not hand_over:
@@ -366,7 +368,7 @@ def _run_parts(
     show = _shower(args.show, outcome.expected)
     recorder: SnapshotRecorder | None = None
     for part in PARTS:
-        needs = "harness" if part == "scenarios" else "codec"
+        needs = _needs(part)
         if part not in wanted:
             continue
         if needs not in capabilities:
