@@ -78,30 +78,41 @@ class Turns(NamedTuple):
     """The open step's tool calls without a result, in log order."""
 
 
+_new = tuple.__new__
+"""Builds a `Turns` or `Step` from a tuple of all its fields, without the
+named tuple's ``__new__`` (a Python call, twice the cost): the four
+transitions below run on every turn and step event a checker reads."""
+
+
 def start_turn(turns: Turns, number: Any) -> Turns:
     """A ``turn/start`` naming turn `number` (as logged) was logged."""
-    last = turns.last_turn
-    if is_integer(number):  # JSON-5: 1.0 is turn 1; a boolean is no number
-        last = max(last, int(number))
-    return Turns(
-        last, as_int(number), turns.open_step, turns.latest_step, turns.unanswered
+    last, _, open_step, latest_step, unanswered = turns
+    if type(number) is not int:  # JSON-5: 1.0 is turn 1; a boolean is no number
+        if not is_integer(number):
+            return _new(Turns, (last, number, open_step, latest_step, unanswered))
+        number = int(number)
+    return _new(
+        Turns,
+        (number if number > last else last, number, open_step, latest_step, unanswered),
     )
 
 
 def end_turn(turns: Turns) -> Turns:
     """A ``turn/end`` was logged: no turn or step is open."""
-    return Turns(turns.last_turn)
+    return _new(Turns, (turns.last_turn, None, None, None, ()))
 
 
 def start_step(turns: Turns, turn: Any, step: Any, boundary: int) -> Turns:
     """A ``step/start`` naming `turn` and `step` (as logged) at seq `boundary`."""
-    opened = Step(turn=turn, step=step, boundary=boundary)
-    return Turns(turns.last_turn, turns.open_turn, opened, opened, turns.unanswered)
+    opened = _new(Step, (turn, step, boundary))
+    return _new(
+        Turns, (turns.last_turn, turns.open_turn, opened, opened, turns.unanswered)
+    )
 
 
 def end_step(turns: Turns) -> Turns:
     """A ``step/end`` was logged: no step is open, no call waits for a result."""
-    return Turns(turns.last_turn, turns.open_turn, None, turns.latest_step)
+    return _new(Turns, (turns.last_turn, turns.open_turn, None, turns.latest_step, ()))
 
 
 def track(turns: Turns, event: JsonObject) -> Turns:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +57,6 @@ KNOWN_TYPES = frozenset(
 PLAIN_TYPES = KNOWN_TYPES - SURFACE_TYPES
 """Known types that carry neither ``surfaceOp`` nor ``sourceEventSeqs``."""
 
-_NONE: list[Finding] = []
-"""No findings (shared, never appended to)."""
-
 
 @dataclass(slots=True)
 class UnknownTypes:
@@ -94,7 +92,7 @@ class EnvelopeRules:
 
     def check(
         self, event: Envelope, number: int, prechecked: bool, seq_known: bool
-    ) -> tuple[int, Any, list[Finding]]:
+    ) -> tuple[int, Any, Sequence[Finding]]:
         """The event's seq, its data as an object (None if it is none: a lazy
         body stays `msgspec.Raw`) and its envelope's findings.
 
@@ -102,37 +100,42 @@ class EnvelopeRules:
         which reported what it could name, and built any JSON value);
         `seq_known`: its seq is an integer.
         """
-        kind = event.type
         data: Any = event.data
         seq = event.seq
         if (
             seq == self.next_seq
             and not prechecked  # so: seq known, type a string, time >= 0
-            and (type(data) is dict or data_object(data) is not None)
+            and (
+                type(data) is dict
+                or (type(data) is Raw and data and _FIRST_BYTE(data) == _BRACE)
+            )  # `data_object`, inline
         ):
             # The common case, where what follows finds nothing: the next seq,
             # a known type, surface members only on a surface type, and there
             # no sources or a run of earlier seqs (as `_sources` would pass).
+            kind = event.type
             sources: Any = event.sourceEventSeqs
             if (
-                kind in PLAIN_TYPES and sources is UNSET and event.surfaceOp is UNSET
-            ) or (
-                kind in SURFACE_TYPES
-                and (
-                    sources is UNSET
-                    or (
-                        sources
-                        and sources[0] >= 0
-                        and sources[-1] < seq
-                        and sources
-                        == list(range(sources[0], sources[0] + len(sources)))
+                (
+                    (kind in PLAIN_TYPES and event.surfaceOp is UNSET)
+                    or kind in SURFACE_TYPES
+                )
+                if sources is UNSET
+                else (
+                    kind in SURFACE_TYPES
+                    and sources
+                    and sources[0] >= 0
+                    and sources[-1] < seq
+                    and (
+                        len(sources) == 1  # a tool result's: its call
+                        or sources == list(range(sources[0], sources[0] + len(sources)))
                     )
                 )
             ):
                 self.next_seq = seq + 1
                 self.slack = 0
                 self.events += 1
-                return seq, data, _NONE
+                return seq, data, ()
         return self.check_fully(event, number, prechecked, seq_known)
 
     def check_fully(

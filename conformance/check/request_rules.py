@@ -16,6 +16,7 @@ the log was seeded from, so they take no capture.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -57,7 +58,7 @@ class RequestRules:
 
     def step_start(
         self, event: Envelope, data: Any, number: int, seq: int
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
         """Note the derived history at the step's start (``--requests``)."""
         step = self.turns.step
         if step is not None and self.reconstruction is not None:
@@ -65,32 +66,35 @@ class RequestRules:
                 step.history_unknown = True
             else:
                 step.boundary = self.surface.messages()
-        return []
+        return ()
 
     def response(
         self, event: Envelope, data: Any, number: int, seq: int
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
         """A response event: the step's first one resolves its request."""
+        step = self.turns.step
+        if step is None or step.responded:  # most are not a step's first: tell
+            return ()  # them apart without another call
         return self.first_response(number, seq)
 
-    def first_response(self, number: int, seq: int) -> list[Finding]:
+    def first_response(self, number: int, seq: int) -> Sequence[Finding]:
         """`response`, for the response event at `number`/`seq` (also for an
         ``assistant/chunk`` the reader passed over, told after it)."""
         step = self.turns.step
         if step is None or step.responded:
-            return []
+            return ()
         step.responded = True
         return self._dispatch(step, number, certain=True, seq=seq)
 
-    def closed(self, step: OpenStep, number: int) -> list[Finding]:
+    def closed(self, step: OpenStep, number: int) -> Sequence[Finding]:
         """A step closed: if nothing resolved its request yet, resolve it now."""
         if step.resolved:
-            return []
+            return ()
         return self._dispatch(step, number, certain=False)
 
     def _dispatch(
         self, step: OpenStep, number: int, *, certain: bool, seq: int | None = None
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
         step.resolved = True
         reconstruction = self.reconstruction
         if reconstruction is not None:
@@ -106,20 +110,19 @@ class RequestRules:
                 message=f"{warning.message} The provider cached {cost} of this"
                 f" request (request {capture.index}, capture line {capture.line}).",
             )
-        out.append(warning)
-        return out
+        return [*out, warning]
 
     def _send(
         self, step: OpenStep, number: int, *, certain: bool, seq: int | None = None
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
         if step.seq < self.seed_length:
             # A seeded step: its request was sent for the session the log
             # was seeded from, not captured for this one (CHECK-1).
-            return []
-        out: list[Finding] = []
+            return ()
         fold = self.opening.fold
         header = None if fold.unknown else fold.state
         if header is None or step.history_unknown:
+            out: list[Finding] = []
             if header is None and certain and not fold.unknown:
                 out.append(
                     finding(
@@ -142,13 +145,11 @@ class RequestRules:
             return out
         if certain:
             self.dispatched += 1
-        if self.reconstruction is not None:
-            out.extend(
-                self.reconstruction.dispatch(
-                    _point(step), header, step.boundary or [], certain=certain
-                )
-            )
-        return out
+        if self.reconstruction is None:
+            return ()
+        return self.reconstruction.dispatch(
+            _point(step), header, step.boundary or [], certain=certain
+        )
 
     def finish(self, number: int) -> list[Finding]:
         """The captured requests no step accounted for (CHECK-1)."""

@@ -14,7 +14,7 @@ opening has a cause (CACHE-2).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from msgspec import UNSET, Raw
@@ -42,20 +42,31 @@ class SurfaceRules:
 
     def __init__(self, *, derive: bool) -> None:
         self.surface = Surface(derive=derive)
+        self.derive = derive
         self.explained: Callable[[], None] = _nothing
         """Called when the log shows why the opening may change next."""
 
     def compaction(
         self, event: Envelope, data: Any, number: int, seq: int
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
         """A compaction event: the opening may change next, for a reason."""
         self.explained()
-        return []
+        return ()
 
     def surface_event(
         self, event: Envelope, data: Any, number: int, seq: int
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
         """Apply one surface event's surfaceOp to the surface."""
+        op: Any = event.surfaceOp  # decoded: `canonical.proven`, `lines`
+        if op == "append" and not self.derive:  # most surface events: no
+            self.surface.append(seq, None)  # message to derive, nothing to find
+            return ()
+        return self._surface_event(event, data, number, seq)
+
+    def _surface_event(
+        self, event: Envelope, data: Any, number: int, seq: int
+    ) -> list[Finding]:
+        """`surface_event`, rule by rule."""
         kind = event.type
         op: Any = event.surfaceOp
         if op is UNSET:

@@ -17,11 +17,16 @@ the request it sent); nothing per event. A step that closes, by its
 ``step/end`` or because something it cannot outlive came first, is handed
 to `closing` (the request rules decide there what it sent), whose findings
 join the line's.
+
+Each handler first tries the case of a conforming log (the next number, in
+the open turn or step, as an `int`), where no rule finds anything, and
+returns an empty tuple (Python's one, not a new list); any other event
+takes the rule-by-rule path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,8 +59,8 @@ class OpenStep:
     """A CACHE-2 warning held until the step's captured request is known."""
 
 
-def _no_findings(step: OpenStep, line: int) -> list[Finding]:
-    return []
+def _no_findings(step: OpenStep, line: int) -> Sequence[Finding]:
+    return ()
 
 
 class TurnRules:
@@ -71,7 +76,7 @@ class TurnRules:
         self.step: OpenStep | None = None
         """What the rule machines note of the open step (`state.open_step`)."""
         self.steps_started = 0
-        self.closing: Callable[[OpenStep, int], list[Finding]] = _no_findings
+        self.closing: Callable[[OpenStep, int], Sequence[Finding]] = _no_findings
         """Called with each step as it closes; its findings are the line's."""
 
     @property
@@ -82,13 +87,13 @@ class TurnRules:
 
     def outside(
         self, event: Envelope, data: Any, number: int, seq: int
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
         """TURN-4: any event but a turn marker is written inside an open turn."""
         kind = event.type
         if self.state.open_turn is None and kind not in TURN_MARKERS and kind:
             message = f"{kind} is written outside any open turn"
             return [finding("TURN-4", number, seq, message)]
-        return []
+        return ()
 
     def _close_step(self, number: int, out: list[Finding]) -> None:
         step, self.step = self.step, None
@@ -98,7 +103,18 @@ class TurnRules:
 
     def turn_start(
         self, event: Envelope, data: Any, number: int, seq: int
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
+        state = self.state
+        if self.step is None and state.open_turn is None and type(data) is dict:
+            turn = data.get("turn")
+            if type(turn) is int and turn == self.last_turn + 1:  # the next turn
+                self.state = start_turn(state, turn)
+                self.last_turn = turn
+                self.last_step = 0
+                return ()
+        return self._turn_start(data, number, seq)
+
+    def _turn_start(self, data: Any, number: int, seq: int) -> list[Finding]:
         out: list[Finding] = []
         self._close_step(number, out)
         open_turn = self.state.open_turn
@@ -133,7 +149,21 @@ class TurnRules:
 
     def turn_end(
         self, event: Envelope, data: Any, number: int, seq: int
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
+        state = self.state
+        open_turn = state.open_turn
+        if (
+            self.step is None
+            and open_turn is not None
+            and type(data) is dict
+            and data.get("turn") == open_turn
+            and "reason" in data
+        ):  # the open turn ends, no step open
+            self.state = end_turn(state)
+            return ()
+        return self._turn_end(data, number, seq)
+
+    def _turn_end(self, data: Any, number: int, seq: int) -> list[Finding]:
         out: list[Finding] = []
         open_turn = self.state.open_turn
         if self.step is not None:
@@ -167,7 +197,24 @@ class TurnRules:
 
     def step_start(
         self, event: Envelope, data: Any, number: int, seq: int
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
+        state = self.state
+        open_turn = state.open_turn
+        if self.step is None and open_turn is not None and type(data) is dict:
+            step = data.get("step")
+            if (
+                type(step) is int
+                and step == self.last_step + 1
+                and data.get("turn") == open_turn
+            ):  # the open turn's next step
+                self.last_step = step
+                self.state = start_step(state, open_turn, step, seq)
+                self.step = OpenStep(open_turn, step, number, seq, self.steps_started)
+                self.steps_started += 1
+                return ()
+        return self._step_start(data, number, seq)
+
+    def _step_start(self, data: Any, number: int, seq: int) -> list[Finding]:
         out: list[Finding] = []
         open_turn = self.state.open_turn
         if self.step is not None:
@@ -223,8 +270,22 @@ class TurnRules:
 
     def step_end(
         self, event: Envelope, data: Any, number: int, seq: int
-    ) -> list[Finding]:
+    ) -> Sequence[Finding]:
         step = self.step
+        if (
+            step is not None
+            and type(data) is dict
+            and data.get("turn") == step.turn
+            and data.get("step") == step.step
+        ):  # the open step ends
+            self.step = None
+            self.state = end_step(self.state)
+            return self.closing(step, number)
+        return self._step_end(step, data, number, seq)
+
+    def _step_end(
+        self, step: OpenStep | None, data: Any, number: int, seq: int
+    ) -> list[Finding]:
         if step is None:
             return [finding("TURN-2", number, seq, "step/end without an open step")]
         out: list[Finding] = []

@@ -70,7 +70,29 @@ def test_the_envelope_shortcut_returns_and_leaves_what_the_full_rules_do(
     want = full.check_fully(event, 7, prechecked, True)
     assert got[0] == want[0]
     assert got[1] is want[1]
-    assert got[2] == want[2]
+    assert list(got[2]) == want[2]
+    assert state(shortcut) == state(full)
+
+
+@pytest.mark.spec("LOG-5")
+@settings(max_examples=500)
+@given(
+    st.sampled_from(["user/message", "assistant/message", "tool/result"]),
+    st.integers(0, 6),
+    st.lists(st.integers(-2, 7), max_size=5),
+)
+def test_the_envelope_shortcut_lets_through_only_sources_the_full_rules_accept(
+    kind: str, seq: int, sources: list[int]
+) -> None:
+    """On the shortcut's own ground (a surface event with the next seq and an
+    object for data), whatever the sources: negative, repeated, out of order,
+    this event's seq or later."""
+    event = Envelope(kind, seq, 0, msgspec.Raw(b"{}"), sources, "append")
+    shortcut, full = EnvelopeRules(), EnvelopeRules()
+    shortcut.next_seq = full.next_seq = seq
+    got = shortcut.check(event, 7, False, True)
+    want = full.check_fully(event, 7, False, True)
+    assert list(got[2]) == want[2]
     assert state(shortcut) == state(full)
 
 

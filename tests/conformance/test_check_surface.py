@@ -9,11 +9,16 @@ answer exactly what a list of seqs does.
 from __future__ import annotations
 
 import tracemalloc
+from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
+from msgspec import UNSET
 
+from conformance.check.lines import Envelope
 from conformance.check.surface import ReplaceRefused, Surface
+from conformance.check.surface_rules import SurfaceRules
 
 HUGE = 1 << 64
 SEQS = st.integers(0, 40) | st.sampled_from([-1, HUGE, -HUGE])
@@ -86,6 +91,52 @@ def test_the_surface_holds_and_answers_what_a_list_of_seqs_does(
         assert len(surface) == len(model.order)
         if derive:
             assert surface.messages() == [{"seq": seq} for seq in model.order]
+
+
+SURFACE_OPS = st.sampled_from(
+    [
+        "append",
+        "append",
+        msgspec.Raw(b'"append"'),
+        UNSET,
+        "Append",
+        {"op": "replace", "start": 1, "end": 3},
+        {"op": "replace", "start": 2, "end": 2},
+        {"op": "replace", "start": 4, "end": 1},
+        {"op": "replace", "start": 1},
+        None,
+    ]
+)
+SURFACE_EVENTS = st.lists(
+    st.tuples(
+        st.sampled_from(["user/message", "assistant/message", "tool/result"]),
+        st.integers(0, 8),
+        SURFACE_OPS,
+        st.sampled_from([UNSET, [1, 2, 3], [2], [], [1.0, 2, "x"]]),
+        st.sampled_from([{}, {"content": []}, {"content": "text"}, None]),
+    ),
+    max_size=20,
+)
+
+
+@pytest.mark.spec("LOG-4", "SURF-1", "SURF-2", "SURF-4", "DERIVE-2")
+@settings(max_examples=300)
+@given(SURFACE_EVENTS, st.booleans())
+def test_the_surface_rules_shortcut_finds_and_leaves_what_the_full_rules_do(
+    events: list[tuple[Any, ...]], derive: bool
+) -> None:
+    """`surface_event` passes an ``"append"`` on without a message to derive;
+    rule by rule (`_surface_event`) finds the same and leaves the same surface."""
+    shortcut, full = SurfaceRules(derive=derive), SurfaceRules(derive=derive)
+    for number, (kind, seq, op, sources, data) in enumerate(events, start=2):
+        event = Envelope(kind, seq, 0, data, sources, op)  # type: ignore[arg-type]
+        got = shortcut.surface_event(event, data, number, seq)
+        want = full._surface_event(event, data, number, seq)
+        assert list(got) == want
+        assert shortcut.surface.seqs == full.surface.seqs
+        assert shortcut.surface.history_unknown == full.surface.history_unknown
+        if derive:
+            assert shortcut.surface.messages() == full.surface.messages()
 
 
 @pytest.mark.spec("SURF-3")

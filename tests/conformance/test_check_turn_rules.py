@@ -1,0 +1,122 @@
+"""The turn rules' shortcut for a conforming log agrees with their rules in full.
+
+Each handler of `TurnRules` first tries the case of a conforming log (the
+next number, in the open turn or step) and otherwise takes its
+rule-by-rule path (``_turn_start`` ...). The model is a `TurnRules` whose
+handlers always take that path: on any sequence of turn and step events,
+both must find the same, close the same steps and leave the same state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conformance.check.findings import Finding
+from conformance.check.lines import Envelope
+from conformance.check.turn_rules import OpenStep, TurnRules
+
+KINDS = ("turn/start", "turn/end", "step/start", "step/end")
+
+
+class InFull(TurnRules):
+    """`TurnRules` without the shortcut: every event takes the rules in full."""
+
+    def turn_start(self, event: Envelope, data: Any, number: int, seq: int) -> Any:
+        return self._turn_start(data, number, seq)
+
+    def turn_end(self, event: Envelope, data: Any, number: int, seq: int) -> Any:
+        return self._turn_end(data, number, seq)
+
+    def step_start(self, event: Envelope, data: Any, number: int, seq: int) -> Any:
+        return self._step_start(data, number, seq)
+
+    def step_end(self, event: Envelope, data: Any, number: int, seq: int) -> Any:
+        return self._step_end(self.step, data, number, seq)
+
+
+def watched(rules: TurnRules) -> list[tuple[Any, ...]]:
+    """Record each step `rules` closes, and where."""
+    closed: list[tuple[Any, ...]] = []
+
+    def closing(step: OpenStep, number: int) -> list[Finding]:
+        closed.append((step.turn, step.step, step.line, step.seq, step.ordinal, number))
+        return []
+
+    rules.closing = closing
+    return closed
+
+
+def state(rules: TurnRules) -> tuple[Any, ...]:
+    return (
+        rules.state,
+        rules.last_turn,
+        rules.last_step,
+        rules.steps_started,
+        rules.step,
+    )
+
+
+def numbers(expected: int) -> st.SearchStrategy[Any]:
+    """A member's value: mostly the expected number, else a near or wrong one."""
+    near = [float(expected), expected + 1, expected - 1, 0, True, None, "1"]
+    return st.sampled_from([expected, expected, expected, *near, [expected]])
+
+
+def conforming(rules: TurnRules) -> tuple[str, dict[str, Any]]:
+    """The event a conforming log writes next (a turn of one step)."""
+    turn = rules.state.open_turn
+    if turn is None:
+        return "turn/start", {"turn": rules.last_turn + 1, "trigger": {}}
+    if rules.step is not None:
+        return "step/end", {"turn": turn, "step": rules.step.step}
+    if rules.last_step == 0:
+        return "step/start", {"turn": turn, "step": 1}
+    return "turn/end", {"turn": turn, "reason": {"kind": "completed"}}
+
+
+@st.composite
+def event_data(draw: st.DrawFn, rules: TurnRules) -> tuple[str, Any]:
+    """The next event: often what a conforming log writes, else any turn or
+    step event whose members may be absent, wrong, or not numbers."""
+    if draw(st.integers(0, 9)) < 6:
+        return conforming(rules)
+    kind = draw(st.sampled_from(KINDS))
+    if draw(st.integers(0, 9)) == 0:  # data that is not an object (LOG-3)
+        return kind, None
+    turn = rules.state.open_turn
+    data: dict[str, Any] = {}
+    if draw(st.integers(0, 5)):
+        data["turn"] = draw(numbers(rules.last_turn + 1 if turn is None else turn))
+    if kind.startswith("step/") and draw(st.integers(0, 5)):
+        data["step"] = draw(numbers(rules.last_step + (kind == "step/start")))
+    if kind == "turn/end" and draw(st.integers(0, 5)):
+        data["reason"] = {"kind": "completed"}
+    return kind, data
+
+
+@pytest.mark.spec("TURN-1", "TURN-2")
+@settings(max_examples=500)
+@given(st.data())
+def test_the_turn_shortcuts_find_close_and_leave_what_the_full_rules_do(
+    data: st.DataObject,
+) -> None:
+    shortcut, full = TurnRules(), InFull()
+    closed_shortcut, closed_full = watched(shortcut), watched(full)
+    for seq in range(data.draw(st.integers(1, 30))):
+        kind, body = data.draw(event_data(shortcut))
+        event = Envelope(type=kind, seq=seq, time=0, data=body)
+        number = seq + 2
+        handle = {
+            "turn/start": TurnRules.turn_start,
+            "turn/end": TurnRules.turn_end,
+            "step/start": TurnRules.step_start,
+            "step/end": TurnRules.step_end,
+        }[kind]
+        got = handle(shortcut, event, body, number, seq)
+        want = getattr(full, handle.__name__)(event, body, number, seq)
+        assert list(got) == list(want), (kind, body)
+        assert state(shortcut) == state(full), (kind, body)
+        assert closed_shortcut == closed_full
