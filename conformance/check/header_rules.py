@@ -547,7 +547,11 @@ class HeaderFold:
         which compare them by identity.
         """
         state = self.state
-        if state is None or type(header) is not dict or list(header) != list(state):
+        if state is None:
+            return None
+        if header is state:  # `known_snapshot`'s
+            return self.state
+        if type(header) is not dict or list(header) != list(state):
             return None
         for name, value in header.items():
             if name == "system":
@@ -558,6 +562,44 @@ class HeaderFold:
             if expected is None or encoding(value) != expected:
                 return None
         return state
+
+    def known_snapshot(
+        self, text: bytes | bytearray | msgspec.Raw
+    ) -> dict[str, Any] | None:
+        """The data of a snapshot event whose ``data`` is the JSON text
+        `text`, when `text` is exactly the compact encoding of the header in
+        force and a snapshot reason, ``{"header": ..., "reason": ...}``;
+        else None.
+
+        For a reader that has `text` undecoded (`msgspec.Raw`): a snapshot
+        of the header in force (every resume of a harness that did not
+        change its opening) then costs a comparison of bytes, not a decode
+        and an encode. The data returned decodes from `text` exactly (the
+        header is the one in force, spelt as it is) and `snapshot` knows it
+        without a look.
+        """
+        state = self.state
+        if state is None or not self.fast:
+            return None
+        encoded = self._encoding(state)
+        if encoded is None:
+            return None
+        whole = bytes(text)
+        start, end = len(_SNAPSHOT_HEAD), len(_SNAPSHOT_HEAD) + len(encoded)
+        if not (whole.startswith(_SNAPSHOT_HEAD) and whole.startswith(encoded, start)):
+            return None
+        reason: str | None = _SNAPSHOT_TAILS.get(whole[end:])
+        return None if reason is None else {"header": state, "reason": reason}
+
+    def _encoding(self, header: Header) -> bytes | None:
+        """`_clean_encoding(header)`, from its parts' (`_part`)."""
+        pieces = []
+        for name, value in header.items():
+            piece = self._part(name, value)
+            if piece is None:
+                return None
+            pieces.append(_ENCODER.encode(name) + b":" + piece)
+        return b"{" + b",".join(pieces) + b"}"
 
     def _part(self, name: str, value: Any) -> bytes | None:
         """`_clean_encoding` of a part of the header in force, computed once
@@ -713,6 +755,9 @@ class HeaderFold:
             if type(name) is not str or name in index or name in fresh:
                 return None
             fresh.add(name)
+        if not (removed or added):
+            self._names = (result, index)  # each tool where it was
+            return result
         return result + added
 
     def _tool_index(self, tools: list[Any]) -> dict[str, int]:
@@ -726,6 +771,11 @@ class HeaderFold:
         return index
 
 
+_SNAPSHOT_HEAD = b'{"header":'
+_SNAPSHOT_TAILS: dict[bytes, str] = {
+    b',"reason":' + _ENCODER.encode(reason) + b"}": reason
+    for reason in SNAPSHOT_REASONS
+}
 _FAST_ARMS = {"system": 0, "tools": 1, "config": 2}
 """The arms `HeaderFold._folded` reads, in diff's order (`Revision.delta_arms`)."""
 _SYSTEM_ARM = ["keepStart", "keepEnd", "insert"]
