@@ -291,7 +291,7 @@ def test_a_delta_near_diffs_folds_alike_with_and_without_the_fast_path(
 
 
 @pytest.mark.spec("FOLD-2", "DELTA-1", "DELTA-3", "WRITER-3", "WRITER-4", "PREFIX-2")
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(HEADERS, REVISIONS, st.data())
 def test_a_delta_folds_alike_with_and_without_the_fast_path(
     header: dict[str, Any], revision: Revision, data: st.DataObject
@@ -333,7 +333,7 @@ def names(header: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.spec("SNAP-1", "HDR-4", "HDR-5", "WRITER-2", "WRITER-4", "WRITER-6")
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(HEADERS, REVISIONS, st.data())
 def test_a_snapshot_folds_alike_with_and_without_the_fast_path(
     header: dict[str, Any], revision: Revision, data: st.DataObject
@@ -651,7 +651,7 @@ def test_a_delta_at_each_edge_of_the_fast_path_is_judged_alike(
 
 
 @pytest.mark.spec("SNAP-1", "JSON-2", "JSON-3")
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(HEADERS, REVISIONS, st.data())
 def test_a_snapshot_text_is_known_only_when_it_decodes_to_what_is_returned(
     header: dict[str, Any], revision: Revision, data: st.DataObject
