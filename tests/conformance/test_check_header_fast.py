@@ -226,7 +226,7 @@ def near_delta(rng: random.Random, state: dict[str, Any]) -> dict[str, Any]:
         if name in olds and rng.random() < 0.3:
             old = copy.deepcopy(olds[name])
             if rng.random() < 0.5:
-                old["parameters"]["n"] = rng.choice([1, 1.0, -0.0, 0.0, 2**70, True])
+                old["parameters"] = {"n": rng.choice([1, 1.0, -0.0, 0.0, 2**70, True])}
             return old
         return {"name": name, "description": rng.choice(["v1", "v3"])}
 
@@ -714,3 +714,41 @@ def test_a_snapshot_text_spelt_otherwise_is_not_known(text: bytes) -> None:
         )
     ) == {"header": state, "reason": "resume"}
     assert fold.known_snapshot(msgspec.Raw(text)) is None
+
+
+@pytest.mark.spec("FOLD-2", "SNAP-1", "WRITER-2", "WRITER-3", "WRITER-6")
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, 2**32 - 1), REVISIONS)
+def test_a_run_of_header_events_folds_alike_with_and_without_the_fast_path(
+    seed: int, revision: Revision
+) -> None:
+    # one fold each for the whole run, so what the fast paths keep between
+    # events (the prompt's lines, the tools' positions and encodings) is
+    # used where it may have gone stale
+    rng = random.Random(seed)
+    fast, slow = HeaderFold(revision), HeaderFold(revision, fast=False)
+    history: list[Any] = []  # the headers in force so far: one may come back
+
+    def rarely(usual: Any, odd: Any) -> Any:
+        return odd if usual is None or rng.random() < 0.2 else usual
+
+    for number in range(24):
+        state = slow.state
+        if state is not None:
+            history.append(state)
+        if state is None or rng.random() < 0.25:
+            header = copy.deepcopy(rng.choice(history)) if history else None
+            data = {
+                "header": rarely(header, near_state(rng, revision)),
+                "reason": rng.choice(SNAPSHOT_REASONS),
+            }
+            first = rng.random() < 0.5
+            found = fast.snapshot(
+                copy.deepcopy(data), line=number, seq=number, first_in_turn=first
+            )
+            other = slow.snapshot(data, line=number, seq=number, first_in_turn=first)
+        else:
+            delta = near_delta(rng, state)
+            found = fast.delta(copy.deepcopy(delta), line=number, seq=number)
+            other = slow.delta(delta, line=number, seq=number)
+        assert_alike(fast, slow, found, other)
