@@ -14,6 +14,13 @@ must be a change no delta expresses. A header event that cannot be folded
 makes the header *unknown* until the next good snapshot: later deltas are not
 judged (the baseline they apply to is lost), so one bad event yields one
 finding, not a cascade.
+
+Two fast paths skip the general path where its outcome is known: a delta
+that is exactly the one diff yields for the change it makes (every delta a
+conforming writer logs) is applied arm by arm and found clean
+(`HeaderFold._folded`), and a snapshot of the header in force, spelt as it
+is, keeps it (`HeaderFold._in_force`). Anything else, or anything they
+cannot show, takes the general path, which names the rule.
 """
 
 from __future__ import annotations
@@ -25,16 +32,18 @@ from msgspec import UNSET, UnsetType
 
 from conformance.check.findings import MISSING, SHOULD, Finding, finding
 from conformance.codec import judge_equal
-from reference.errors import CodecError, DeltaBeforeSnapshot
+from reference.errors import CodecError, DeltaBeforeSnapshot, MalformedDelta
 from reference.header import (
     SNAPSHOT_REASONS,
     Delta,
     Header,
     apply_to_canonical,
     canonical_header,
+    check_config,
     diff_canonical,
     diff_tools,
     project_canonical,
+    system_lines,
 )
 from reference.revisions import Revision
 
@@ -127,10 +136,51 @@ def proven_json(value: Any) -> bool:
     "not proven" (a value holding ``null`` is usually fine): the caller
     asks the reference's walk, which names the rule.
     """
+    encoded = encoding(value)
+    return encoded is not None and null_free(encoded)
+
+
+def encoding(value: Any) -> bytes | None:
+    """`value`'s compact JSON encoding, members in order; None when msgspec
+    cannot write it (a lone surrogate, nesting deeper than it allows)."""
     try:
-        encoded = _ENCODER.encode(value)
+        return _ENCODER.encode(value)
     except (UnicodeEncodeError, RecursionError):
-        return False
+        return None
+
+
+def _clean_encoding(value: Any) -> bytes | None:
+    """`encoding(value)` when it holds no null token (`null_free`), else None."""
+    encoded = encoding(value)
+    return encoded if encoded is not None and null_free(encoded) else None
+
+
+ToolBytes = dict[int, tuple[Any, bytes | None]]
+"""Tools and their `_clean_encoding`, by the tool's id (kept with the tool,
+so the id is not reused while it is here)."""
+
+
+def _tools_encoding(tools: Any, known: ToolBytes, kept: ToolBytes) -> bytes | None:
+    """`_clean_encoding(tools)`, each tool's taken from `known` when there;
+    every tool's goes to `kept`."""
+    if type(tools) is not list:
+        return _clean_encoding(tools)
+    items: list[bytes] = []
+    for tool in tools:
+        entry = known.get(id(tool))
+        if entry is None or entry[0] is not tool:
+            entry = (tool, _clean_encoding(tool))
+        kept[id(tool)] = entry
+        if entry[1] is None:
+            return None
+        items.append(entry[1])
+    return b"[" + b",".join(items) + b"]"
+
+
+def null_free(encoded: bytes) -> bool:
+    """Whether an encoding holds no null token: a value decoded from JSON
+    text whose encoding has none holds only finite numbers (msgspec writes
+    a non-finite one as ``null``)."""
     # a null token follows ":", "," or "[" (or starts the text); most
     # encodings hold no "null" at all, and the rest only a few
     at = encoded.find(b"null")
@@ -196,13 +246,26 @@ class HeaderFold:
 
     Args:
         revision: the revision header events are read under.
+        fast: take the fast paths (`_folded`, `_in_force`) where they apply;
+            False judges every event the general way, the oracle they are
+            tested against.
     """
 
-    def __init__(self, revision: Revision) -> None:
+    def __init__(self, revision: Revision, *, fast: bool = True) -> None:
         self.revision = revision
+        self.fast = fast
         self.state: Header | None = None
         self.unknown = False
         self.events_seen = 0
+        self._message_fields = revision.message_fields
+        self._system: tuple[str | None, list[str]] = (None, [])
+        """A system prompt and its lines (the one in force, mostly)."""
+        self._names: tuple[list[Any] | None, dict[str, int]] = (None, {})
+        """A tools list and the position of each name in it."""
+        self._parts: dict[str, tuple[Any, bytes | None]] = {}
+        """Parts of the header in force and their encodings (`_part`)."""
+        self._tool_bytes: ToolBytes = {}
+        """The tools of the header in force and their encodings (`_part`)."""
 
     def _error(self, error: CodecError, line: int, seq: int) -> Finding:
         self.state = None
@@ -241,7 +304,9 @@ class HeaderFold:
                 )
             )
         header = data["header"]
-        current = fast_canonical(header, self.revision)
+        current = self._in_force(header) if self.fast else None
+        if current is None:
+            current = fast_canonical(header, self.revision)
         if current is None:
             try:
                 current = canonical_header(header, self.revision)
@@ -389,6 +454,11 @@ class HeaderFold:
                 rule="FOLD-2",
             )
             return [self._error(error, line, seq)]
+        if self.fast:
+            folded = self._folded(baseline, data)
+            if folded is not None:
+                self.state = folded
+                return []
         try:
             after = apply_to_canonical(
                 baseline, data, self.revision, values_checked=proven_json(data)
@@ -460,3 +530,253 @@ class HeaderFold:
         return list(again) == list(after) and all(
             fold_equal(again[name], after[name]) for name in after
         )
+
+    # ---------------------------------------------------------- fast paths
+
+    def _in_force(self, header: Any) -> Header | None:
+        """The header in force, when a snapshot's `header` is exactly it.
+
+        Exactly: the same members in the same order, the same system prompt,
+        and every other part encoded as the part in force is (`_part`). The
+        encoding of the part in force holds no null token, and msgspec
+        writes each other value decoded from JSON text one way (``1`` and
+        ``1.0`` apart) and refuses a lone surrogate, so an equal encoding is
+        the same JSON value (a non-finite number, written as ``null``, would
+        not match). So every rule judges the two alike, and the fold keeps
+        the header in force: its tools stay shared with the next deltas,
+        which compare them by identity.
+        """
+        state = self.state
+        if state is None:
+            return None
+        if header is state:  # `known_snapshot`'s
+            return self.state
+        if type(header) is not dict or list(header) != list(state):
+            return None
+        for name, value in header.items():
+            if name == "system":
+                if type(value) is not str or value != state[name]:
+                    return None
+                continue
+            expected = self._part(name, state[name])
+            if expected is None or encoding(value) != expected:
+                return None
+        return state
+
+    def known_snapshot(
+        self, text: bytes | bytearray | msgspec.Raw
+    ) -> dict[str, Any] | None:
+        """The data of a snapshot event whose ``data`` is the JSON text
+        `text`, when `text` is exactly the compact encoding of the header in
+        force and a snapshot reason, ``{"header": ..., "reason": ...}``;
+        else None.
+
+        For a reader that has `text` undecoded (`msgspec.Raw`): a snapshot
+        of the header in force (every resume of a harness that did not
+        change its opening) then costs a comparison of bytes, not a decode
+        and an encode. The data returned decodes from `text` exactly (the
+        header is the one in force, spelt as it is) and `snapshot` knows it
+        without a look.
+        """
+        state = self.state
+        if state is None or not self.fast:
+            return None
+        encoded = self._encoding(state)
+        if encoded is None:
+            return None
+        whole = bytes(text)
+        start, end = len(_SNAPSHOT_HEAD), len(_SNAPSHOT_HEAD) + len(encoded)
+        if not (whole.startswith(_SNAPSHOT_HEAD) and whole.startswith(encoded, start)):
+            return None
+        reason: str | None = _SNAPSHOT_TAILS.get(whole[end:])
+        return None if reason is None else {"header": state, "reason": reason}
+
+    def _encoding(self, header: Header) -> bytes | None:
+        """`_clean_encoding(header)`, from its parts' (`_part`)."""
+        pieces = []
+        for name, value in header.items():
+            piece = self._part(name, value)
+            if piece is None:
+                return None
+            pieces.append(_ENCODER.encode(name) + b":" + piece)
+        return b"{" + b",".join(pieces) + b"}"
+
+    def _part(self, name: str, value: Any) -> bytes | None:
+        """`_clean_encoding` of a part of the header in force, computed once
+        while the part stays (each tool once while it stays)."""
+        cached = self._parts.get(name)
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        if name == "tools":
+            kept: ToolBytes = {}
+            encoded = _tools_encoding(value, self._tool_bytes, kept)
+            self._tool_bytes = kept
+        else:
+            encoded = _clean_encoding(value)
+        self._parts[name] = (value, encoded)
+        return encoded
+
+    def _folded(self, baseline: Header, data: Any) -> Header | None:
+        """What `data` folds `baseline` into, when `data` is exactly the delta
+        diff yields for that change, so the general path (apply, diff, compare)
+        would find nothing; None when that is not shown, and the general path
+        judges.
+
+        Shown for deltas of ``system``, ``tools`` and ``config`` arms in
+        diff's order, values proven JSON (`proven_json`): a system arm whose
+        kept runs are the longest the two prompts share, a tools arm that
+        lists the removed and changed tools in the order of the header in
+        force, each changed tool differing from the one it replaces, added
+        tools none of whose names were there, and a config that differs.
+        Each arm is then what `diff_system`, `diff_tools` and
+        `diff_canonical` yield from the header it makes.
+        tests/conformance/test_check_header_fast.py holds it to the general
+        path.
+        """
+        if type(data) is not dict or not data:
+            return None
+        last = -1
+        for arm in data:
+            at = _FAST_ARMS.get(arm, -1)
+            if at <= last:
+                return None
+            last = at
+        if not proven_json(data):
+            return None
+        system = baseline.get("system")
+        if "system" in data:
+            system = self._system_after(system, data["system"])
+            if system is None:
+                return None
+        tools = baseline.get("tools", [])
+        if "tools" in data:
+            tools = self._tools_after(tools, data["tools"])
+            if tools is None:
+                return None
+        config = baseline["config"]
+        if "config" in data:
+            config = data["config"]
+            try:
+                check_config(config, error=MalformedDelta)
+            except MalformedDelta:
+                return None
+            if fold_equal(baseline["config"], config):
+                return None
+        result: Header = {"config": config, "system": system, "tools": tools}
+        for field in self._message_fields:
+            result[field] = baseline.get(field)
+        return project_canonical(result, self.revision)
+
+    def _lines(self, system: str | None) -> list[str]:
+        """`system_lines(system)`, split once while the prompt stays in force
+        (callers never change the list)."""
+        cached, lines = self._system
+        if cached is system:
+            return lines
+        lines = system_lines(system)
+        self._system = (system, lines)
+        return lines
+
+    def _system_after(self, system: str | None, arm: Any) -> str | None:
+        """The prompt a system arm makes of `system`, when the arm is the one
+        `diff_system` yields for that change and the result is a prompt;
+        else None."""
+        if type(arm) is not dict or list(arm) != _SYSTEM_ARM:
+            return None
+        start, end, insert = arm["keepStart"], arm["keepEnd"], arm["insert"]
+        if not (
+            type(start) is int
+            and type(end) is int
+            and type(insert) is list
+            and start >= 0
+            and end >= 0
+        ):
+            return None
+        for line in insert:
+            if type(line) is not str or "\n" in line:
+                return None
+        old = self._lines(system)
+        size = len(old)
+        if start + end > size:
+            return None  # a conflict (SYS-5): the general path names it
+        new = old[:start] + insert + old[size - end :]
+        # diff keeps the longest head, then the longest tail of what is left
+        shortest = min(size, len(new))
+        if start < shortest and old[start] == new[start]:
+            return None
+        if end < shortest - start and old[size - 1 - end] == new[-1 - end]:
+            return None
+        text = "\n".join(new)
+        if not text or text == system:
+            return None  # no prompt left, or a no-op (WRITER-3)
+        self._system = (text, new)
+        return text
+
+    def _tools_after(self, tools: list[Any], arm: Any) -> list[Any] | None:
+        """The tools a tools arm makes of `tools`, when the arm is the one
+        `diff_tools` yields for that change; else None."""
+        if type(arm) is not dict or list(arm) != _TOOLS_ARM:
+            return None
+        added, removed, changed = arm["added"], arm["removed"], arm["changed"]
+        if not (
+            type(added) is list and type(removed) is list and type(changed) is list
+        ):
+            return None
+        if not (added or removed or changed):
+            return None  # a no-op arm (WRITER-3)
+        index = self._tool_index(tools)
+        result = list(tools)
+        last = -1
+        for tool in changed:  # in the header's order, each a real change
+            name = tool.get("name") if type(tool) is dict else None
+            if type(name) is not str:
+                return None
+            at = index.get(name, -1)
+            if at <= last or fold_equal(tools[at], tool):
+                return None
+            result[at] = tool
+            last = at
+        last = -1
+        for name in removed:  # in the header's order, none twice
+            if type(name) is not str:
+                return None
+            at = index.get(name, -1)
+            if at <= last:
+                return None
+            last = at
+        if removed:
+            gone = set(removed)
+            if any(tool["name"] in gone for tool in changed):
+                return None  # a conflict (TOOLS-5)
+            result = [tool for tool in result if tool["name"] not in gone]
+        fresh: set[str] = set()
+        for tool in added:  # names new to the header, none twice
+            name = tool.get("name") if type(tool) is dict else None
+            if type(name) is not str or name in index or name in fresh:
+                return None
+            fresh.add(name)
+        if not (removed or added):
+            self._names = (result, index)  # each tool where it was
+            return result
+        return result + added
+
+    def _tool_index(self, tools: list[Any]) -> dict[str, int]:
+        """The position of each tool's name in `tools` (a canonical header's:
+        names are unique), computed once while the list stays in force."""
+        cached, index = self._names
+        if cached is tools:
+            return index
+        index = {tool["name"]: at for at, tool in enumerate(tools)}
+        self._names = (tools, index)
+        return index
+
+
+_SNAPSHOT_HEAD = b'{"header":'
+_SNAPSHOT_TAILS: dict[bytes, str] = {
+    b',"reason":' + _ENCODER.encode(reason) + b"}": reason
+    for reason in SNAPSHOT_REASONS
+}
+_FAST_ARMS = {"system": 0, "tools": 1, "config": 2}
+"""The arms `HeaderFold._folded` reads, in diff's order (`Revision.delta_arms`)."""
+_SYSTEM_ARM = ["keepStart", "keepEnd", "insert"]
+_TOOLS_ARM = ["added", "removed", "changed"]
