@@ -461,9 +461,11 @@ EQUAL_PARAMS = {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}
 
 @pytest.mark.slow
 def test_a_request_the_adapter_stops_reading_times_out_instead_of_blocking() -> None:
-    connection = connect_bad("stops_reading", timeout=1.0)
+    connection = connect_bad("stops_reading", timeout=TIMEOUT)
     try:
         connection.initialize()
+        # From here on the adapter reads nothing: only the wait is timed.
+        connection.timeout = 0.25
         bigger_than_a_pipe = {"header": {"config": {"model": "x" * 4_000_000}}}
         started = time.monotonic()
         with pytest.raises(AdapterTimeout, match="stdin"):
