@@ -52,11 +52,24 @@ vectors_here = partial(reqfold_here, "vectors")
 """``reqfold vectors ARGS`` in this process (the adapter is still a child)."""
 
 
-def run_bad(name: str, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+TIMEOUT = 2.0
+"""The --timeout of a run whose adapter answers what it is asked (seconds)."""
+HUNG = 1.0
+"""The --timeout of a run whose adapter hangs once, which the test waits out
+(seconds). It also bounds each start of the adapter, about 0.3 s on a
+loaded two-core machine (``test_adapter_teardown`` gives it 0.5 s)."""
+HANGS = frozenset({"hangs_after_initialize", "misbehaves_once", "stops_reading"})
+"""The known-bad adapters that leave a request unanswered."""
+
+
+def run_bad(
+    name: str, tmp_path: Path, *extra: str, timeout: float = TIMEOUT
+) -> tuple[int, dict[str, Any]]:
     env = {"REQFOLD_BAD_STATE": str(tmp_path)}
     impl = f"{sys.executable} {BAD / (name + '.py')}"
     code, out, err = vectors_here(
-        "--impl", impl, "--timeout", "2", "--format", "json", *extra, env=env
+        *("--impl", impl, "--timeout", f"{timeout:g}", "--format", "json", *extra),
+        env=env,
     )
     assert "Traceback" not in err
     return code, json.loads(out)
@@ -207,7 +220,7 @@ def test_a_crashing_adapter_is_an_error_per_case_and_the_run_goes_on(
 
 @pytest.mark.slow
 def test_a_hang_garbage_and_a_wrong_id_each_cost_one_case_only(tmp_path: Path) -> None:
-    code, report = run_bad("misbehaves_once", tmp_path)
+    code, report = run_bad("misbehaves_once", tmp_path, timeout=HUNG)
     assert code == 3
     messages = [r["message"] for r in report["results"] if r["outcome"] == "error"]
     assert len(messages) == 3
@@ -343,7 +356,7 @@ def verdict_of(name: str, profile: str) -> int:
     judged = {CORE} if profile == CORE else {CORE, STRICT}
     try:
         report = run_vectors(
-            lambda: connect_bad(name, timeout=2.0),
+            lambda: connect_bad(name, timeout=HUNG if name in HANGS else TIMEOUT),
             profile=profile,
             on_result=stop_at_first_problem,
         )
@@ -448,9 +461,11 @@ EQUAL_PARAMS = {"a": {"config": {"model": "m"}}, "b": {"config": {"model": "m"}}
 
 @pytest.mark.slow
 def test_a_request_the_adapter_stops_reading_times_out_instead_of_blocking() -> None:
-    connection = connect_bad("stops_reading", timeout=1.0)
+    connection = connect_bad("stops_reading", timeout=TIMEOUT)
     try:
         connection.initialize()
+        # From here on the adapter reads nothing: only the wait is timed.
+        connection.timeout = 0.25
         bigger_than_a_pipe = {"header": {"config": {"model": "x" * 4_000_000}}}
         started = time.monotonic()
         with pytest.raises(AdapterTimeout, match="stdin"):
