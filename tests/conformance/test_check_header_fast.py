@@ -20,6 +20,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conformance.check import check_lines
 from conformance.check.findings import Finding
 from conformance.check.header_rules import HeaderFold, proven_json
 from reference.errors import CodecError
@@ -752,3 +753,117 @@ def test_a_run_of_header_events_folds_alike_with_and_without_the_fast_path(
             found = fast.delta(copy.deepcopy(delta), line=number, seq=number)
             other = slow.delta(delta, line=number, seq=number)
         assert_alike(fast, slow, found, other)
+
+
+# ---------------------------------------------------------------- the checker's seam
+
+_TOOL = {"name": "grep", "parameters": {"type": "object", "properties": {}}}
+_HEADER = (
+    b'{"config":{"model":"m"},"system":"be brief","tools":['
+    + msgspec.json.encode(_TOOL)
+    + b"]}"
+)
+
+
+def _resume_log(resume_header: bytes, reason: bytes = b'"resume"') -> list[bytes]:
+    """A session whose second turn opens with a resume snapshot of
+    `resume_header` (the first's header is `_HEADER`)."""
+
+    def line(kind: str, seq: int, data: bytes) -> bytes:
+        head = f'{{"type":"{kind}","seq":{seq},"time":1,"data":'.encode()
+        return head + data + b"}\n"
+
+    def turn(number: int, seq: int, header: bytes, why: bytes) -> list[bytes]:
+        ids = f'"turn":{number},"step":1'.encode()
+        return [
+            line("turn/start", seq, b'{"turn":%d}' % number),
+            line("step/start", seq + 1, b"{" + ids + b"}"),
+            line(
+                "request/header",
+                seq + 2,
+                b'{"header":' + header + b',"reason":' + why + b"}",
+            ),
+            line("assistant/message", seq + 3, b"{" + ids + b',"content":[]}')[:-2]
+            + b',"surfaceOp":"append"}\n',
+            line("step/end", seq + 4, b"{" + ids + b"}"),
+            line("turn/end", seq + 5, b'{"turn":%d,"reason":"done"}' % number),
+        ]
+
+    return [
+        b'{"type":"session","version":0,"id":"s","createdAt":1}\n',
+        *turn(1, 0, _HEADER, b'"initial"'),
+        *turn(2, 6, resume_header, reason),
+    ]
+
+
+def _findings_without_known_snapshots(lines: list[bytes]) -> list[Finding]:
+    known = HeaderFold.known_snapshot
+    HeaderFold.known_snapshot = lambda self, text: None  # type: ignore[method-assign]
+    try:
+        return check_lines(lines).findings
+    finally:
+        HeaderFold.known_snapshot = known  # type: ignore[method-assign]
+
+
+@pytest.mark.spec("HDR-5", "JSON-1", "SNAP-1")
+@pytest.mark.parametrize(
+    ("resume", "reason", "known", "rules"),
+    [
+        pytest.param(_HEADER, b'"resume"', True, set(), id="the-header-in-force"),
+        pytest.param(_HEADER, b'"initial"', True, {"WRITER-6"}, id="another-reason"),
+        pytest.param(_HEADER, b'"resume"', True, {"LOG-1"}, id="envelope-out-of-order"),
+        pytest.param(_HEADER, b'"nonsense"', False, {"SNAP-1"}, id="an-unknown-reason"),
+        pytest.param(
+            _HEADER.replace(b"brief", b"terse"),
+            b'"resume"',
+            False,
+            set(),
+            id="another-prompt",
+        ),
+        pytest.param(
+            _HEADER.replace(b'"config":{"model":"m"},', b"")[:-1]
+            + b',"config":{"model":"m"}}',
+            b'"resume"',
+            False,
+            {"HDR-5"},
+            id="members-out-of-order",
+        ),
+        pytest.param(
+            _HEADER.replace(b'"model":"m"', b'"model":"m","model":"m"'),
+            b'"resume"',
+            False,
+            {"JSON-1"},
+            id="a-duplicate-member",
+        ),
+    ],
+)
+def test_the_checker_knows_a_resume_of_the_header_in_force_by_its_bytes_alone(
+    resume: bytes,
+    reason: bytes,
+    known: bool,
+    rules: set[str],
+    request: pytest.FixtureRequest,
+) -> None:
+    # the reader's snapshot shortcut (log_rules._line) gives what decoding
+    # and re-encoding the snapshot gives, and is taken only for the header
+    # in force spelt as the writer spells it
+    lines = _resume_log(resume, reason)
+    if request.node.callspec.id == "envelope-out-of-order":
+        lines[9] = lines[9].replace(b'"seq":8,"time":1', b'"time":1,"seq":8')
+        assert b'"time":1,"seq":8' in lines[9]
+    taken: list[bool] = []
+    original = HeaderFold.known_snapshot
+
+    def spying(self: HeaderFold, text: Any) -> Any:
+        result = original(self, text)
+        taken.append(result is not None)
+        return result
+
+    HeaderFold.known_snapshot = spying  # type: ignore[method-assign]
+    try:
+        fast = check_lines(lines).findings
+    finally:
+        HeaderFold.known_snapshot = original  # type: ignore[method-assign]
+    assert taken == [False, known]  # the first snapshot has no header in force
+    assert fast == _findings_without_known_snapshots(lines)
+    assert {finding.rule for finding in fast} == rules
