@@ -371,7 +371,7 @@ class LogChecker:
             if body is WHOLE and event.type == SNAPSHOT:
                 # a snapshot of the header in force (a resume that kept its
                 # opening) is known by its bytes: no decode, no re-encode
-                known = self.opening.fold.known_snapshot(event.data)
+                known: Any = self.opening.fold.known_snapshot(event.data)
                 if known is not None and proven(event, raw, RAW):
                     event.data = known
                     self._event(event, number, False, True)
