@@ -15,12 +15,14 @@ makes the header *unknown* until the next good snapshot: later deltas are not
 judged (the baseline they apply to is lost), so one bad event yields one
 finding, not a cascade.
 
-Two fast paths skip the general path where its outcome is known: a delta
+Three fast paths skip the general path where its outcome is known: a delta
 that is exactly the one diff yields for the change it makes (every delta a
 conforming writer logs) is applied arm by arm and found clean
-(`HeaderFold._folded`), and a snapshot of the header in force, spelt as it
-is, keeps it (`HeaderFold._in_force`). Anything else, or anything they
-cannot show, takes the general path, which names the rule.
+(`HeaderFold._folded`); a snapshot of the header in force, spelt as it
+is, keeps it (`HeaderFold._in_force`); and the reader may know such a
+snapshot by its undecoded bytes (`HeaderFold.known_snapshot`). Anything
+else, or anything they cannot show, takes the general path, which names
+the rule.
 """
 
 from __future__ import annotations
@@ -246,7 +248,8 @@ class HeaderFold:
 
     Args:
         revision: the revision header events are read under.
-        fast: take the fast paths (`_folded`, `_in_force`) where they apply;
+        fast: take the fast paths (`_folded`, `_in_force`,
+            `known_snapshot`) where they apply;
             False judges every event the general way, the oracle they are
             tested against.
     """

@@ -368,15 +368,21 @@ class LogChecker:
             and (len(raw) < LONG_INTEGER or not has_long_integer(raw))
         ):
             body = self._bodies.get(event.type, self._other_body)
-            if body is WHOLE and event.type == SNAPSHOT:
+            known: Any = (
+                self.opening.fold.known_snapshot(event.data)
+                if body is WHOLE and event.type == SNAPSHOT
+                else None
+            )
+            if known is not None:
                 # a snapshot of the header in force (a resume that kept its
-                # opening) is known by its bytes: no decode, no re-encode
-                known: Any = self.opening.fold.known_snapshot(event.data)
-                if known is not None and proven(event, raw, RAW):
+                # opening) is known by its bytes: no decode, no re-encode;
+                # if its envelope is not proven the strict path reads it
+                # (`proven` has decoded its surfaceOp in place: not twice)
+                if proven(event, raw, RAW):
                     event.data = known
                     self._event(event, number, False, True)
                     return
-            if body is UNREAD or proven(event, raw, body):
+            elif body is UNREAD or proven(event, raw, body):
                 self._event(event, number, False, True)
                 return
         if raw == b"\n":

@@ -812,6 +812,14 @@ def _findings_without_known_snapshots(lines: list[bytes]) -> list[Finding]:
         pytest.param(_HEADER, b'"resume"', True, set(), id="the-header-in-force"),
         pytest.param(_HEADER, b'"initial"', True, {"WRITER-6"}, id="another-reason"),
         pytest.param(_HEADER, b'"resume"', True, {"LOG-1"}, id="envelope-out-of-order"),
+        pytest.param(
+            _HEADER,
+            b'"resume"',
+            True,
+            {"LOG-1", "LOG-4"},
+            id="out-of-order-surface-op-1",
+        ),
+        pytest.param(_HEADER, b'"resume"', True, {"LOG-4"}, id="surface-op-null"),
         pytest.param(_HEADER, b'"nonsense"', False, {"SNAP-1"}, id="an-unknown-reason"),
         pytest.param(
             _HEADER.replace(b"brief", b"terse"),
@@ -848,9 +856,13 @@ def test_the_checker_knows_a_resume_of_the_header_in_force_by_its_bytes_alone(
     # and re-encoding the snapshot gives, and is taken only for the header
     # in force spelt as the writer spells it
     lines = _resume_log(resume, reason)
-    if request.node.callspec.id == "envelope-out-of-order":
+    case = request.node.callspec.id
+    if case in ("envelope-out-of-order", "out-of-order-surface-op-1"):
         lines[9] = lines[9].replace(b'"seq":8,"time":1', b'"time":1,"seq":8')
         assert b'"time":1,"seq":8' in lines[9]
+    if case in ("out-of-order-surface-op-1", "surface-op-null"):
+        op = b"1" if case == "out-of-order-surface-op-1" else b"null"
+        lines[9] = lines[9][:-2] + b',"surfaceOp":' + op + b"}\n"
     taken: list[bool] = []
     original = HeaderFold.known_snapshot
 
@@ -867,3 +879,4 @@ def test_the_checker_knows_a_resume_of_the_header_in_force_by_its_bytes_alone(
     assert taken == [False, known]  # the first snapshot has no header in force
     assert fast == _findings_without_known_snapshots(lines)
     assert {finding.rule for finding in fast} == rules
+    assert check_lines(lines).summary.events == len(lines) - 1  # every line read
