@@ -2,11 +2,9 @@
 
 A plain ASGI 3 application (no framework). It reads the request body up
 to the profile's `max_body_bytes` (one byte more and it stops reading and
-lets the core answer 413), hands the request to the core (in a worker
-thread when its body is larger than `INLINE_BODY_BYTES`, so a large
-request never stalls the event loop and the other clients; a small one is
-served on the loop, where it costs less than the hand-off), then plays the
-plan: waits for the configured delay or gate
+lets the core answer 413), hands the request to the core in a worker
+thread (so a large request never stalls the event loop and the other
+clients), then plays the plan: waits for the configured delay or gate
 before the first byte, sends each chunk as its own body message (so SSE
 frames reach the client one by one), and for a cut stream returns without
 finishing the response, which makes the server drop the connection. It
@@ -29,12 +27,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-INLINE_BODY_BYTES = 128 * 1024
-"""Bodies up to this size are served on the event loop: the core takes
-about a millisecond for one (some 35k tokens), less than handing it to a
-worker thread and back costs on a loaded machine (docs/fake-provider.md,
-"Speed")."""
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
@@ -88,12 +80,9 @@ def create_app(provider: FakeProvider) -> ASGIApp:
             body=body,
             query=query.decode("latin-1") if isinstance(query, bytes) else "",
         )
-        # A large body in a worker thread: parsing and tokenizing it takes
+        # In a worker thread: parsing and tokenizing a large body takes
         # seconds, and the event loop must keep serving the other clients.
-        if len(body) <= INLINE_BODY_BYTES:
-            plan = serve_request(provider, request)
-        else:
-            plan = await asyncio.to_thread(serve_request, provider, request)
+        plan = await asyncio.to_thread(serve_request, provider, request)
         if plan.delay:
             await asyncio.sleep(plan.delay)
         if plan.hold is not None:

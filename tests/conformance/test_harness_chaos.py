@@ -49,12 +49,7 @@ from reference.revisions import Revision
 
 CHAOS = Path(__file__).parent / "chaos_harnesses"
 TIMEOUT = 2
-"""The --timeout of a run whose adapter answers what it is asked (seconds)."""
-HUNG = 1
-"""The --timeout of a run whose adapter hangs, which the test waits out
-(seconds). Short, yet about three times what the adapter takes to start
-and answer ``initialize`` on a loaded two-core machine (0.35 s, at most
-0.63 s with eight busy processes), which the same timeout bounds."""
+"""The --timeout of every run, in seconds."""
 RUN_LIMIT = 60
 """Seconds a whole ``reqfold run`` may take before the test calls it a hang."""
 PLAIN = "plain-turns@session-prefix/run"
@@ -116,7 +111,6 @@ def chaos(tmp_path: Path) -> Iterator[Callable[..., Run]]:
         once: bool = False,
         show: str = "problems",
         child: bool = False,
-        timeout: float = TIMEOUT,
     ) -> Run:
         """`child`: run ``reqfold run`` as a child process, not in this one."""
         env = {"REQFOLD_CHAOS_PIDS": str(pid_file)}
@@ -132,7 +126,7 @@ def chaos(tmp_path: Path) -> Iterator[Callable[..., Run]]:
             "--revision",
             "session-prefix",
             "--timeout",
-            str(timeout),
+            str(TIMEOUT),
             "--show",
             show,
         ]
@@ -185,10 +179,10 @@ def assert_nothing_left(run: Run, adapters: int = 1) -> None:
 def test_a_turn_that_never_ends_is_an_error_and_the_hung_adapter_is_killed(
     chaos: Callable[..., Run],
 ) -> None:
-    run = chaos("never_ends_turns", child=True, timeout=HUNG)  # as a user runs it
+    run = chaos("never_ends_turns", child=True)  # as a user runs it: a process
     assert_no_verdict(
         run,
-        f"AdapterTimeout: no notification within {HUNG}s; the adapter was killed",
+        f"AdapterTimeout: no notification within {TIMEOUT}s; the adapter was killed",
         "while step 3 of 4: send 'Which store is this?', waiting for the"
         " turn/ended of i1",
         "stderr ended with:\nchaos: turn 2 of plain-turns.session-prefix:i1 is stuck",
@@ -200,10 +194,10 @@ def test_a_turn_that_never_ends_is_an_error_and_the_hung_adapter_is_killed(
 def test_a_request_that_is_never_answered_is_an_error_after_the_timeout(
     chaos: Callable[..., Run],
 ) -> None:
-    run = chaos("never_answers_send", timeout=HUNG)
+    run = chaos("never_answers_send")
     assert_no_verdict(
         run,
-        f"AdapterTimeout: no answer to instance/send within {HUNG}s;"
+        f"AdapterTimeout: no answer to instance/send within {TIMEOUT}s;"
         " the adapter was killed",
         "while step 2 of 4: send 'Hello.'",
         "will never be answered",
@@ -215,10 +209,10 @@ def test_a_request_that_is_never_answered_is_an_error_after_the_timeout(
 def test_an_answer_later_than_the_timeout_is_not_waited_for(
     chaos: Callable[..., Run],
 ) -> None:
-    run = chaos("answers_slowly", "--delay", "30", timeout=HUNG)
+    run = chaos("answers_slowly", "--delay", "30")
     assert_no_verdict(
         run,
-        f"no answer to session/open within {HUNG}s; the adapter was killed",
+        f"no answer to session/open within {TIMEOUT}s; the adapter was killed",
         "while opening the session",
         "answering session/open in 30s",
     )
@@ -230,10 +224,10 @@ def test_an_answer_later_than_the_timeout_is_not_waited_for(
 def test_an_adapter_that_talks_forever_without_ending_the_turn_cannot_hold_the_run(
     chaos: Callable[..., Run],
 ) -> None:
-    run = chaos("chatters", timeout=HUNG)
+    run = chaos("chatters")
     assert_no_verdict(
         run,
-        f"the turn did not end within {3 * HUNG}s",
+        f"the turn did not end within {3 * TIMEOUT}s",
         "notification(s) came meanwhile",
         "waiting for the turn/ended of i1",
         "chattering about a ghost instance",
@@ -325,7 +319,7 @@ def test_an_adapter_that_cannot_be_restarted_costs_the_later_scenarios_with_why(
     [
         pytest.param(
             "hang",
-            f"AdapterTimeout: no answer to instance/send within {HUNG}s; the"
+            f"AdapterTimeout: no answer to instance/send within {TIMEOUT}s; the"
             " adapter was killed",
             id="then-hangs",
         ),
@@ -341,9 +335,7 @@ def test_an_adapter_that_cannot_be_restarted_costs_the_later_scenarios_with_why(
 def test_a_helper_holding_stdout_open_is_killed_with_the_broken_adapter(
     chaos: Callable[..., Run], then: str, context: str
 ) -> None:
-    run = chaos(
-        "spawns_grandchild", "--then", then, timeout=HUNG if then == "hang" else TIMEOUT
-    )
+    run = chaos("spawns_grandchild", "--then", then)
     assert_no_verdict(run, context, "while step 3 of 4", "keeps stdout open")
     assert sum(role == "helper" for _, role in run.pids) >= 1  # the broken adapter's
     assert_nothing_left(run)
@@ -356,7 +348,7 @@ def test_a_helper_that_leaves_the_process_group_cannot_hold_the_run(
     # The suite finds what left the group by the marker in its environment:
     # the run ends in bounded time, with the error reported, and nothing
     # (escaped helpers included) is left for the fixture to clean up.
-    run = chaos("spawns_grandchild", "--then", "hang", "--escape", timeout=HUNG)
+    run = chaos("spawns_grandchild", "--then", "hang", "--escape")
     assert_no_verdict(run, "no answer to instance/send", "keeps stdout open")
     assert run.seconds < RUN_LIMIT / 2
     assert sum(role == "escaped" for _, role in run.pids) >= 1  # the broken adapter's
@@ -557,11 +549,7 @@ def test_an_exception_while_judging_is_an_error_and_the_run_goes_on(
 def test_a_harness_that_leaks_a_sentinel_and_then_hangs_still_fails(
     chaos: Callable[..., Run],
 ) -> None:
-    run = chaos(
-        "leaks_then_hangs",
-        scenarios=("prefix-cancel-inside-composition",),
-        timeout=HUNG,
-    )
+    run = chaos("leaks_then_hangs", scenarios=("prefix-cancel-inside-composition",))
     assert run.code == 1, run.out + run.err
     assert "Verdict: NOT CONFORMANT" in run.out
     scenario = "prefix-cancel-inside-composition@session-prefix"
