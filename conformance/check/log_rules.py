@@ -194,17 +194,16 @@ class LogChecker:
             self.reconstruction.revision = revision
 
     def _fast_ok(self) -> bool:
-        """Whether a chunk of the open step may be passed over unread: the
-        step responded, or (`_defer_response`) its first response may be told
-        after it, inside an open turn (no TURN-4 finding to make)."""
+        """Whether a chunk of the open step may be passed over unread: inside
+        an open turn (no TURN-4 finding to make; a step may be opened outside
+        one), the step responded or (`_defer_response`) its first response
+        may be told after it."""
         step = self.turns.step
         return (
             not self.thorough
             and step is not None
-            and (
-                step.responded
-                or (self._defer_response and self.turns.state.open_turn is not None)
-            )
+            and self.turns.state.open_turn is not None
+            and (step.responded or self._defer_response)
         )
 
     def _passed_over(self, number: int, seq: int | None, following: int) -> None:
@@ -269,7 +268,8 @@ class LogChecker:
                 envelope.next_seq
                 if skipping
                 and step is not None
-                and (step.responded or (defer and turns.state.open_turn is not None))
+                and turns.state.open_turn is not None
+                and (step.responded or defer)
                 else None
             )
         if reader.expected is not None and reader.expected != set_at:

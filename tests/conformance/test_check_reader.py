@@ -106,18 +106,19 @@ def _chunk(seq: int, variation: str) -> bytes:
     return line
 
 
-def _log(variations: list[str], responded: bool) -> list[bytes]:
-    lines = [
-        b'{"type":"session","version":0,"id":"s","createdAt":1}\n',
-        _line("turn/start", 0, '{"turn":1}'),
-        _line("step/start", 1, '{"turn":1,"step":1}'),
-        _line(
-            "request/header",
-            2,
-            '{"header":{"config":{"model":"m"}},"reason":"initial"}',
-        ),
+def _log(variations: list[str], responded: bool, in_turn: bool = True) -> list[bytes]:
+    """A step's chunks varied by `variations`, inside turn 1 or (not
+    `in_turn`) in a step opened outside any turn."""
+    opening = [
+        ("turn/start", '{"turn":1}'),
+        ("step/start", '{"turn":1,"step":1}'),
+        ("request/header", '{"header":{"config":{"model":"m"}},"reason":"initial"}'),
     ]
-    seq = 3
+    if not in_turn:
+        del opening[0]
+    lines = [b'{"type":"session","version":0,"id":"s","createdAt":1}\n']
+    lines += [_line(kind, seq, data) for seq, (kind, data) in enumerate(opening)]
+    seq = len(opening)
     if responded:  # a first chunk the reader never passes over in this case
         lines.append(_chunk(seq, "none"))
         seq += 1
@@ -159,13 +160,17 @@ def _seen(report: FileReport) -> list[tuple[object, ...]]:
     return [(f.rule, f.line, f.seq, f.message) for f in report.findings]
 
 
-@pytest.mark.spec("JSON-1", "JSONL-1", "LOG-1", "LOG-2", "LOG-3", "LOG-5")
+@pytest.mark.spec("JSON-1", "JSONL-1", "LOG-1", "LOG-2", "LOG-3", "LOG-5", "TURN-4")
 @settings(max_examples=400)
-@given(st.lists(st.sampled_from(VARIATIONS), min_size=1, max_size=6), st.booleans())
+@given(
+    st.lists(st.sampled_from(VARIATIONS), min_size=1, max_size=6),
+    st.booleans(),
+    st.booleans(),
+)
 def test_passing_chunks_over_finds_what_reading_every_chunk_finds(
-    variations: list[str], responded: bool
+    variations: list[str], responded: bool, in_turn: bool
 ) -> None:
-    lines = _log(variations, responded)
+    lines = _log(variations, responded, in_turn)
     fast, read = check_lines(lines), _reading_every_line(lines)
     assert _seen(fast) == _seen(read)
     assert fast.summary.events == read.summary.events
