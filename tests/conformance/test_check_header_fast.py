@@ -20,7 +20,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conformance.check import check_lines
+from conformance.check import canonical as canonical_module, check_lines, log_rules
 from conformance.check.findings import Finding
 from conformance.check.header_rules import HeaderFold, proven_json
 from reference.errors import CodecError
@@ -796,6 +796,13 @@ def _resume_log(resume_header: bytes, reason: bytes = b'"resume"') -> list[bytes
     ]
 
 
+_READ_STRICTLY = (
+    "envelope-out-of-order",
+    "out-of-order-surface-op-1",
+    "a-duplicate-member",
+)
+
+
 def _findings_without_known_snapshots(lines: list[bytes]) -> list[Finding]:
     known = HeaderFold.known_snapshot
     HeaderFold.known_snapshot = lambda self, text: None  # type: ignore[method-assign]
@@ -871,12 +878,36 @@ def test_the_checker_knows_a_resume_of_the_header_in_force_by_its_bytes_alone(
         taken.append(result is not None)
         return result
 
+    decoded: list[bytes] = []  # the snapshot data the checker decoded
+    decode = canonical_module.VALUE_DECODER
+
+    class Recording:
+        def decode(self, text: Any) -> Any:
+            if bytes(text).startswith(b'{"header"'):
+                decoded.append(bytes(text))
+            return decode.decode(text)
+
+    strict: list[int] = []  # the lines read by the strict path
+    explain = log_rules.explain_line
+
+    def explaining(raw: Any, number: int) -> Any:
+        strict.append(number)
+        return explain(raw, number)
+
     HeaderFold.known_snapshot = spying  # type: ignore[method-assign]
+    canonical_module.VALUE_DECODER = Recording()  # type: ignore[assignment]
+    log_rules.explain_line = explaining
     try:
         fast = check_lines(lines).findings
     finally:
         HeaderFold.known_snapshot = original  # type: ignore[method-assign]
+        canonical_module.VALUE_DECODER = decode
+        log_rules.explain_line = explain
     assert taken == [False, known]  # the first snapshot has no header in force
+    # a known snapshot is never decoded (only the first snapshot is), and
+    # the strict path reads it only when its envelope is not canonical
+    assert len(decoded) == (1 if known else 2)
+    assert (10 in strict) is (case in _READ_STRICTLY)
     assert fast == _findings_without_known_snapshots(lines)
     assert {finding.rule for finding in fast} == rules
     assert check_lines(lines).summary.events == len(lines) - 1  # every line read
