@@ -217,7 +217,7 @@ class LogChecker:
         if step is None or step.responded or seq is None:
             return
         try:
-            self._found.extend(self.requests.first_response(number, seq))
+            self._found.extend(self.requests.first_response(step, number, seq))
         except (OSError, CaptureUnreadable):
             raise
         except Exception as error:  # a checker bug must not end the check

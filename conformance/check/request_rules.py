@@ -73,16 +73,16 @@ class RequestRules:
     ) -> Sequence[Finding]:
         """A response event: the step's first one resolves its request."""
         step = self.turns.step
-        if step is None or step.responded:  # most are not a step's first: tell
-            return ()  # them apart without another call
-        return self.first_response(number, seq)
-
-    def first_response(self, number: int, seq: int) -> Sequence[Finding]:
-        """`response`, for the response event at `number`/`seq` (also for an
-        ``assistant/chunk`` the reader passed over, told after it)."""
-        step = self.turns.step
-        if step is None or step.responded:
+        if step is None or step.responded:  # most are not a step's first
             return ()
+        return self.first_response(step, number, seq)
+
+    def first_response(
+        self, step: OpenStep, number: int, seq: int
+    ) -> Sequence[Finding]:
+        """The first response of the open `step` (which has not responded),
+        at `number`/`seq`: from `response`, or for an ``assistant/chunk`` the
+        reader passed over, told after it."""
         step.responded = True
         return self._dispatch(step, number, certain=True, seq=seq)
 
