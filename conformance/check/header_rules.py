@@ -138,8 +138,7 @@ def proven_json(value: Any) -> bool:
     "not proven" (a value holding ``null`` is usually fine): the caller
     asks the reference's walk, which names the rule.
     """
-    encoded = encoding(value)
-    return encoded is not None and null_free(encoded)
+    return _clean_encoding(value) is not None
 
 
 def encoding(value: Any) -> bytes | None:
