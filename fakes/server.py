@@ -51,12 +51,76 @@ def base_url(sock: socket.socket) -> str:
     return f"http://{host}:{port}"
 
 
+TICK = 0.1
+"""Seconds between uvicorn's housekeeping ticks (the Date header, exit checks)."""
+DRAIN_POLL = 0.005
+"""Seconds between looks at the open connections while a stop drains them."""
+
+
 class QuietServer(uvicorn.Server):
-    """A uvicorn server that stops on SIGINT/SIGTERM and then returns normally.
+    """A uvicorn server that stops on SIGINT/SIGTERM and then returns normally,
+    and stops at once when asked.
 
     Stock uvicorn re-raises the captured signal after shutdown, which turns
-    a clean stop into a non-zero exit; the fake's CLI must exit 0.
+    a clean stop into a non-zero exit; the fake's CLI must exit 0. It also
+    notices a stop only at its next 0.1 s tick and then pauses 0.1 s more
+    (and polls every 0.1 s) for connections to finish: a test suite that
+    starts and stops many servers waited 0.1-0.2 s on each. Here `stop`
+    (or a signal) wakes the main loop at once, and shutdown waits for the
+    open connections, polling every `DRAIN_POLL` seconds, only while there
+    are any, up to ``timeout_graceful_shutdown`` as uvicorn does.
     """
+
+    _wake: asyncio.Event | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    def stop(self) -> None:
+        """Ask the server to stop; callable from any thread."""
+        self.should_exit = True
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(wake.set)
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        """A signal's stop (a second one forces the exit, as in uvicorn)."""
+        super().handle_exit(sig, frame)
+        self.stop()
+
+    async def main_loop(self) -> None:
+        """uvicorn's loop of ticks, woken early by `stop`."""
+        self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864000
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(TICK):
+                    await self._wake.wait()
+            should_exit = await self.on_tick(counter)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Stop accepting, close the connections, wait only while some are
+        open (or tasks run), then run the app's lifespan shutdown."""
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        state = self.server_state
+        for connection in list(state.connections):
+            connection.shutdown()
+        try:
+            async with asyncio.timeout(self.config.timeout_graceful_shutdown):
+                # uvicorn tells no one when a connection closes: look, as it does
+                while (state.connections or state.tasks) and not self.force_exit:  # noqa: ASYNC110
+                    await asyncio.sleep(DRAIN_POLL)
+                for server in self.servers:
+                    await server.wait_closed()
+        except TimeoutError:
+            for task in state.tasks:
+                task.cancel(msg="the fake provider is stopping")
+        if not self.force_exit:
+            await self.lifespan.shutdown()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
@@ -129,7 +193,7 @@ def running_server(
     try:
         yield base_url(sock)
     finally:
-        server.should_exit = True
+        server.stop()
         thread.join(timeout=10)
         sock.close()
     if failure:

@@ -1,0 +1,78 @@
+"""How the fake's uvicorn server stops: at once when asked, yet never
+cutting off a request it is answering."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import httpx
+import pytest
+
+import fakes.server
+from fakes.app import noop_app
+from fakes.server import QuietServer, bind_socket, running_server
+
+
+def test_asking_to_stop_wakes_the_server_without_waiting_for_its_tick(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # with a tick of an hour, only `stop` waking the main loop ends the
+    # server before the join below gives up (uvicorn itself sleeps a tick)
+    monkeypatch.setattr(fakes.server, "TICK", 3600.0)
+    with running_server(app=noop_app) as url:
+        assert httpx.post(url + "/noop", content=b"{}").status_code == 200
+    assert not any(t.name == "fake-provider-server" for t in threading.enumerate())
+
+
+def test_a_request_being_answered_when_the_stop_comes_is_answered_in_full() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    async def slow_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        started.set()
+        await asyncio.to_thread(release.wait, 30)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"done"})
+
+    stopping = threading.Event()
+
+    class TellsWhenStopping(QuietServer):
+        async def shutdown(self, sockets: Any = None) -> None:
+            stopping.set()
+            await super().shutdown(sockets)
+
+    sock = bind_socket()
+    server = TellsWhenStopping(fakes.server.make_server(slow_app).config)
+    thread = threading.Thread(
+        target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True
+    )
+    thread.start()
+    answers: list[httpx.Response] = []
+    url = fakes.server.base_url(sock)
+    client = threading.Thread(target=lambda: answers.append(httpx.get(url, timeout=30)))
+    client.start()
+    assert started.wait(30)
+    server.stop()
+    assert stopping.wait(30)  # the answer is held until the shutdown has begun
+    release.set()
+    client.join(30)
+    thread.join(30)
+    sock.close()
+    assert [(a.status_code, a.content) for a in answers] == [(200, b"done")]
+    assert not thread.is_alive()
+
+
+def test_a_stop_before_the_server_runs_still_ends_it() -> None:
+    sock = bind_socket()
+    server = fakes.server.make_server(noop_app)
+    server.stop()
+    thread = threading.Thread(
+        target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True
+    )
+    thread.start()
+    thread.join(30)
+    sock.close()
+    assert not thread.is_alive()
