@@ -95,12 +95,23 @@ def test_bad_json_is_reported_at_its_line_and_the_check_goes_on(
 
 
 @pytest.mark.spec("JSON-1")
-def test_data_the_rules_read_is_checked_for_duplicate_keys_by_default() -> None:
-    lines = turn_of(event(1, "step/start", '{"turn":1,"step":1,"step":1}'))
-    assert ("JSON-1", 3) in rules_at(lines)
-    unread = turn_of(event(1, "tool/call", '{"x":1,"x":1}'))
-    assert ("JSON-1", 3) not in rules_at(unread)
-    assert ("JSON-1", 3) in rules_at(unread, thorough=True)
+@pytest.mark.parametrize(
+    ("read", "unread"),
+    [
+        ('{"turn":1,"step":1,"step":1}', '{"x":1,"x":1}'),
+        ('{"turn":1,"step":1,"x":1e400}', '{"x":-1E400}'),
+    ],
+    ids=["a duplicate key", "an exponent beyond a double"],
+)
+def test_data_the_rules_read_is_checked_by_default_the_rest_with_thorough(
+    read: str, unread: str
+) -> None:
+    # docs/checker.md, "Bodies the rules do not read": the limit, kept true
+    assert ("JSON-1", 3) in rules_at(turn_of(event(1, "step/start", read)))
+    for kind in ("tool/call", "assistant/chunk"):
+        lines = turn_of(event(1, kind, unread))
+        assert ("JSON-1", 3) not in rules_at(lines)
+        assert ("JSON-1", 3) in rules_at(lines, thorough=True)
 
 
 def test_invalid_utf8_bytes_are_reported() -> None:
