@@ -21,6 +21,7 @@ import pytest
 from cli_in_process import reqfold_here
 
 from conformance.outcomes import Outcome
+from conformance.run import cli as run_cli
 from conformance.run.verdict import (
     BROKEN,
     CONFORMANT,
@@ -190,6 +191,23 @@ def test_a_bad_argument_exits_2_with_its_reason_from_a_real_process(
 ) -> None:
     """Ours and argparse's: exit status and stderr as a shell sees them."""
     assert_one_line_reason(*reqfold(*args, timeout=60), complaint)
+
+
+def test_bad_arguments_are_refused_before_the_scenario_files_are_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A child ``reqfold run`` with a bad option exits without checking the
+    scenario files against their schema (a tenth of a second of CPU)."""
+
+    def unread() -> None:
+        raise AssertionError("the scenario files were read")
+
+    monkeypatch.setattr(run_cli, "load_scenarios", unread)
+    for args, complaint in (
+        (("--timeout", "0"), "--timeout must be"),
+        (("--report-json", "same.json", "--junit", "same.json"), "--junit"),
+    ):
+        assert_one_line_reason(*run_here(*args), complaint)
 
 
 def assert_one_line_reason(status: int, out: str, err: str, complaint: str) -> None:
