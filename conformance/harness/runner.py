@@ -48,7 +48,6 @@ from conformance.harness.results import BROKEN_RUN, CheckResult, level_of
 from conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
 from conformance.outcomes import Outcome
 from fakes import FakeProvider
-from fakes.server import running_server
 from reference.json_values import JsonObject
 from reference.revisions import Revision
 
@@ -130,6 +129,10 @@ def run_scenarios(
         )
         session = _Session(connect, started)
         try:
+            # here, not at the top: a run that plays no scenario (vectors,
+            # properties, a bad option) starts without uvicorn
+            from fakes.server import running_server
+
             base_url = stack.enter_context(running_server(fake))
         except BaseException:
             session.close()  # the caller's adapter, if any, is ours to close

@@ -96,6 +96,24 @@ def test_serving_the_fake_does_not_import_httpx() -> None:
     assert loaded == {"httpx": False, "fakes.transport": False}
 
 
+VECTORS_ONLY = """
+import contextlib, io
+from conformance.cli import main
+
+with contextlib.redirect_stdout(io.StringIO()):
+    status = main(
+        ["run", "--impl", "reference", "--only", "vectors"]
+        + ["--revision", "session-prefix"]
+    )
+assert status == 0, status
+"""
+
+
+def test_a_reqfold_run_that_plays_no_scenario_does_not_import_uvicorn() -> None:
+    loaded = _modules_after(f"exec({VECTORS_ONLY!r})", "uvicorn", "fakes.server")
+    assert loaded == {"uvicorn": False, "fakes.server": False}
+
+
 @pytest.mark.parametrize(
     ("statement", "loads_transport"),
     [
