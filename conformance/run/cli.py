@@ -205,8 +205,9 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Run the suite, print the report; returns the exit status.
 
-    Bad arguments are refused before the scenario files are read and
-    checked against their schema (a tenth of a second in a fresh process).
+    The scenario files are read and checked against their schema (a tenth
+    of a second in a fresh process) only after the arguments are found
+    good, and only for a run that may play scenarios or names some.
     """
     try:
         revisions = (
@@ -220,7 +221,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"reqfold run: {problem}", file=sys.stderr)
         return 2
     try:
-        scenarios = load_scenarios()
+        # only a run that may play them, or names some, reads the scenario files
+        wanted = "scenarios" in (args.only or PARTS) or bool(args.scenario)
+        scenarios = load_scenarios() if wanted else []
     except (ValueError, ScenarioError) as error:
         print(f"reqfold run: {error}", file=sys.stderr)
         return 2

@@ -195,11 +195,12 @@ def test_a_bad_argument_exits_2_with_its_reason_from_a_real_process(
     assert_one_line_reason(*reqfold(*args, timeout=60), complaint)
 
 
-def test_bad_arguments_are_refused_before_the_scenario_files_are_read(
+def test_the_scenario_files_are_read_only_by_a_run_that_may_play_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A child ``reqfold run`` with a bad option exits without checking the
-    scenario files against their schema (a tenth of a second of CPU)."""
+    """A child ``reqfold run`` with a bad option, or one that plays no
+    scenario, exits without checking the scenario files against their
+    schema (a tenth of a second of CPU)."""
 
     def unread() -> None:
         raise AssertionError("the scenario files were read")
@@ -210,6 +211,11 @@ def test_bad_arguments_are_refused_before_the_scenario_files_are_read(
         (("--report-json", "same.json", "--junit", "same.json"), "--junit"),
     ):
         assert_one_line_reason(*run_here(*args), complaint)
+    status, out, err = run_here(
+        *("--impl", "reference", "--only", "vectors", "--revision", "session-prefix")
+    )
+    assert status == 0, out + err
+    assert "Verdict: CONFORMANT" in out
 
 
 def assert_one_line_reason(status: int, out: str, err: str, complaint: str) -> None:
