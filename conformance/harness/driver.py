@@ -26,21 +26,21 @@ import contextlib
 import copy
 import time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from conformance.adapters.messages import check_notification, check_result
 from conformance.errors import AdapterProtocolError, AdapterTimeout
 from conformance.harness.evidence import Evidence, SendRecord
 from conformance.harness.scenarios import Scenario, Step
-from fakes import (
-    CapturedRequest,
-    FakeProvider,
-    dump_capture_jsonl,
-    key_digest,
-    parse_script_item,
-)
 from reference.json_values import JsonObject
 from reference.revisions import Revision
+
+if TYPE_CHECKING:
+    from fakes import CapturedRequest, FakeProvider
+
+# `fakes` is imported where a scenario is played, not here: `reqfold run`
+# imports this module (the adapter's protocol) for every run, and a run that
+# plays no scenario starts without the fake (a fifth of its start-up).
 
 DIALECT = "deepseek"
 TURN_TIMEOUTS = 3
@@ -141,6 +141,8 @@ class _Run:
         name = f"{scenario.id}.{revision.value}"
         self.session = name
         self.api_key = f"reqfold-{name}"
+        from fakes import key_digest, parse_script_item
+
         self.digest = key_digest(self.api_key)
         self.instance: str | None = None
         """The scenario's name of the running instance (``i1``)."""
@@ -367,6 +369,8 @@ class _Run:
         The captures are also written beside the log (``<session>.requests.jsonl``),
         so a kept run can be checked again with ``reqfold check --requests``.
         """
+        from fakes import dump_capture_jsonl
+
         self.sync_captures()
         self.evidence.captures = self.captures()
         self.evidence.capture_instances = list(self.capture_instances)

@@ -109,9 +109,10 @@ assert status == 0, status
 """
 
 
-def test_a_reqfold_run_that_plays_no_scenario_does_not_import_uvicorn() -> None:
-    loaded = _modules_after(f"exec({VECTORS_ONLY!r})", "uvicorn", "fakes.server")
-    assert loaded == {"uvicorn": False, "fakes.server": False}
+def test_a_reqfold_run_that_plays_no_scenario_imports_no_fake_and_no_checks() -> None:
+    names = ("uvicorn", "fakes.server", "fakes", "conformance.harness.checks")
+    loaded = _modules_after(f"exec({VECTORS_ONLY!r})", *names)
+    assert loaded == dict.fromkeys(names, False)
 
 
 @pytest.mark.parametrize(
