@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from fakes import CapturedRequest, FakeProvider
 
 # `fakes` is imported where a scenario is played, not here: `reqfold run`
-# imports this module (the adapter's protocol) for every run, and a run that
-# plays no scenario starts without the fake (a fifth of its start-up).
+# imports this module (the harness protocol) for every run, and a run that
+# plays no scenario starts without the fake (conformance.harness.runner).
 
 DIALECT = "deepseek"
 TURN_TIMEOUTS = 3
@@ -135,14 +135,14 @@ class _Run:
     def __init__(
         self, driver: ScenarioDriver, scenario: Scenario, revision: Revision
     ) -> None:
+        from fakes import key_digest, parse_script_item
+
         self.driver = driver
         self.scenario = scenario
         self.revision = revision
         name = f"{scenario.id}.{revision.value}"
         self.session = name
         self.api_key = f"reqfold-{name}"
-        from fakes import key_digest, parse_script_item
-
         self.digest = key_digest(self.api_key)
         self.instance: str | None = None
         """The scenario's name of the running instance (``i1``)."""

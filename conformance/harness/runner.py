@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 # The fake, its server and the checks are imported where scenarios are
 # played: a run that plays none (vectors, properties, a bad option) starts
-# without them, about a third of a child reqfold run's start-up.
+# without them, a fifth of a child ``reqfold run``'s start-up (callgrind).
 
 MAX_RESTARTS = 3
 
