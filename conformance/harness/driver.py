@@ -26,21 +26,21 @@ import contextlib
 import copy
 import time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from conformance.adapters.messages import check_notification, check_result
 from conformance.errors import AdapterProtocolError, AdapterTimeout
 from conformance.harness.evidence import Evidence, SendRecord
 from conformance.harness.scenarios import Scenario, Step
-from fakes import (
-    CapturedRequest,
-    FakeProvider,
-    dump_capture_jsonl,
-    key_digest,
-    parse_script_item,
-)
 from reference.json_values import JsonObject
 from reference.revisions import Revision
+
+if TYPE_CHECKING:
+    from fakes import CapturedRequest, FakeProvider
+
+# `fakes` is imported where a scenario is played, not here: `reqfold run`
+# imports this module (the harness protocol) for every run, and a run that
+# plays no scenario starts without the fake (conformance.harness.runner).
 
 DIALECT = "deepseek"
 TURN_TIMEOUTS = 3
@@ -135,6 +135,8 @@ class _Run:
     def __init__(
         self, driver: ScenarioDriver, scenario: Scenario, revision: Revision
     ) -> None:
+        from fakes import key_digest, parse_script_item
+
         self.driver = driver
         self.scenario = scenario
         self.revision = revision
@@ -367,6 +369,8 @@ class _Run:
         The captures are also written beside the log (``<session>.requests.jsonl``),
         so a kept run can be checked again with ``reqfold check --requests``.
         """
+        from fakes import dump_capture_jsonl
+
         self.sync_captures()
         self.evidence.captures = self.captures()
         self.evidence.capture_instances = list(self.capture_instances)

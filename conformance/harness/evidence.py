@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.harness.scenarios import Scenario
-from fakes import CapturedRequest
 from reference.json_values import JsonObject
 from reference.revisions import Revision
+
+if TYPE_CHECKING:  # a type only: importing fakes costs a run that plays nothing
+    from fakes import CapturedRequest
 
 
 @dataclass(slots=True, kw_only=True)

@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from conformance.adapters.connection import Connection, StdioConnection
 from conformance.adapters.lifecycle import (
@@ -37,7 +37,6 @@ from conformance.adapters.lifecycle import (
 )
 from conformance.adapters.messages import check_result
 from conformance.errors import AdapterError, AdapterProtocolError, AdapterTimeout
-from conformance.harness.checks import judge, judge_leaks
 from conformance.harness.driver import (
     HarnessConnection,
     ScenarioBroken,
@@ -47,10 +46,15 @@ from conformance.harness.evidence import Evidence
 from conformance.harness.results import BROKEN_RUN, CheckResult, level_of
 from conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
 from conformance.outcomes import Outcome
-from fakes import FakeProvider
-from fakes.server import running_server
 from reference.json_values import JsonObject
 from reference.revisions import Revision
+
+if TYPE_CHECKING:
+    from fakes import FakeProvider
+
+# The fake, its server and the checks are imported where scenarios are
+# played: a run that plays none (vectors, properties, a bad option) starts
+# without them, a fifth of a child ``reqfold run``'s start-up (callgrind).
 
 MAX_RESTARTS = 3
 
@@ -118,6 +122,9 @@ def run_scenarios(
     result of its ``initialize``: the run uses it first (and closes it)
     instead of starting one; `connect` starts the restarts.
     """
+    from fakes import FakeProvider
+    from fakes.server import running_server
+
     chosen = load_scenarios() if scenarios is None else scenarios
     fake = provider if provider is not None else FakeProvider("deepseek")
     with contextlib.ExitStack() as stack:
@@ -349,6 +356,20 @@ def _leaks(evidence: Evidence | None) -> list[CheckResult]:
     except Exception:  # a bug of ours must not hide the error itself
         return []
     return [result for result in results if result.outcome is Outcome.FAIL]
+
+
+def judge(evidence: Evidence) -> list[CheckResult]:
+    """`conformance.harness.checks.judge`, imported when a run is judged."""
+    from conformance.harness import checks
+
+    return checks.judge(evidence)
+
+
+def judge_leaks(evidence: Evidence) -> list[CheckResult]:
+    """`conformance.harness.checks.judge_leaks`, imported when first needed."""
+    from conformance.harness import checks
+
+    return checks.judge_leaks(evidence)
 
 
 def _notes(error: BaseException) -> str:

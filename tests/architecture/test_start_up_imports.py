@@ -3,10 +3,41 @@ own tests start hundreds of them, so a module they never use costs time)."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 
 import pytest
+
+TRIO_INSTALLED = importlib.util.find_spec("trio") is not None
+"""httpcore imports trio only where it is installed (it is on the project's
+machine; nothing reqfold depends on brings it)."""
+
+ASK_A_CLOSED_PORT = """
+import asyncio
+from reference.loop.abort import AbortSignal
+from reference.loop.client import ChatCompletionsClient
+from reference.loop.errors import ProviderError
+from reference.loop.frozen_request import FrozenRequest
+
+request = FrozenRequest.build(
+    turn=1, step=1, boundary=0, header={"config": {"model": "m"}},
+    messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+)
+
+async def ask() -> None:
+    async with ChatCompletionsClient(base_url="http://127.0.0.1:9") as client:
+        try:
+            await client.complete(request, AbortSignal())
+        except ProviderError as error:
+            assert "ConnectError" in str(error), error
+        else:
+            raise AssertionError("port 9 answered")
+
+asyncio.run(ask())
+"""
+"""The reference client sends one request over the network (its own httpx
+transport, as in a harness adapter process) to a port nobody serves."""
 
 
 def _modules_after(statement: str, *names: str) -> dict[str, bool]:
@@ -35,11 +66,53 @@ def test_httpx_command_line_still_loads_when_asked_for() -> None:
     assert loaded == {"httpx._main": True}
 
 
+def test_the_reference_clients_network_transport_leaves_trio_unloaded() -> None:
+    loaded = _modules_after(f"exec({ASK_A_CLOSED_PORT!r})", "httpcore", "trio")
+    assert loaded == {"httpcore": True, "trio": False}
+
+
+@pytest.mark.skipif(not TRIO_INSTALLED, reason="trio is not installed here")
+def test_trio_still_loads_after_the_reference_client_when_asked_for() -> None:
+    loaded = _modules_after(
+        f"exec({ASK_A_CLOSED_PORT!r}); import trio; assert trio.run", "trio"
+    )
+    assert loaded == {"trio": True}
+
+
+@pytest.mark.skipif(not TRIO_INSTALLED, reason="trio is not installed here")
+def test_a_trio_loaded_before_the_reference_client_is_the_one_httpcore_uses() -> None:
+    loaded = _modules_after(
+        f"import trio; exec({ASK_A_CLOSED_PORT!r});"
+        " import httpcore._synchronization as s; assert s.trio is trio",
+        "trio",
+    )
+    assert loaded == {"trio": True}
+
+
 def test_serving_the_fake_does_not_import_httpx() -> None:
     loaded = _modules_after(
         "import fakes.server, fakes.cli", "httpx", "fakes.transport"
     )
     assert loaded == {"httpx": False, "fakes.transport": False}
+
+
+VECTORS_ONLY = """
+import contextlib, io
+from conformance.cli import main
+
+with contextlib.redirect_stdout(io.StringIO()):
+    status = main(
+        ["run", "--impl", "reference", "--only", "vectors"]
+        + ["--revision", "session-prefix"]
+    )
+assert status == 0, status
+"""
+
+
+def test_a_reqfold_run_that_plays_no_scenario_imports_no_fake_and_no_checks() -> None:
+    names = ("uvicorn", "fakes.server", "fakes", "conformance.harness.checks")
+    loaded = _modules_after(f"exec({VECTORS_ONLY!r})", *names)
+    assert loaded == dict.fromkeys(names, False)
 
 
 @pytest.mark.parametrize(

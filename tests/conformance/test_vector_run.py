@@ -8,7 +8,9 @@ crashes, hangs and garbage. ``reqfold vectors`` itself runs in the
 test's process (its adapter is a child all the same; stdout must encode as
 UTF-8, as a process's would), except where what is shown is a ``reqfold``
 process's: a conformant run (exit 0), a failing JSON report (exit 1) and
-bad arguments (exit 2) go through a child ``reqfold``.
+bad arguments (exit 2) go through a child ``reqfold``. Tests that read the
+same run share it (module fixtures: the in-process reference's run, and
+the default run of a known-bad adapter); none changes what it reads.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,7 +37,7 @@ from conformance.codec import cli as vectors_cli
 from conformance.codec.cases import CORE, STRICT
 from conformance.codec.judging import Verdict, judge_response
 from conformance.codec.loading import iter_cases
-from conformance.codec.runner import run_vectors
+from conformance.codec.runner import VectorReport, run_vectors
 from conformance.errors import (
     AdapterProtocolError,
     AdapterStartupFailed,
@@ -84,8 +87,34 @@ def failing_rules(report: dict[str, Any]) -> set[str]:
     }
 
 
-def test_the_in_process_reference_passes_every_vector_of_every_revision() -> None:
-    report = run_vectors(DirectConnection)
+@pytest.fixture(scope="module")
+def reference_report() -> VectorReport:
+    """The in-process reference run over every vector, once per module (per
+    xdist worker): the tests below read it, none changes it."""
+    return run_vectors(DirectConnection)
+
+
+@pytest.fixture(scope="module")
+def default_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Callable[[str], tuple[int, dict[str, Any]]]:
+    """`run_bad` of a known-bad adapter with no options, made once per
+    module (per xdist worker) and adapter: tests that read the same run
+    share it and never change it."""
+    runs: dict[str, tuple[int, dict[str, Any]]] = {}
+
+    def run(name: str) -> tuple[int, dict[str, Any]]:
+        if name not in runs:
+            runs[name] = run_bad(name, tmp_path_factory.mktemp(name))
+        return runs[name]
+
+    return run
+
+
+def test_the_in_process_reference_passes_every_vector_of_every_revision(
+    reference_report: VectorReport,
+) -> None:
+    report = reference_report
     counts = report.counts()
     assert counts == {
         "pass": len(list(iter_cases())),
@@ -137,9 +166,11 @@ def test_the_reference_adapter_process_is_conformant_and_says_so() -> None:
     ],
 )
 def test_a_known_bad_implementation_fails_and_the_broken_rule_is_named(
-    name: str, broken_rules: set[str], tmp_path: Path
+    name: str,
+    broken_rules: set[str],
+    default_run: Callable[[str], tuple[int, dict[str, Any]]],
 ) -> None:
-    code, report = run_bad(name, tmp_path)
+    code, report = default_run(name)
     assert code == 1
     assert broken_rules <= failing_rules(report)
     assert report["counts"]["error"] == 0
@@ -328,9 +359,11 @@ def test_the_strict_results_get_their_own_line_and_stay_out_of_a_core_verdict(
 
 
 @pytest.mark.slow
-def test_an_implementation_that_claims_strict_is_judged_on_it(tmp_path: Path) -> None:
+def test_an_implementation_that_claims_strict_is_judged_on_it(
+    tmp_path: Path, default_run: Callable[[str], tuple[int, dict[str, Any]]]
+) -> None:
     # clamps_system_arm serves the reference's identity, which claims strict.
-    code, report = run_bad("clamps_system_arm", tmp_path)
+    code, report = default_run("clamps_system_arm")
     assert code == 1
     assert report["profiles"]["judged"] == ["core", "strict"]
     code, report = run_bad("clamps_system_arm", tmp_path, "--profile", "core")
@@ -415,8 +448,10 @@ def test_reqfold_run_counts_strict_only_when_judged_and_always_prints_its_line()
     assert f"strict input validation: {everything - core} of" in out
 
 
-def test_the_reference_claims_strict_and_passes_both_profiles() -> None:
-    report = run_vectors(DirectConnection)
+def test_the_reference_claims_strict_and_passes_both_profiles(
+    reference_report: VectorReport,
+) -> None:
+    report = reference_report
     assert report.judged == {CORE, STRICT}
     for profile in (CORE, STRICT):
         counts = report.counts(profile=profile)
@@ -696,10 +731,11 @@ def test_naming_another_seq_fails_fold_2_and_is_a_warning_elsewhere() -> None:
     assert all("names seq" in r.message for r in warned)
 
 
-def test_a_result_carries_the_error_its_implementation_answered() -> None:
-    report = run_vectors(DirectConnection)
+def test_a_result_carries_the_error_its_implementation_answered(
+    reference_report: VectorReport,
+) -> None:
     cases = {case.id: case for _, case in iter_cases()}
-    for result in report.dump()["results"]:
+    for result in reference_report.dump()["results"]:
         assert isinstance(result, dict)
         case = cases[result["id"]]
         if case.expects_error:

@@ -315,10 +315,68 @@ def test_every_client_of_a_process_shares_one_tls_context(monkeypatch):
         fake = FakeProvider("deepseek")
         fake.push(Reply(text="ok"))
         client = ChatCompletionsClient(
-            base_url="http://fake", transport=FakeTransport(fake), stream=False
+            base_url="https://fake", transport=FakeTransport(fake), stream=False
         )
         assert complete(client).content == [{"type": "text", "text": "ok"}]
     assert len(built) == 1
+
+
+def _without_proxies(monkeypatch):
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+
+def _ask(base_url):
+    fake = FakeProvider("deepseek")
+    fake.push(Reply(text="ok"))
+    client = ChatCompletionsClient(
+        base_url=base_url, transport=FakeTransport(fake), stream=False
+    )
+    assert complete(client).content == [{"type": "text", "text": "ok"}]
+
+
+def test_a_client_of_a_plain_http_url_reads_no_ca_bundle(monkeypatch):
+    """A harness adapter talking to a local fake never uses TLS: it starts
+    without reading the CA bundle (about 50 ms of CPU)."""
+    from reference.loop import client as client_module
+
+    def refused(*args):
+        raise AssertionError("the CA bundle was read")
+
+    _without_proxies(monkeypatch)
+    monkeypatch.setattr(client_module, "_tls_for", refused)
+    _ask("http://127.0.0.1:8000")
+    _ask("HTTP://fake")
+
+
+@pytest.mark.parametrize(
+    ("base_url", "proxy"),
+    [("https://fake", None), ("http://fake", "http://proxy:3128")],
+    ids=["an https URL", "a plain URL with a proxy set"],
+)
+def test_a_client_that_may_use_tls_gets_the_default_context(
+    monkeypatch, base_url, proxy
+):
+    from reference.loop import client as client_module
+
+    _without_proxies(monkeypatch)
+    if proxy is not None:
+        monkeypatch.setenv("HTTPS_PROXY", proxy)
+    default = client_module._tls()
+    context = client_module._tls_of(base_url)
+    assert context is default
+    assert context.verify_mode is ssl.CERT_REQUIRED
+
+
+def test_the_context_of_a_plain_http_client_trusts_no_certificate(monkeypatch):
+    from reference.loop import client as client_module
+
+    _without_proxies(monkeypatch)
+    context = client_module._tls_of("http://fake")
+    assert context.verify_mode is ssl.CERT_REQUIRED
+    assert context.check_hostname
+    assert context.get_ca_certs() == []
 
 
 def test_a_changed_ca_setting_gets_a_new_tls_context(monkeypatch):
