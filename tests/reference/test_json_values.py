@@ -16,6 +16,8 @@ from rejections import rejects
 from conformance.codec.judge_equal import same_json
 from reference.errors import NotJsonValue
 from reference.json_values import (
+    _plainly_json,
+    _walk_json,
     canonical_json,
     check_json_value,
     copy_json,
@@ -70,6 +72,64 @@ def test_a_cycle_is_rejected_but_a_value_shared_twice_is_not() -> None:
     cyclic.append([cyclic])
     with rejects(NotJsonValue, "JSON-1"):
         check_json_value({"x": cyclic})
+
+
+class Text(str):
+    """A str subclass: a JSON value, but not a plain one."""
+
+
+class Number(int):
+    """An int subclass: a JSON value, but not a plain one."""
+
+
+ANY_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()  # NaN and the infinities too
+    | st.text(st.characters(codec=None, exclude_categories=()), max_size=3)
+    | st.sampled_from(["a\ud800", "\udc00", Text("t"), Number(3), (1,), object()])
+)
+"""Leaves of any kind: JSON values, plain or not, and values that are not."""
+
+ANY_VALUES = st.recursive(
+    ANY_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.lists(inner, max_size=2).map(tuple)
+        | st.dictionaries(
+            st.text(max_size=2)
+            | st.sampled_from(["\ud800", Text("k"), 1, None, 1.5, True]),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@pytest.mark.spec("JSON-1")
+@given(ANY_VALUES)
+def test_a_value_the_shortcut_accepts_is_one_the_walk_accepts(value: Any) -> None:
+    if _plainly_json(value, 0):
+        _walk_json(value, "value", None)
+
+
+def deeply(depth: int) -> Any:
+    value: Any = "leaf"
+    for at in range(depth):
+        value = [value] if at % 2 else {"x": value}
+    return value
+
+
+@pytest.mark.spec("JSON-1")
+def test_a_cycle_or_a_value_past_the_shortcuts_depth_is_left_to_the_walk() -> None:
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = [cyclic]
+    assert not _plainly_json(cyclic, 0)
+    assert not _plainly_json(deeply(200), 0)
+    check_json_value(deeply(200))
+    assert _plainly_json(deeply(60), 0)
 
 
 @pytest.mark.spec("JSON-1")
@@ -254,6 +314,12 @@ json_values = st.recursive(
     ),
     max_leaves=20,
 )
+
+
+@pytest.mark.spec("JSON-1")
+@given(json_values)
+def test_a_json_value_of_the_built_in_types_takes_the_shortcut(value: Any) -> None:
+    assert _plainly_json(value, 0)
 
 
 @st.composite
