@@ -30,6 +30,7 @@ from reference.header import (
     canonical_header,
     diff_header,
 )
+from reference.json_values import copy_json
 from reference.revisions import Revision
 
 REVISIONS = st.sampled_from(list(Revision))
@@ -96,8 +97,8 @@ def assert_alike(
 
 def delta_both(revision: Revision, state: Any, delta: Any) -> list[Finding]:
     fast, slow = folds(revision, state)
-    found = fast.delta(copy.deepcopy(delta), line=2, seq=1)
-    assert_alike(fast, slow, found, slow.delta(copy.deepcopy(delta), line=2, seq=1))
+    found = fast.delta(copy_json(delta), line=2, seq=1)
+    assert_alike(fast, slow, found, slow.delta(copy_json(delta), line=2, seq=1))
     return found
 
 
@@ -105,12 +106,8 @@ def snapshot_both(
     revision: Revision, state: Any, data: Any, first_in_turn: bool = True
 ) -> list[Finding]:
     fast, slow = folds(revision, state)
-    found = fast.snapshot(
-        copy.deepcopy(data), line=2, seq=1, first_in_turn=first_in_turn
-    )
-    other = slow.snapshot(
-        copy.deepcopy(data), line=2, seq=1, first_in_turn=first_in_turn
-    )
+    found = fast.snapshot(copy_json(data), line=2, seq=1, first_in_turn=first_in_turn)
+    other = slow.snapshot(copy_json(data), line=2, seq=1, first_in_turn=first_in_turn)
     assert_alike(fast, slow, found, other)
     return found
 
@@ -738,19 +735,19 @@ def test_a_run_of_header_events_folds_alike_with_and_without_the_fast_path(
         if state is not None:
             history.append(state)
         if state is None or rng.random() < 0.25:
-            header = copy.deepcopy(rng.choice(history)) if history else None
+            header = copy_json(rng.choice(history)) if history else None
             data = {
                 "header": rarely(header, near_state(rng, revision)),
                 "reason": rng.choice(SNAPSHOT_REASONS),
             }
             first = rng.random() < 0.5
             found = fast.snapshot(
-                copy.deepcopy(data), line=number, seq=number, first_in_turn=first
+                copy_json(data), line=number, seq=number, first_in_turn=first
             )
             other = slow.snapshot(data, line=number, seq=number, first_in_turn=first)
         else:
             delta = near_delta(rng, state)
-            found = fast.delta(copy.deepcopy(delta), line=number, seq=number)
+            found = fast.delta(copy_json(delta), line=number, seq=number)
             other = slow.delta(delta, line=number, seq=number)
         assert_alike(fast, slow, found, other)
 
