@@ -7,10 +7,11 @@ defect in either shows up as a disagreement.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 from rejections import rejects
 
 from conformance.codec.judge_equal import same_json
@@ -82,13 +83,12 @@ class Number(int):
     """An int subclass: a JSON value, but not a plain one."""
 
 
-ANY_LEAVES = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats()  # NaN and the infinities too
-    | st.text(st.characters(codec=None, exclude_categories=()), max_size=3)
-    | st.sampled_from(["a\ud800", "\udc00", Text("t"), Number(3), (1,), object()])
+ANY_LEAVES = st.sampled_from(
+    [
+        *("", "ok", "é😀", 0, -(2**80), 1.5, -0.0, True, None, [], {}),
+        *("a\ud800", "\udc00", NAN, float("inf"), float("-inf"), (1,), object()),
+        *(Text("t"), Number(3), {1: "a"}, {None: 1}, {"\ud800": 1}, {Text("k"): 1}),
+    ]
 )
 """Leaves of any kind: JSON values, plain or not, and values that are not."""
 
@@ -97,22 +97,41 @@ ANY_VALUES = st.recursive(
     lambda inner: (
         st.lists(inner, max_size=3)
         | st.lists(inner, max_size=2).map(tuple)
-        | st.dictionaries(
-            st.text(max_size=2)
-            | st.sampled_from(["\ud800", Text("k"), 1, None, 1.5, True]),
-            inner,
-            max_size=3,
-        )
+        | st.dictionaries(st.text(max_size=2), inner, max_size=3)
     ),
-    max_leaves=12,
+    max_leaves=8,
 )
 
 
 @pytest.mark.spec("JSON-1")
+@settings(max_examples=50)
 @given(ANY_VALUES)
 def test_a_value_the_shortcut_accepts_is_one_the_walk_accepts(value: Any) -> None:
     if _plainly_json(value, 0):
         _walk_json(value, "value", None)
+
+
+@pytest.mark.spec("JSON-1")
+@pytest.mark.parametrize(
+    "odd",
+    ["a\ud800", NAN, float("inf"), (1,), object(), Text("t"), Number(3)],
+    ids=repr,
+)
+@pytest.mark.parametrize(
+    "where",
+    [
+        lambda odd: odd,
+        lambda odd: ["ok", [odd]],
+        lambda odd: {"a": 1, "b": {"c": odd}},
+        lambda odd: {"a": [1, {odd: 1}]} if isinstance(odd, str) else [{"k": odd}],
+    ],
+    ids=["alone", "in-a-list", "in-an-object", "as-a-key"],
+)
+def test_a_value_with_a_part_of_another_kind_is_not_plain(
+    odd: Any, where: Callable[[Any], Any]
+) -> None:
+    """Not a JSON value, or a subclass: the walk decides."""
+    assert not _plainly_json(where(odd), 0)
 
 
 def deeply(depth: int) -> Any:
@@ -317,6 +336,7 @@ json_values = st.recursive(
 
 
 @pytest.mark.spec("JSON-1")
+@settings(max_examples=25)
 @given(json_values)
 def test_a_json_value_of_the_built_in_types_takes_the_shortcut(value: Any) -> None:
     assert _plainly_json(value, 0)
