@@ -115,7 +115,15 @@ def test_a_value_the_shortcut_accepts_is_one_the_walk_accepts(value: Any) -> Non
 @pytest.mark.parametrize(
     "odd",
     ["a\ud800", NAN, float("inf"), (1,), object(), Text("t"), Number(3)],
-    ids=repr,
+    ids=[
+        "lone-surrogate",
+        "nan",
+        "infinity",
+        "tuple",
+        "object",
+        "str-kind",
+        "int-kind",
+    ],
 )
 @pytest.mark.parametrize(
     "where",
@@ -123,7 +131,7 @@ def test_a_value_the_shortcut_accepts_is_one_the_walk_accepts(value: Any) -> Non
         lambda odd: odd,
         lambda odd: ["ok", [odd]],
         lambda odd: {"a": 1, "b": {"c": odd}},
-        lambda odd: {"a": [1, {odd: 1}]} if isinstance(odd, str) else [{"k": odd}],
+        lambda odd: {"a": [1, {odd: 1}]},
     ],
     ids=["alone", "in-a-list", "in-an-object", "as-a-key"],
 )
