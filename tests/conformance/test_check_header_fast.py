@@ -288,16 +288,25 @@ def test_a_delta_near_diffs_folds_alike_with_and_without_the_fast_path(
     delta_both(revision, state, near_delta(rng, state))
 
 
-@pytest.mark.spec("FOLD-2", "DELTA-1", "DELTA-3", "WRITER-3", "WRITER-4", "PREFIX-2")
-@settings(max_examples=300, deadline=None)
-@given(HEADERS, REVISIONS, st.data())
-def test_a_delta_folds_alike_with_and_without_the_fast_path(
-    header: dict[str, Any], revision: Revision, data: st.DataObject
-) -> None:
+@st.composite
+def delta_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any] | None:
+    """A revision, a header in force and a delta (`deltas`) from it; None
+    when the header drawn has no canonical form in the revision."""
+    header, revision = draw(HEADERS), draw(REVISIONS)
     state = canonical(header, revision)
     if state is None:
-        return
-    delta_both(revision, state, data.draw(deltas(state, revision)))
+        return None
+    return revision, state, draw(deltas(state, revision))
+
+
+@pytest.mark.spec("FOLD-2", "DELTA-1", "DELTA-3", "WRITER-3", "WRITER-4", "PREFIX-2")
+@settings(max_examples=300, deadline=None)
+@given(delta_cases())
+def test_a_delta_folds_alike_with_and_without_the_fast_path(
+    case: tuple[Revision, Any, Any] | None,
+) -> None:
+    if case is not None:
+        delta_both(*case)
 
 
 @pytest.mark.spec("DELTA-2", "DELTA-3")
@@ -330,19 +339,29 @@ def names(header: dict[str, Any]) -> list[str]:
     return [tool["name"] for tool in header.get("tools", [])]
 
 
-@pytest.mark.spec("SNAP-1", "HDR-4", "HDR-5", "WRITER-2", "WRITER-4", "WRITER-6")
-@settings(max_examples=300, deadline=None)
-@given(HEADERS, REVISIONS, st.data())
-def test_a_snapshot_folds_alike_with_and_without_the_fast_path(
-    header: dict[str, Any], revision: Revision, data: st.DataObject
-) -> None:
+@st.composite
+def snapshot_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any, bool] | None:
+    """A revision, a header in force, a snapshot of it, of its spelling as
+    drawn or of an edit (`edited`), and whether it is the turn's first;
+    None when the header drawn has no canonical form in the revision."""
+    header, revision = draw(HEADERS), draw(REVISIONS)
     state = canonical(header, revision)
     if state is None:
-        return
-    snapshot = data.draw(st.sampled_from([state, header]) | edited(state))
-    reason = data.draw(st.sampled_from(SNAPSHOT_REASONS))
-    first = data.draw(st.booleans())
-    snapshot_both(revision, state, {"header": snapshot, "reason": reason}, first)
+        return None
+    snapshot = draw(st.sampled_from([state, header]) | edited(state))
+    reason = draw(st.sampled_from(SNAPSHOT_REASONS))
+    first = draw(st.booleans())
+    return revision, state, {"header": snapshot, "reason": reason}, first
+
+
+@pytest.mark.spec("SNAP-1", "HDR-4", "HDR-5", "WRITER-2", "WRITER-4", "WRITER-6")
+@settings(max_examples=300, deadline=None)
+@given(snapshot_cases())
+def test_a_snapshot_folds_alike_with_and_without_the_fast_path(
+    case: tuple[Revision, Any, Any, bool] | None,
+) -> None:
+    if case is not None:
+        snapshot_both(*case)
 
 
 # ------------------------------------------------------------- named cases
