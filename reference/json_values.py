@@ -67,7 +67,17 @@ def check_json_value(
     `seq` is the log position the error names, when the value is an
     event's. Iterative, so nesting depth is bounded by memory, not the C
     stack.
+
+    Most values are plain (`_plainly_json`): those are accepted after one
+    quick pass. The walk (`_walk_json`) judges the rest, so what is
+    refused, and the error that says why, is the same either way.
     """
+    if not _plainly_json(value, 0):
+        _walk_json(value, what, seq)
+
+
+def _walk_json(value: object, what: str, seq: int | None) -> None:
+    """`check_json_value` for any value: raises at the first defect it meets."""
     on_path: set[int] = set()
     stack: list[tuple[object, bool]] = [(value, False)]
     while stack:
@@ -117,6 +127,44 @@ def check_json_value(
             rule="JSON-1",
             seq=seq,
         )
+
+
+_PLAIN_DEPTH = 64
+"""How deep `_plainly_json` looks: deeper values (and cycles) take the walk."""
+
+
+def _plainly_json(value: object, depth: int) -> bool:
+    """True when `value` is a JSON value built of the exact built-in types
+    (no subclasses), its strings free of lone surrogates, nested at most
+    `_PLAIN_DEPTH` deep; False when it may not be one, or is one of another
+    kind. A shortcut for `check_json_value`, about five times as fast as
+    its walk: it needs no stack of its own and no set of the containers on
+    the path (a cycle runs past the depth bound), and an ASCII string
+    cannot hold a surrogate.
+    """
+    if type(value) is str:
+        return value.isascii() or not has_lone_surrogate(value)
+    if type(value) is dict:
+        if depth >= _PLAIN_DEPTH:
+            return False
+        for key, child in value.items():
+            if type(key) is not str or not (
+                key.isascii() or not has_lone_surrogate(key)
+            ):
+                return False
+            if not _plainly_json(child, depth + 1):
+                return False
+        return True
+    if type(value) is list:
+        if depth >= _PLAIN_DEPTH:
+            return False
+        for child in value:  # noqa: SIM110 (all() of a generator: twice as slow)
+            if not _plainly_json(child, depth + 1):
+                return False
+        return True
+    if type(value) is float:
+        return math.isfinite(value)
+    return value is None or type(value) is int or type(value) is bool
 
 
 def json_equal(a: JsonValue, b: JsonValue, *, ordered: bool = True) -> bool:

@@ -30,6 +30,7 @@ from reference.header import (
     canonical_header,
     diff_header,
 )
+from reference.json_values import copy_json
 from reference.revisions import Revision
 
 REVISIONS = st.sampled_from(list(Revision))
@@ -96,8 +97,8 @@ def assert_alike(
 
 def delta_both(revision: Revision, state: Any, delta: Any) -> list[Finding]:
     fast, slow = folds(revision, state)
-    found = fast.delta(copy.deepcopy(delta), line=2, seq=1)
-    assert_alike(fast, slow, found, slow.delta(copy.deepcopy(delta), line=2, seq=1))
+    found = fast.delta(copy_json(delta), line=2, seq=1)
+    assert_alike(fast, slow, found, slow.delta(copy_json(delta), line=2, seq=1))
     return found
 
 
@@ -105,12 +106,8 @@ def snapshot_both(
     revision: Revision, state: Any, data: Any, first_in_turn: bool = True
 ) -> list[Finding]:
     fast, slow = folds(revision, state)
-    found = fast.snapshot(
-        copy.deepcopy(data), line=2, seq=1, first_in_turn=first_in_turn
-    )
-    other = slow.snapshot(
-        copy.deepcopy(data), line=2, seq=1, first_in_turn=first_in_turn
-    )
+    found = fast.snapshot(copy_json(data), line=2, seq=1, first_in_turn=first_in_turn)
+    other = slow.snapshot(copy_json(data), line=2, seq=1, first_in_turn=first_in_turn)
     assert_alike(fast, slow, found, other)
     return found
 
@@ -291,16 +288,25 @@ def test_a_delta_near_diffs_folds_alike_with_and_without_the_fast_path(
     delta_both(revision, state, near_delta(rng, state))
 
 
-@pytest.mark.spec("FOLD-2", "DELTA-1", "DELTA-3", "WRITER-3", "WRITER-4", "PREFIX-2")
-@settings(max_examples=300, deadline=None)
-@given(HEADERS, REVISIONS, st.data())
-def test_a_delta_folds_alike_with_and_without_the_fast_path(
-    header: dict[str, Any], revision: Revision, data: st.DataObject
-) -> None:
+@st.composite
+def delta_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any] | None:
+    """A revision, a header in force and a delta (`deltas`) from it; None
+    when the header drawn has no canonical form in the revision."""
+    header, revision = draw(HEADERS), draw(REVISIONS)
     state = canonical(header, revision)
     if state is None:
-        return
-    delta_both(revision, state, data.draw(deltas(state, revision)))
+        return None
+    return revision, state, draw(deltas(state, revision))
+
+
+@pytest.mark.spec("FOLD-2", "DELTA-1", "DELTA-3", "WRITER-3", "WRITER-4", "PREFIX-2")
+@settings(max_examples=300, deadline=None)
+@given(delta_cases())
+def test_a_delta_folds_alike_with_and_without_the_fast_path(
+    case: tuple[Revision, Any, Any] | None,
+) -> None:
+    if case is not None:
+        delta_both(*case)
 
 
 @pytest.mark.spec("DELTA-2", "DELTA-3")
@@ -333,19 +339,29 @@ def names(header: dict[str, Any]) -> list[str]:
     return [tool["name"] for tool in header.get("tools", [])]
 
 
-@pytest.mark.spec("SNAP-1", "HDR-4", "HDR-5", "WRITER-2", "WRITER-4", "WRITER-6")
-@settings(max_examples=300, deadline=None)
-@given(HEADERS, REVISIONS, st.data())
-def test_a_snapshot_folds_alike_with_and_without_the_fast_path(
-    header: dict[str, Any], revision: Revision, data: st.DataObject
-) -> None:
+@st.composite
+def snapshot_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any, bool] | None:
+    """A revision, a header in force, a snapshot of it, of its spelling as
+    drawn or of an edit (`edited`), and whether it is the turn's first;
+    None when the header drawn has no canonical form in the revision."""
+    header, revision = draw(HEADERS), draw(REVISIONS)
     state = canonical(header, revision)
     if state is None:
-        return
-    snapshot = data.draw(st.sampled_from([state, header]) | edited(state))
-    reason = data.draw(st.sampled_from(SNAPSHOT_REASONS))
-    first = data.draw(st.booleans())
-    snapshot_both(revision, state, {"header": snapshot, "reason": reason}, first)
+        return None
+    snapshot = draw(st.sampled_from([state, header]) | edited(state))
+    reason = draw(st.sampled_from(SNAPSHOT_REASONS))
+    first = draw(st.booleans())
+    return revision, state, {"header": snapshot, "reason": reason}, first
+
+
+@pytest.mark.spec("SNAP-1", "HDR-4", "HDR-5", "WRITER-2", "WRITER-4", "WRITER-6")
+@settings(max_examples=300, deadline=None)
+@given(snapshot_cases())
+def test_a_snapshot_folds_alike_with_and_without_the_fast_path(
+    case: tuple[Revision, Any, Any, bool] | None,
+) -> None:
+    if case is not None:
+        snapshot_both(*case)
 
 
 # ------------------------------------------------------------- named cases
@@ -738,19 +754,19 @@ def test_a_run_of_header_events_folds_alike_with_and_without_the_fast_path(
         if state is not None:
             history.append(state)
         if state is None or rng.random() < 0.25:
-            header = copy.deepcopy(rng.choice(history)) if history else None
+            header = copy_json(rng.choice(history)) if history else None
             data = {
                 "header": rarely(header, near_state(rng, revision)),
                 "reason": rng.choice(SNAPSHOT_REASONS),
             }
             first = rng.random() < 0.5
             found = fast.snapshot(
-                copy.deepcopy(data), line=number, seq=number, first_in_turn=first
+                copy_json(data), line=number, seq=number, first_in_turn=first
             )
             other = slow.snapshot(data, line=number, seq=number, first_in_turn=first)
         else:
             delta = near_delta(rng, state)
-            found = fast.delta(copy.deepcopy(delta), line=number, seq=number)
+            found = fast.delta(copy_json(delta), line=number, seq=number)
             other = slow.delta(delta, line=number, seq=number)
         assert_alike(fast, slow, found, other)
 

@@ -59,10 +59,15 @@ def state(rules: TurnRules) -> tuple[Any, ...]:
     )
 
 
-def numbers(expected: int) -> st.SearchStrategy[Any]:
-    """A member's value: mostly the expected number, else a near or wrong one."""
+NEAR = 11
+"""How many values `number` chooses among for a member (some repeated)."""
+
+
+def number(expected: int, pick: int) -> Any:
+    """A member's value, the `pick`-th of eleven: three times the expected
+    number, else a near or wrong one."""
     near = [float(expected), expected + 1, expected - 1, 0, True, None, "1"]
-    return st.sampled_from([expected, expected, expected, *near, [expected]])
+    return [expected, expected, expected, *near, [expected]][pick]
 
 
 def conforming(rules: TurnRules) -> tuple[str, dict[str, Any]]:
@@ -77,44 +82,72 @@ def conforming(rules: TurnRules) -> tuple[str, dict[str, Any]]:
     return "turn/end", {"turn": turn, "reason": {"kind": "completed"}}
 
 
-@st.composite
+TENTHS = st.integers(0, 9)
+SIXTHS = st.integers(0, 5)
+KIND = st.sampled_from(KINDS)
+PICK = st.sampled_from(range(NEAR))
+# Built once: the events depend on the rules' state, and building a
+# strategy for each draw (a composite, a sampled list of numbers) cost
+# hypothesis more than the draws themselves.
+
+
 def event_data(draw: st.DrawFn, rules: TurnRules) -> tuple[str, Any]:
     """The next event: often what a conforming log writes, else any turn or
     step event whose members may be absent, wrong, or not numbers."""
-    if draw(st.integers(0, 9)) < 6:
+    if draw(TENTHS) < 6:
         return conforming(rules)
-    kind = draw(st.sampled_from(KINDS))
-    if draw(st.integers(0, 9)) == 0:  # data that is not an object (LOG-3)
+    kind = draw(KIND)
+    if draw(TENTHS) == 0:  # data that is not an object (LOG-3)
         return kind, None
     turn = rules.state.open_turn
     data: dict[str, Any] = {}
-    if draw(st.integers(0, 5)):
-        data["turn"] = draw(numbers(rules.last_turn + 1 if turn is None else turn))
-    if kind.startswith("step/") and draw(st.integers(0, 5)):
-        data["step"] = draw(numbers(rules.last_step + (kind == "step/start")))
-    if kind == "turn/end" and draw(st.integers(0, 5)):
+    if draw(SIXTHS):
+        expected = rules.last_turn + 1 if turn is None else turn
+        data["turn"] = number(expected, draw(PICK))
+    if kind.startswith("step/") and draw(SIXTHS):
+        data["step"] = number(rules.last_step + (kind == "step/start"), draw(PICK))
+    if kind == "turn/end" and draw(SIXTHS):
         data["reason"] = {"kind": "completed"}
     return kind, data
 
 
+EVENTS = st.integers(1, 30)
+HANDLERS = {
+    "turn/start": TurnRules.turn_start,
+    "turn/end": TurnRules.turn_end,
+    "step/start": TurnRules.step_start,
+    "step/end": TurnRules.step_end,
+}
+
+
+@st.composite
+def turn_events(draw: st.DrawFn) -> list[tuple[str, Any]]:
+    """Turn and step events, each drawn (`event_data`) from the state the
+    shortcut is in after the ones before: a `TurnRules` handles them as
+    they are drawn. One composite rather than a ``st.data()`` draw per
+    event, whose bookkeeping cost more than the rules under test."""
+    rules = TurnRules()
+    events: list[tuple[str, Any]] = []
+    for seq in range(draw(EVENTS)):
+        kind, body = event_data(draw, rules)
+        event = Envelope(type=kind, seq=seq, time=0, data=body)
+        HANDLERS[kind](rules, event, body, seq + 2, seq)
+        events.append((kind, body))
+    return events
+
+
 @pytest.mark.spec("TURN-1", "TURN-2")
 @settings(max_examples=500)
-@given(st.data())
+@given(turn_events())
 def test_the_turn_shortcuts_find_close_and_leave_what_the_full_rules_do(
-    data: st.DataObject,
+    events: list[tuple[str, Any]],
 ) -> None:
     shortcut, full = TurnRules(), InFull()
     closed_shortcut, closed_full = watched(shortcut), watched(full)
-    for seq in range(data.draw(st.integers(1, 30))):
-        kind, body = data.draw(event_data(shortcut))
+    for seq, (kind, body) in enumerate(events):
         event = Envelope(type=kind, seq=seq, time=0, data=body)
         number = seq + 2
-        handle = {
-            "turn/start": TurnRules.turn_start,
-            "turn/end": TurnRules.turn_end,
-            "step/start": TurnRules.step_start,
-            "step/end": TurnRules.step_end,
-        }[kind]
+        handle = HANDLERS[kind]
         got = handle(shortcut, event, body, number, seq)
         want = getattr(full, handle.__name__)(event, body, number, seq)
         assert list(got) == list(want), (kind, body)

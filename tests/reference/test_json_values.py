@@ -7,15 +7,18 @@ defect in either shows up as a disagreement.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 from rejections import rejects
 
 from conformance.codec.judge_equal import same_json
 from reference.errors import NotJsonValue
 from reference.json_values import (
+    _plainly_json,
+    _walk_json,
     canonical_json,
     check_json_value,
     copy_json,
@@ -70,6 +73,90 @@ def test_a_cycle_is_rejected_but_a_value_shared_twice_is_not() -> None:
     cyclic.append([cyclic])
     with rejects(NotJsonValue, "JSON-1"):
         check_json_value({"x": cyclic})
+
+
+class Text(str):
+    """A str subclass: a JSON value, but not a plain one."""
+
+
+class Number(int):
+    """An int subclass: a JSON value, but not a plain one."""
+
+
+ANY_LEAVES = st.sampled_from(
+    [
+        *("", "ok", "é😀", 0, -(2**80), 1.5, -0.0, True, None, [], {}),
+        *("a\ud800", "\udc00", NAN, float("inf"), float("-inf"), (1,), object()),
+        *(Text("t"), Number(3), {1: "a"}, {None: 1}, {"\ud800": 1}, {Text("k"): 1}),
+    ]
+)
+"""Leaves of any kind: JSON values, plain or not, and values that are not."""
+
+ANY_VALUES = st.recursive(
+    ANY_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.lists(inner, max_size=2).map(tuple)
+        | st.dictionaries(st.text(max_size=2), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@pytest.mark.spec("JSON-1")
+@settings(max_examples=50)
+@given(ANY_VALUES)
+def test_a_value_the_shortcut_accepts_is_one_the_walk_accepts(value: Any) -> None:
+    if _plainly_json(value, 0):
+        _walk_json(value, "value", None)
+
+
+@pytest.mark.spec("JSON-1")
+@pytest.mark.parametrize(
+    "odd",
+    ["a\ud800", NAN, float("inf"), (1,), object(), Text("t"), Number(3)],
+    ids=[
+        "lone-surrogate",
+        "nan",
+        "infinity",
+        "tuple",
+        "object",
+        "str-kind",
+        "int-kind",
+    ],
+)
+@pytest.mark.parametrize(
+    "where",
+    [
+        lambda odd: odd,
+        lambda odd: ["ok", [odd]],
+        lambda odd: {"a": 1, "b": {"c": odd}},
+        lambda odd: {"a": [1, {odd: 1}]},
+    ],
+    ids=["alone", "in-a-list", "in-an-object", "as-a-key"],
+)
+def test_a_value_with_a_part_of_another_kind_is_not_plain(
+    odd: Any, where: Callable[[Any], Any]
+) -> None:
+    """Not a JSON value, or a subclass: the walk decides."""
+    assert not _plainly_json(where(odd), 0)
+
+
+def deeply(depth: int) -> Any:
+    value: Any = "leaf"
+    for at in range(depth):
+        value = [value] if at % 2 else {"x": value}
+    return value
+
+
+@pytest.mark.spec("JSON-1")
+def test_a_cycle_or_a_value_past_the_shortcuts_depth_is_left_to_the_walk() -> None:
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = [cyclic]
+    assert not _plainly_json(cyclic, 0)
+    assert not _plainly_json(deeply(200), 0)
+    check_json_value(deeply(200))
+    assert _plainly_json(deeply(60), 0)
 
 
 @pytest.mark.spec("JSON-1")
@@ -254,6 +341,13 @@ json_values = st.recursive(
     ),
     max_leaves=20,
 )
+
+
+@pytest.mark.spec("JSON-1")
+@settings(max_examples=25)
+@given(json_values)
+def test_a_json_value_of_the_built_in_types_takes_the_shortcut(value: Any) -> None:
+    assert _plainly_json(value, 0)
 
 
 @st.composite
