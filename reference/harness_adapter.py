@@ -68,6 +68,7 @@ from reference.loop.contexts import (
 )
 from reference.loop.errors import AgentError
 from reference.loop.freeze import FrozenObject, thaw
+from reference.loop.httpx_import import import_httpcore_without_trio
 from reference.loop.persistence import open_session_file
 from reference.loop.waterfall import Next
 from reference.revisions import Revision
@@ -608,6 +609,8 @@ def main(
         " (docs/adapter-protocol.md): JSON-RPC lines on stdin and stdout.",
     )
     parser.parse_args(argv)
+    # this process runs on asyncio only: httpcore need not bring trio
+    import_httpcore_without_trio()
     # The reader thread reads a private copy of stdin: a daemon thread still
     # blocked in sys.stdin's buffer at exit would abort interpreter shutdown.
     stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb")

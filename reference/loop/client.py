@@ -40,7 +40,7 @@ from reference.json_values import JsonObject, canonical_json
 from reference.loop.abort import AbortSignal
 from reference.loop.errors import ProviderError, ProviderProtocolError
 from reference.loop.frozen_request import FrozenRequest
-from reference.loop.httpx_import import async_client, httpx
+from reference.loop.httpx_import import httpx
 from reference.request import check_settings
 
 USER_AGENT = "reqfold-reference/0.1.0"
@@ -331,7 +331,7 @@ class ChatCompletionsClient:
     ) -> ProviderReply:
         """Send `request` and read the reply (the loop races this against `signal`)."""
         if self._client is None:
-            self._client = async_client(
+            self._client = httpx.AsyncClient(
                 transport=self._transport,
                 timeout=self._timeout,
                 verify=_tls_of(self.base_url),

@@ -15,19 +15,19 @@ httpx imports httpcore, its network transport, when a client without a
 transport of its own is made, and httpcore imports trio whenever trio is
 installed, to run under trio as well: about 0.1 s of CPU and an
 ``ldconfig`` child process at every start of a harness adapter that runs
-on asyncio only (where trio is installed, as on the project's machine).
-`async_client` makes such a client with trio hidden while httpcore
-imports, unless httpcore or trio is loaded already; httpcore in that
-process then runs under asyncio (and anyio) only, as the reference loop
-does. ``import trio`` works afterwards as before; the placeholder is there
-only while httpcore imports, as the one above.
+on asyncio only (where trio is installed). `import_httpcore_without_trio`
+imports httpcore with trio hidden, for the entry point of such a process
+(``python -m reference.harness_adapter``) and nowhere else: httpcore then
+keeps ``trio = None`` for the rest of the process, so httpx under trio
+fails there, and a thread importing trio meanwhile would fail too. A
+program that uses the reference client as a library imports httpcore as
+usual.
 """
 
 from __future__ import annotations
 
 import sys
 from types import ModuleType
-from typing import Any
 
 _CLI = "httpx._main"
 _TRIO = "trio"
@@ -41,18 +41,16 @@ if "httpx" not in sys.modules and _CLI not in sys.modules:
 
 import httpx as httpx  # noqa: E402  (re-exported)
 
-__all__ = ["async_client", "httpx"]
+__all__ = ["httpx", "import_httpcore_without_trio"]
 
 
-def async_client(
-    *, transport: httpx.AsyncBaseTransport | None, **options: Any
-) -> httpx.AsyncClient:
-    """``httpx.AsyncClient(transport=transport, **options)``; without a
-    transport, httpcore is imported first without trio (module docstring)."""
-    if transport is None and not {"httpcore", _TRIO} & sys.modules.keys():
-        sys.modules[_TRIO] = None  # type: ignore[assignment]
-        try:
-            import httpcore  # noqa: F401
-        finally:
-            del sys.modules[_TRIO]
-    return httpx.AsyncClient(transport=transport, **options)
+def import_httpcore_without_trio() -> None:
+    """Import httpcore with trio hidden, unless httpcore or trio is loaded
+    already; for a process's entry point only (module docstring)."""
+    if {"httpcore", _TRIO} & sys.modules.keys():
+        return
+    sys.modules[_TRIO] = None  # type: ignore[assignment]
+    try:
+        import httpcore  # noqa: F401
+    finally:
+        sys.modules.pop(_TRIO, None)

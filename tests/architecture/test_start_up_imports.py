@@ -66,23 +66,48 @@ def test_httpx_command_line_still_loads_when_asked_for() -> None:
     assert loaded == {"httpx._main": True}
 
 
-def test_the_reference_clients_network_transport_leaves_trio_unloaded() -> None:
-    loaded = _modules_after(f"exec({ASK_A_CLOSED_PORT!r})", "httpcore", "trio")
+HARNESS_ADAPTER = """
+import os, sys
+sys.stdin = open(os.devnull)  # no request: the adapter starts and ends
+from reference.harness_adapter import main
+assert main([]) == 0
+"""
+"""`python -m reference.harness_adapter`'s entry point, given no request."""
+
+
+def test_the_harness_adapters_network_transport_leaves_trio_unloaded() -> None:
+    loaded = _modules_after(
+        f"exec({HARNESS_ADAPTER!r}); exec({ASK_A_CLOSED_PORT!r})", "httpcore", "trio"
+    )
     assert loaded == {"httpcore": True, "trio": False}
 
 
 @pytest.mark.skipif(not TRIO_INSTALLED, reason="trio is not installed here")
-def test_trio_still_loads_after_the_reference_client_when_asked_for() -> None:
+def test_a_program_using_the_reference_client_can_use_httpx_under_trio_after() -> None:
+    # only the adapter's entry point hides trio: httpcore remembers its absence
+    under_trio = """
+import httpx, trio
+
+async def ask() -> None:
+    async with httpx.AsyncClient() as client:
+        try:
+            await client.get("http://127.0.0.1:9")
+        except httpx.ConnectError:
+            return
+    raise AssertionError("port 9 answered")
+
+trio.run(ask)
+"""
     loaded = _modules_after(
-        f"exec({ASK_A_CLOSED_PORT!r}); import trio; assert trio.run", "trio"
+        f"exec({ASK_A_CLOSED_PORT!r}); exec({under_trio!r})", "httpcore", "trio"
     )
-    assert loaded == {"trio": True}
+    assert loaded == {"httpcore": True, "trio": True}
 
 
 @pytest.mark.skipif(not TRIO_INSTALLED, reason="trio is not installed here")
-def test_a_trio_loaded_before_the_reference_client_is_the_one_httpcore_uses() -> None:
+def test_a_trio_loaded_before_the_harness_adapter_is_the_one_httpcore_uses() -> None:
     loaded = _modules_after(
-        f"import trio; exec({ASK_A_CLOSED_PORT!r});"
+        f"import trio; exec({HARNESS_ADAPTER!r}); exec({ASK_A_CLOSED_PORT!r});"
         " import httpcore._synchronization as s; assert s.trio is trio",
         "trio",
     )
