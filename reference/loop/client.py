@@ -231,12 +231,19 @@ def _tls_of(base_url: str) -> ssl.SSLContext:
     connection it opened would fail, never pass unchecked) instead of
     httpx's default, whose CA bundle costs a harness adapter talking to a
     local fake provider about 50 ms of CPU at start-up. Any other URL, or
-    any proxy setting (``urllib.request.getproxies``, which httpx reads
-    too), gets the default (`_tls`).
+    a proxy httpx would use (``urllib.request.getproxies``' http, https or
+    all, what httpx reads), gets the default (`_tls`).
     """
-    if base_url.lower().startswith("http://") and not urllib.request.getproxies():
+    if base_url.lower().startswith("http://") and not (
+        PROXIES_HTTPX_USES & urllib.request.getproxies().keys()
+    ):
         return _trusting_nothing()
     return _tls()
+
+
+PROXIES_HTTPX_USES = frozenset({"http", "https", "all"})
+"""The schemes of ``urllib.request.getproxies`` httpx routes through a proxy
+(``no`` only exempts hosts; ftp, socks and the rest httpx ignores)."""
 
 
 @cache

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import ssl
 
 import certifi
@@ -322,9 +323,10 @@ def test_every_client_of_a_process_shares_one_tls_context(monkeypatch):
 
 
 def _without_proxies(monkeypatch):
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+    # urllib.request.getproxies reads every *_proxy variable, in either case
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy"):
+            monkeypatch.delenv(name)
 
 
 def _ask(base_url):
@@ -352,8 +354,13 @@ def test_a_client_of_a_plain_http_url_reads_no_ca_bundle(monkeypatch):
 
 @pytest.mark.parametrize(
     ("base_url", "proxy"),
-    [("https://fake", None), ("http://fake", "http://proxy:3128")],
-    ids=["an https URL", "a plain URL with a proxy set"],
+    [
+        ("https://fake", None),
+        ("http://fake", ("HTTPS_PROXY", "http://proxy:3128")),
+        ("http://fake", ("http_proxy", "http://proxy:3128")),
+        ("http://fake", ("ALL_PROXY", "socks5://proxy:1080")),
+    ],
+    ids=["an https URL", "https_proxy set", "http_proxy set", "all_proxy set"],
 )
 def test_a_client_that_may_use_tls_gets_the_default_context(
     monkeypatch, base_url, proxy
@@ -362,17 +369,23 @@ def test_a_client_that_may_use_tls_gets_the_default_context(
 
     _without_proxies(monkeypatch)
     if proxy is not None:
-        monkeypatch.setenv("HTTPS_PROXY", proxy)
+        monkeypatch.setenv(*proxy)
     default = client_module._tls()
     context = client_module._tls_of(base_url)
     assert context is default
     assert context.verify_mode is ssl.CERT_REQUIRED
 
 
-def test_the_context_of_a_plain_http_client_trusts_no_certificate(monkeypatch):
+@pytest.mark.parametrize(
+    "unused", [None, ("NO_PROXY", "localhost"), ("ftp_proxy", "http://proxy:21")]
+)
+def test_the_context_of_a_plain_http_client_trusts_no_certificate(monkeypatch, unused):
+    """Also with proxy variables httpx does not route through (no, ftp)."""
     from reference.loop import client as client_module
 
     _without_proxies(monkeypatch)
+    if unused is not None:
+        monkeypatch.setenv(*unused)
     context = client_module._tls_of("http://fake")
     assert context.verify_mode is ssl.CERT_REQUIRED
     assert context.check_hostname
