@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import socket
 import threading
@@ -24,6 +25,8 @@ from fakes.app import create_app
 from fakes.provider import FakeProvider
 
 LOOPBACK = "127.0.0.1"
+LOGGER = logging.getLogger("uvicorn.error")
+"""uvicorn's own logger: a stop says what it cancelled, as uvicorn's does."""
 
 
 def bind_socket(host: str = LOOPBACK, port: int = 0) -> socket.socket:
@@ -117,6 +120,10 @@ class QuietServer(uvicorn.Server):
                 for server in self.servers:
                     await server.wait_closed()
         except TimeoutError:
+            LOGGER.error(
+                "Cancel %s running task(s), timeout graceful shutdown exceeded",
+                len(state.tasks),
+            )
             for task in state.tasks:
                 task.cancel(msg="the fake provider is stopping")
         if not self.force_exit:

@@ -4,6 +4,7 @@ cutting off a request it is answering."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from typing import Any
 
@@ -76,3 +77,49 @@ def test_a_stop_before_the_server_runs_still_ends_it() -> None:
     thread.join(30)
     sock.close()
     assert not thread.is_alive()
+
+
+def test_a_request_still_running_at_the_graceful_timeout_is_cancelled_and_logged() -> (
+    None
+):
+    started = threading.Event()
+
+    async def stuck_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        started.set()
+        await asyncio.Event().wait()  # never answers
+
+    sock = bind_socket()
+    server = fakes.server.make_server(stuck_app)
+    server.config.timeout_graceful_shutdown = 0.2
+    thread = threading.Thread(
+        target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True
+    )
+    thread.start()
+    url = fakes.server.base_url(sock)
+    got: list[int | str] = []
+
+    def ask() -> None:
+        try:
+            got.append(httpx.get(url, timeout=30).status_code)
+        except httpx.HTTPError as error:
+            got.append(type(error).__name__)
+
+    client = threading.Thread(target=ask)
+    client.start()
+    assert started.wait(30)
+    said: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
+    fakes.server.LOGGER.addHandler(handler)  # uvicorn's loggers do not propagate
+    try:
+        server.stop()
+        thread.join(30)
+    finally:
+        fakes.server.LOGGER.removeHandler(handler)
+    client.join(30)
+    sock.close()
+    assert not thread.is_alive()
+    assert any("Cancel 1 running task(s)" in line for line in said)
+    assert got == [500]  # uvicorn answers for the cancelled app
