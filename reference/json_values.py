@@ -69,10 +69,16 @@ def check_json_value(
     stack.
 
     Most values are plain (`_plainly_json`): those are accepted after one
-    quick pass. The walk (`_walk_json`) judges the rest, so what is
-    refused, and the error that says why, is the same either way.
+    quick pass, which recurses at most `_PLAIN_DEPTH` deep (a caller too
+    close to the recursion limit for it gets the walk). The walk
+    (`_walk_json`) judges the rest, so what is refused, and the error that
+    says why, is the same either way.
     """
-    if not _plainly_json(value, 0):
+    try:
+        plain = _plainly_json(value, 0)
+    except RecursionError:
+        plain = False
+    if not plain:
         _walk_json(value, what, seq)
 
 

@@ -7,6 +7,7 @@ defect in either shows up as a disagreement.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -153,10 +154,37 @@ def deeply(depth: int) -> Any:
 def test_a_cycle_or_a_value_past_the_shortcuts_depth_is_left_to_the_walk() -> None:
     cyclic: dict[str, Any] = {}
     cyclic["self"] = [cyclic]
-    assert not _plainly_json(cyclic, 0)
-    assert not _plainly_json(deeply(200), 0)
-    check_json_value(deeply(200))
+    selfish: dict[str, Any] = {}
+    selfish["self"] = selfish  # dicts only: the dict branch bounds its depth
+    looped: list[Any] = []
+    looped.append(looped)
+    for cycle in (cyclic, selfish, looped):
+        assert not _plainly_json(cycle, 0)
+        with pytest.raises(NotJsonValue, match="cycle"):
+            check_json_value(cycle)
+    dicts: Any = "leaf"
+    for _ in range(3000):
+        dicts = {"x": dicts}
+    for deep in (deeply(200), dicts):
+        assert not _plainly_json(deep, 0)
+        check_json_value(deep)
     assert _plainly_json(deeply(60), 0)
+
+
+@pytest.mark.spec("JSON-1")
+def test_a_caller_near_the_recursion_limit_still_gets_its_value_judged() -> None:
+    # the shortcut recurses; a value it cannot finish is left to the walk
+    def within(frames_left: int) -> None:
+        if frames_left > 30:
+            within(frames_left - 1)
+        else:
+            check_json_value(deeply(60))
+            with pytest.raises(NotJsonValue):
+                check_json_value({"deep": deeply(60), "nan": float("nan")})
+
+    import inspect
+
+    within(sys.getrecursionlimit() - len(inspect.stack()) - 5)
 
 
 @pytest.mark.spec("JSON-1")
