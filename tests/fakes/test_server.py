@@ -15,6 +15,8 @@ import fakes.server
 from fakes.app import noop_app
 from fakes.server import QuietServer, bind_socket, running_server
 
+pytestmark = pytest.mark.slow  # each test serves on a real socket
+
 
 def test_asking_to_stop_wakes_the_server_without_waiting_for_its_tick(
     monkeypatch: pytest.MonkeyPatch,
