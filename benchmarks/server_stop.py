@@ -50,6 +50,8 @@ def one_stop(server_class: type[uvicorn.Server], keep_open: bool) -> float:
     stop()
     thread.join(30)
     spent = time.perf_counter() - start
+    if thread.is_alive():
+        raise SystemExit(f"{server_class.__name__} did not stop within 30 s")
     client.close()
     sock.close()
     return spent

@@ -70,7 +70,7 @@ settings.load_profile(
 )
 
 
-@pytest.hookimpl(optionalhook=True)  # `-p no:xdist` runs without the hook
+@pytest.hookimpl(optionalhook=True)  # without xdist (`-o addopts= -p no:xdist`)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` (pyproject.toml's default): two workers per core.
 
