@@ -26,18 +26,29 @@ usual.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from types import ModuleType
 
 _CLI = "httpx._main"
 _TRIO = "trio"
 
-if "httpx" not in sys.modules and _CLI not in sys.modules:
-    sys.modules[_CLI] = ModuleType(_CLI)
+
+@contextlib.contextmanager
+def _standing_in(name: str, placeholder: ModuleType | None) -> Iterator[None]:
+    """`placeholder` in ``sys.modules[name]`` while the block imports (None:
+    the module cannot be imported); the entry is gone afterwards."""
+    sys.modules[name] = placeholder  # type: ignore[assignment]
     try:
-        import httpx
+        yield
     finally:
-        del sys.modules[_CLI]
+        sys.modules.pop(name, None)
+
+
+if "httpx" not in sys.modules and _CLI not in sys.modules:
+    with _standing_in(_CLI, ModuleType(_CLI)):
+        import httpx
 
 import httpx as httpx  # noqa: E402  (re-exported)
 
@@ -49,8 +60,5 @@ def import_httpcore_without_trio() -> None:
     already; for a process's entry point only (module docstring)."""
     if {"httpcore", _TRIO} & sys.modules.keys():
         return
-    sys.modules[_TRIO] = None  # type: ignore[assignment]
-    try:
+    with _standing_in(_TRIO, None):
         import httpcore  # noqa: F401
-    finally:
-        sys.modules.pop(_TRIO, None)
