@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 from typing import Any
 
@@ -16,6 +17,16 @@ from fakes.app import noop_app
 from fakes.server import QuietServer, bind_socket, running_server
 
 pytestmark = pytest.mark.slow  # each test serves on a real socket
+
+
+def serve_in_thread(server: QuietServer) -> tuple[threading.Thread, socket.socket]:
+    """`server` serving on a new loopback socket from a started thread."""
+    sock = bind_socket()
+    thread = threading.Thread(
+        target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True
+    )
+    thread.start()
+    return thread, sock
 
 
 def test_asking_to_stop_wakes_the_server_without_waiting_for_its_tick(
@@ -50,12 +61,8 @@ def test_a_request_being_answered_when_the_stop_comes_is_answered_in_full() -> N
             stopping.set()
             await super().shutdown(sockets)
 
-    sock = bind_socket()
     server = TellsWhenStopping(fakes.server.make_server(slow_app).config)
-    thread = threading.Thread(
-        target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True
-    )
-    thread.start()
+    thread, sock = serve_in_thread(server)
     answers: list[httpx.Response] = []
     url = fakes.server.base_url(sock)
     client = threading.Thread(target=lambda: answers.append(httpx.get(url, timeout=30)))
@@ -72,13 +79,9 @@ def test_a_request_being_answered_when_the_stop_comes_is_answered_in_full() -> N
 
 
 def test_a_stop_before_the_server_runs_still_ends_it() -> None:
-    sock = bind_socket()
     server = fakes.server.make_server(noop_app)
     server.stop()
-    thread = threading.Thread(
-        target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True
-    )
-    thread.start()
+    thread, sock = serve_in_thread(server)
     thread.join(30)
     sock.close()
     assert not thread.is_alive()
@@ -95,13 +98,9 @@ def test_a_request_still_running_at_the_graceful_timeout_is_cancelled_and_logged
         started.set()
         await asyncio.Event().wait()  # never answers
 
-    sock = bind_socket()
     server = fakes.server.make_server(stuck_app)
     server.config.timeout_graceful_shutdown = 0.2
-    thread = threading.Thread(
-        target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True
-    )
-    thread.start()
+    thread, sock = serve_in_thread(server)
     url = fakes.server.base_url(sock)
     got: list[int | str] = []
 
