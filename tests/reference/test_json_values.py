@@ -7,6 +7,7 @@ defect in either shows up as a disagreement.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -180,9 +181,7 @@ def test_a_caller_near_the_recursion_limit_still_gets_its_value_judged() -> None
         else:
             check_json_value(deeply(60))
             with pytest.raises(NotJsonValue):
-                check_json_value({"deep": deeply(60), "nan": float("nan")})
-
-    import inspect
+                check_json_value({"deep": deeply(60), "nan": NAN})
 
     within(sys.getrecursionlimit() - len(inspect.stack()) - 5)
 
