@@ -62,28 +62,28 @@ ENCODER = msgspec.json.Encoder()
 
 _DIGITS_TO_ZERO = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
 _LONG_RUN = b"0" * 309
-_DIGITS = b"0123456789"
 
 
 LONG_INTEGER = 309
 """No line shorter holds an integer too large for a double (`has_long_integer`)."""
+_STRIDE = LONG_INTEGER // 3
+"""Any `LONG_INTEGER` consecutive offsets hold three multiples of this."""
 
 
 def has_long_integer(raw: Line) -> bool:
     """Whether `raw` holds a run of digits as long as the shortest integer a
     double may not hold (msgspec reads such an integer without complaint).
 
-    A long line is scanned in overlapping windows, so it is never copied.
+    Such a run covers three consecutive bytes of ``raw[::_STRIDE]``, so a
+    line whose sample holds no three digits in a row (almost every line)
+    holds none; any other line is searched, a long line in overlapping
+    windows, so it is never copied whole.
     """
-    if len(raw) < 309:
+    if len(raw) < LONG_INTEGER:
+        return False
+    if b"000" not in raw[::_STRIDE].translate(_DIGITS_TO_ZERO):
         return False
     if len(raw) <= WINDOW:
-        # fewer than 309 digits in all (most short lines) cannot hold such a
-        # run; a long line (a snapshot) holds more, so there it saves nothing
-        if len(raw) < 4096 and len(raw) - len(raw.translate(None, _DIGITS)) < len(
-            _LONG_RUN
-        ):
-            return False
         return _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
     view = memoryview(raw)
     overlap = len(_LONG_RUN) - 1

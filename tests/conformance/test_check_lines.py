@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from conformance.check import check_lines
+from conformance.check.lines import WINDOW, has_long_integer
 from conformance.check.strict_json import JsonDamaged, _parse_iteratively, parse_json
 
 STORAGE = b'{"type":"session","version":0,"id":"s","createdAt":0}\n'
@@ -234,6 +236,40 @@ def test_an_integer_too_large_for_a_double_is_a_json_1_finding(digits: int) -> N
     )
     assert rules_at(lines) == {("JSON-1", 3), ("JSON-1", 4)}
     assert rules_at(lines, thorough=True) == {("JSON-1", 3), ("JSON-1", 4)}
+
+
+def _holds_long_run(raw: bytes) -> bool:
+    """The definition `has_long_integer` keeps: 309 digits in a row."""
+    return re.search(rb"[0-9]{309}", raw) is not None
+
+
+@pytest.mark.spec("JSON-1")
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 400), st.sampled_from([b" ", b",", b"x", b".."])),
+        max_size=12,
+    )
+)
+def test_a_line_holds_a_long_integer_exactly_where_309_digits_run(
+    pieces: list[tuple[int, bytes]],
+) -> None:
+    # runs of digits near 309 long at every offset, so a run can fall anywhere
+    # against the sample of one byte in 103 that rules most lines out
+    raw = b"".join(b"7" * digits + gap for digits, gap in pieces) + b"\n"
+    assert has_long_integer(raw) == _holds_long_run(raw)
+
+
+@pytest.mark.spec("JSON-1")
+@pytest.mark.parametrize("offset", [0, 1, 102, 103, WINDOW - 200, WINDOW + 5])
+@pytest.mark.parametrize("length", [308, 309])
+def test_a_long_line_holds_a_long_integer_wherever_it_lies(
+    offset: int, length: int
+) -> None:
+    raw = b"x" * offset + b"9" * length + b"x" * (WINDOW + 400 - offset) + b"\n"
+    assert len(raw) > WINDOW
+    assert has_long_integer(raw) == (length == 309)
+    assert has_long_integer(bytearray(raw)) == (length == 309)
 
 
 @pytest.mark.spec("SURF-2", "SURF-3")
