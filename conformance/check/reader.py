@@ -67,11 +67,12 @@ class LineReader:
         it = self._lines
         decode = EVENT_DECODER.decode
         skipped = 0
-        expected = self.expected
+        expected = start = self.expected
         before = self.lines  # lines read before this iteration
         yielded = 0
         # the pieces of a long line are taken from `it` itself, not counted;
-        # a line's number is counted from the lines passed over and yielded
+        # a line's number is counted from the lines passed over and yielded;
+        # those passed over are counted by run (`expected` moved from `start`)
         for raw in it:
             event: Envelope | None
             try:
@@ -90,7 +91,6 @@ class LineReader:
                     and (len(raw) < LONG_INTEGER or not has_long_integer(raw))
                 ):
                     expected += 1
-                    skipped += 1
                     continue
             if raw[-1:] != b"\n":  # a long line may come in pieces
                 whole = rest_of_line(raw, it)
@@ -100,10 +100,14 @@ class LineReader:
                         event = decode(raw)
                     except DECODE_ERRORS:
                         event = None
+            if expected is not None and start is not None:
+                skipped += expected - start
             yielded += 1
             self.expected, self.skipped = expected, skipped
             yield before + skipped + yielded, raw, event
-            expected = self.expected
+            expected = start = self.expected
+        if expected is not None and start is not None:
+            skipped += expected - start
         self.expected, self.skipped = expected, skipped
         self.lines = before + skipped + yielded
 
