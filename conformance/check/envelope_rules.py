@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,29 +89,20 @@ class EnvelopeRules:
         """A terminated line that is not JSON: it may have held an event."""
         self.slack += 1
 
-    def check(
-        self, event: Envelope, number: int, prechecked: bool, seq_known: bool
-    ) -> tuple[int, Any, Sequence[Finding]]:
-        """The event's seq, its data as an object (None if it is none: a lazy
-        body stays `msgspec.Raw`) and its envelope's findings.
-
-        `prechecked`: the event was read strictly (`lines.explain_line`,
-        which reported what it could name, and built any JSON value);
-        `seq_known`: its seq is an integer.
+    def common(self, event: Envelope) -> bool:
+        """Whether `event`, as msgspec decoded it (seq known, type a string,
+        time >= 0), is the common case, where the rules find nothing: the
+        next seq, data an object, a known type, surface members only on a
+        surface type, and there no sources or a run of earlier seqs (as
+        `_sources` would pass). If so it is counted, as `check` would count
+        it (which would find nothing and return ``event.seq, event.data``).
         """
         data: Any = event.data
         seq = event.seq
-        if (
-            seq == self.next_seq
-            and not prechecked  # so: seq known, type a string, time >= 0
-            and (
-                type(data) is dict
-                or (type(data) is Raw and data and _FIRST_BYTE(data) == _BRACE)
-            )  # `data_object`, inline
-        ):
-            # The common case, where what follows finds nothing: the next seq,
-            # a known type, surface members only on a surface type, and there
-            # no sources or a run of earlier seqs (as `_sources` would pass).
+        if seq == self.next_seq and (
+            type(data) is dict
+            or (type(data) is Raw and data and _FIRST_BYTE(data) == _BRACE)
+        ):  # `data_object`, inline
             kind = event.type
             sources: Any = event.sourceEventSeqs
             if (
@@ -135,13 +125,20 @@ class EnvelopeRules:
                 self.next_seq = seq + 1
                 self.slack = 0
                 self.events += 1
-                return seq, data, ()
-        return self.check_fully(event, number, prechecked, seq_known)
+                return True
+        return False
 
-    def check_fully(
+    def check(
         self, event: Envelope, number: int, prechecked: bool, seq_known: bool
     ) -> tuple[int, Any, list[Finding]]:
-        """`check` without its shortcut for the common case (each rule in turn)."""
+        """The event's seq, its data as an object (None if it is none: a lazy
+        body stays `msgspec.Raw`) and its envelope's findings, each rule in
+        turn (`common` is the shortcut for what msgspec decoded).
+
+        `prechecked`: the event was read strictly (`lines.explain_line`,
+        which reported what it could name, and built any JSON value);
+        `seq_known`: its seq is an integer.
+        """
         kind = event.type
         data: Any = event.data
         out: list[Finding] = []

@@ -202,7 +202,7 @@ class LogChecker:
         return (
             not self.thorough
             and step is not None
-            and self.turns.state.open_turn is not None
+            and self.turns.turn is not None
             and (step.responded or self._defer_response)
         )
 
@@ -268,7 +268,7 @@ class LogChecker:
                 envelope.next_seq
                 if skipping
                 and step is not None
-                and turns.state.open_turn is not None
+                and turns.turn is not None
                 and (step.responded or defer)
                 else None
             )
@@ -378,12 +378,16 @@ class LogChecker:
                 # opening) is known by its bytes: no decode, no re-encode;
                 # if its envelope is not proven the strict path reads it
                 # (`proven` has decoded its surfaceOp in place: not twice)
-                if proven(event, raw, RAW):
+                read = proven(event, raw, RAW)
+                if read:
                     event.data = known
+            else:
+                read = body is UNREAD or proven(event, raw, body)
+            if read:
+                if self.envelope.common(event):  # no envelope findings
+                    self._handle(event, event.data, number, event.seq)
+                else:
                     self._event(event, number, False, True)
-                    return
-            elif body is UNREAD or proven(event, raw, body):
-                self._event(event, number, False, True)
                 return
         if raw == b"\n":
             self._found.append(
@@ -404,18 +408,21 @@ class LogChecker:
         self, event: Envelope, number: int, prechecked: bool, seq_known: bool
     ) -> None:
         seq, data, findings = self.envelope.check(event, number, prechecked, seq_known)
-        out = self._found
         if findings:
-            out.extend(findings)
+            self._found.extend(findings)
+        self._handle(event, data, number, seq)
+
+    def _handle(self, event: Envelope, data: Any, number: int, seq: int) -> None:
+        """Hand the event to its type's handlers, in order."""
         chain = (
             self.handlers.get(event.type, self._unknown)
-            if self.turns.state.open_turn is None
+            if self.turns.turn is None
             else self._in_turn.get(event.type, ())
         )
         for handler in chain:
             found = handler(event, data, number, seq)
             if found:
-                out.extend(found)
+                self._found.extend(found)
 
     # -------------------------------------------------------------- the end
 

@@ -69,6 +69,11 @@ class TurnRules:
     def __init__(self) -> None:
         self.state = Turns()
         """The open turn and step, as `reference.turns` folds them."""
+        self.turn: int | None = None
+        """The open turn's number, as judged, or None: ``state.open_turn``,
+        kept at hand, since every line the checker reads asks for it and a
+        named tuple's field costs several plain attributes' reads. Set with
+        `state` wherever a turn starts or ends (steps leave it)."""
         self.last_turn = 0
         """The number of the last turn started, as judged (the next is one more)."""
         self.last_step = 0
@@ -79,18 +84,12 @@ class TurnRules:
         self.closing: Callable[[OpenStep, int], Sequence[Finding]] = _no_findings
         """Called with each step as it closes; its findings are the line's."""
 
-    @property
-    def turn(self) -> int | None:
-        """The open turn's number, as judged, or None."""
-        turn: int | None = self.state.open_turn
-        return turn
-
     def outside(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
         """TURN-4: any event but a turn marker is written inside an open turn."""
         kind = event.type
-        if self.state.open_turn is None and kind not in TURN_MARKERS and kind:
+        if self.turn is None and kind not in TURN_MARKERS and kind:
             message = f"{kind} is written outside any open turn"
             return [finding("TURN-4", number, seq, message)]
         return ()
@@ -104,12 +103,11 @@ class TurnRules:
     def turn_start(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
-        state = self.state
-        if self.step is None and state.open_turn is None and type(data) is dict:
+        if self.step is None and self.turn is None and type(data) is dict:
             turn = data.get("turn")
             if type(turn) is int and turn == self.last_turn + 1:  # the next turn
-                self.state = start_turn(state, turn)
-                self.last_turn = turn
+                self.state = start_turn(self.state, turn)
+                self.turn = self.last_turn = turn
                 self.last_step = 0
                 return ()
         return self._turn_start(data, number, seq)
@@ -117,7 +115,7 @@ class TurnRules:
     def _turn_start(self, data: Any, number: int, seq: int) -> list[Finding]:
         out: list[Finding] = []
         self._close_step(number, out)
-        open_turn = self.state.open_turn
+        open_turn = self.turn
         turn = (
             data.get("turn", MISSING) if isinstance(data, dict) else self.last_turn + 1
         )
@@ -143,15 +141,14 @@ class TurnRules:
             )
         judged = int(turn) if is_integer(turn) else self.last_turn + 1
         self.state = start_turn(self.state, judged)
-        self.last_turn = judged
+        self.turn = self.last_turn = judged
         self.last_step = 0
         return out
 
     def turn_end(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
-        state = self.state
-        open_turn = state.open_turn
+        open_turn = self.turn
         if (
             self.step is None
             and open_turn is not None
@@ -159,13 +156,14 @@ class TurnRules:
             and data.get("turn") == open_turn
             and "reason" in data
         ):  # the open turn ends, no step open
-            self.state = end_turn(state)
+            self.state = end_turn(self.state)
+            self.turn = None
             return ()
         return self._turn_end(data, number, seq)
 
     def _turn_end(self, data: Any, number: int, seq: int) -> list[Finding]:
         out: list[Finding] = []
-        open_turn = self.state.open_turn
+        open_turn = self.turn
         if self.step is not None:
             out.append(
                 finding(
@@ -193,13 +191,13 @@ class TurnRules:
         if isinstance(data, dict) and "reason" not in data:
             out.append(finding("TURN-1", number, seq, "turn/end data needs a reason"))
         self.state = end_turn(self.state)
+        self.turn = None
         return out
 
     def step_start(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
-        state = self.state
-        open_turn = state.open_turn
+        open_turn = self.turn
         if self.step is None and open_turn is not None and type(data) is dict:
             step = data.get("step")
             if (
@@ -208,7 +206,7 @@ class TurnRules:
                 and data.get("turn") == open_turn
             ):  # the open turn's next step
                 self.last_step = step
-                self.state = start_step(state, open_turn, step, seq)
+                self.state = start_step(self.state, open_turn, step, seq)
                 self.step = OpenStep(open_turn, step, number, seq, self.steps_started)
                 self.steps_started += 1
                 return ()
@@ -216,7 +214,7 @@ class TurnRules:
 
     def _step_start(self, data: Any, number: int, seq: int) -> list[Finding]:
         out: list[Finding] = []
-        open_turn = self.state.open_turn
+        open_turn = self.turn
         if self.step is not None:
             out.append(
                 finding(

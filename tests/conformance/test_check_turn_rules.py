@@ -52,6 +52,7 @@ def watched(rules: TurnRules) -> list[tuple[Any, ...]]:
 def state(rules: TurnRules) -> tuple[Any, ...]:
     return (
         rules.state,
+        rules.turn,
         rules.last_turn,
         rules.last_step,
         rules.steps_started,
@@ -153,3 +154,5 @@ def test_the_turn_shortcuts_find_close_and_leave_what_the_full_rules_do(
         assert list(got) == list(want), (kind, body)
         assert state(shortcut) == state(full), (kind, body)
         assert closed_shortcut == closed_full
+        for rules in (shortcut, full):  # the open turn, kept at hand, is the fold's
+            assert rules.turn == rules.state.open_turn, (kind, body)
