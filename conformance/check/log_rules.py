@@ -362,8 +362,7 @@ class LogChecker:
         """Read one line (general path, else strict) and check its event; what
         it finds goes to `_found`."""
         if (
-            event is not None
-            and raw[-1:] == b"\n"
+            event is not None  # so the line ends in a newline (`LineReader`)
             and (raw.isascii() or is_utf8(raw))
             and (len(raw) < LONG_INTEGER or not has_long_integer(raw))
         ):

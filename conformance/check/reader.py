@@ -5,7 +5,8 @@ Implements the reading half of the checker's fast path (docs/checker.md,
 ending in ``\\n`` except perhaps the last; a long line may come in pieces,
 joined here in place into one bytearray, so no line is held twice) and
 yields each line with its number and its envelope as msgspec decodes it
-(None when msgspec refuses the line: the rules then read it strictly).
+(None when msgspec refuses the line or it ends without a newline, a
+torn or unterminated last line: the rules then read it strictly).
 
 Theory of operation. Most lines of a real log are ``assistant/chunk``
 events of a step that already responded, which no rule reads beyond the
@@ -36,7 +37,8 @@ CHUNK = "assistant/chunk"
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 ReadLine = tuple[int, Line, Envelope | None]
-"""A line's 1-based number, its bytes and its envelope (None: not decoded)."""
+"""A line's 1-based number, its bytes and its envelope (None: not decoded, or
+the line does not end in a newline)."""
 
 
 class LineReader:
@@ -93,13 +95,11 @@ class LineReader:
                     expected += 1
                     continue
             if raw[-1:] != b"\n":  # a long line may come in pieces
-                whole = rest_of_line(raw, it)
-                if whole is not raw:
-                    raw = whole
-                    try:
-                        event = decode(raw)
-                    except DECODE_ERRORS:
-                        event = None
+                raw = rest_of_line(raw, it)
+                try:  # no envelope unless it is whole now (not the last line, torn)
+                    event = decode(raw) if raw[-1:] == b"\n" else None
+                except DECODE_ERRORS:
+                    event = None
             if expected is not None and start is not None:
                 skipped += expected - start
             yielded += 1

@@ -137,8 +137,8 @@ class _EveryLine(LineReader):
         number = self.lines
         for piece in self._lines:
             raw = rest_of_line(piece, self._lines) if piece[-1:] != b"\n" else piece
-            try:
-                event = EVENT_DECODER.decode(raw)
+            try:  # like `LineReader`, no envelope for a line without its newline
+                event = EVENT_DECODER.decode(raw) if raw[-1:] == b"\n" else None
             except DECODE_ERRORS:
                 event = None
             number += 1
