@@ -84,6 +84,18 @@ class RequestRules:
         at `number`/`seq`: from `response`, or for an ``assistant/chunk`` the
         reader passed over, told after it."""
         step.responded = True
+        fold = self.opening.fold
+        if (
+            self.reconstruction is None
+            and step.cache_warning is None
+            and not step.history_unknown
+            and fold.state is not None
+            and not fold.unknown
+            and step.seq >= self.seed_length
+        ):  # the common case, where `_dispatch` counts it and finds nothing
+            step.resolved = True
+            self.dispatched += 1
+            return ()
         return self._dispatch(step, number, certain=True, seq=seq)
 
     def closed(self, step: OpenStep, number: int) -> Sequence[Finding]:

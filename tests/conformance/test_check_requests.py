@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -13,7 +14,10 @@ from conformance.check import (
     read_captures,
     render_text,
 )
+from conformance.check.findings import SHOULD, finding
+from conformance.check.log_rules import LogChecker
 from conformance.check.reconstruction import first_difference
+from conformance.check.turn_rules import OpenStep
 from reference.jsonl import dump_line, make_storage_line
 from reference.request import build_chat_body, request_messages
 from reference.session_log import SessionLog
@@ -21,6 +25,7 @@ from reference.session_log import SessionLog
 FIXTURES = Path(__file__).parent / "check_fixtures"
 LOG = FIXTURES / "valid" / "session-prefix.jsonl"
 CAPTURES = FIXTURES / "requests"
+HEADER = {"config": {"model": "m"}, "system": "s", "tools": []}
 
 
 def capture_lines(name: str) -> list[bytes]:
@@ -308,3 +313,29 @@ def test_an_expected_null_is_reported_as_null_not_left_out() -> None:
     assert dumped["expected"] is None
     assert dumped["found"] == '""'
     assert "      expected: null" in render_text(report)
+
+
+@pytest.mark.spec("REQ-2", "CACHE-2")
+def test_a_first_response_counts_and_finds_what_dispatching_in_full_does() -> None:
+    """`first_response`'s shortcut for the common case (a header in force, no
+    warning held, not seeded, no capture) against `_dispatch` in full, in
+    every combination of what the shortcut looks at."""
+    cases = itertools.product([HEADER, None], *[[False, True]] * 3, range(3), range(3))
+    for header, unknown, history_unknown, warned, seed_length, step_seq in cases:
+        outcomes = []
+        for shortcut in (True, False):
+            rules = LogChecker().requests
+            fold = rules.opening.fold
+            fold.state, fold.unknown = header, unknown
+            rules.seed_length = seed_length
+            step = OpenStep(turn=1, step=1, line=3, seq=step_seq)
+            step.history_unknown = history_unknown
+            if warned:
+                step.cache_warning = finding("CACHE-2", 3, 1, "held", level=SHOULD)
+            if shortcut:
+                found = rules.first_response(step, 5, 4)
+            else:
+                step.responded = True
+                found = rules._dispatch(step, 5, certain=True, seq=4)
+            outcomes.append((list(found), step, rules.dispatched, rules.unrebuilt))
+        assert outcomes[0] == outcomes[1], (header, unknown, history_unknown, warned)
