@@ -49,6 +49,7 @@ from conformance.check.canonical import (
 from conformance.check.envelope_rules import UNKNOWN_TYPES_KEPT, EnvelopeRules
 from conformance.check.findings import ERROR, Finding, finding
 from conformance.check.lines import (
+    EVENT_DECODER,
     LONG_INTEGER,
     Envelope,
     Line,
@@ -59,7 +60,7 @@ from conformance.check.lines import (
     read_value,
 )
 from conformance.check.opening_rules import OpeningRules
-from conformance.check.reader import CHUNK, LineReader
+from conformance.check.reader import CHUNK, DECODE_ERRORS, LineReader
 from conformance.check.reconstruction import CaptureUnreadable, Reconstruction
 from conformance.check.request_rules import RequestRules
 from conformance.check.surface_rules import COMPACTION_TYPES, SurfaceRules
@@ -255,7 +256,7 @@ class LogChecker:
             except Exception as error:  # a checker bug must not end the check
                 # what the line's rules found before it stays, then the error
                 found.append(_internal_error(number, error))
-                if event is not None and event.type in (SNAPSHOT, DELTA):
+                if _header_event(event, raw):
                     # what the header became is unknown, as after a header
                     # event that cannot be folded: judge nothing against it
                     self.opening.lost()
@@ -435,6 +436,17 @@ class LogChecker:
             summary.requests_matched = self.reconstruction.matched
             out.extend(self.requests.finish(number))
             summary.requests_matched = self.reconstruction.matched
+
+
+def _header_event(event: Envelope | None, raw: Line) -> bool:
+    """Whether the line a rule failed on holds a header event (the reader
+    gives no envelope for an unterminated last line: it is decoded here)."""
+    if event is None and raw[-1:] != b"\n":
+        try:
+            event = EVENT_DECODER.decode(raw)
+        except DECODE_ERRORS:
+            return False
+    return event is not None and event.type in (SNAPSHOT, DELTA)
 
 
 def _without(

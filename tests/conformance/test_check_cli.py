@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from cli_in_process import reqfold_here
 
+from conformance.check.log_rules import LogChecker
 from conformance.check.opening_rules import OpeningRules
 from conformance.rules import load_rules
 
@@ -353,6 +354,30 @@ def test_a_rule_that_raises_gives_no_verdict_not_a_failure(
     assert "ERROR [CHECK-2]" in failing.stdout
     # and over several files the failure wins over the missing verdict
     assert check_here(VALID, FIXTURES / "LOG-2-gap.jsonl").returncode == 1
+
+
+@pytest.mark.spec("CHECK-2")
+@pytest.mark.parametrize("end", [b"\n", b""])
+def test_a_rule_that_raises_on_a_header_event_leaves_the_header_unknown(
+    monkeypatch: pytest.MonkeyPatch, end: bytes
+) -> None:
+    """What the header became is not judged after a rule failed on it, the
+    last line unterminated (read strictly, with no envelope from the reader)
+    or not."""
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("a bug in a rule")
+
+    monkeypatch.setattr(OpeningRules, "header_event", crash)
+    lines = [
+        b'{"type":"session","version":0,"id":"s","createdAt":0}\n',
+        b'{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}\n',
+        b'{"type":"request/header-delta","seq":1,"time":0,"data":{}}' + end,
+    ]
+    checker = LogChecker()
+    found = list(checker.check(lines))
+    assert ("CHECK-2", 3) in {(f.rule, f.line) for f in found}
+    assert checker.opening.fold.unknown
 
 
 def test_a_requests_file_that_cannot_be_read_is_named_as_such() -> None:

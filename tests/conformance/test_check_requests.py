@@ -319,7 +319,8 @@ def test_an_expected_null_is_reported_as_null_not_left_out() -> None:
 def test_a_first_response_counts_and_finds_what_dispatching_in_full_does() -> None:
     """`first_response`'s shortcut for the common case (a header in force, no
     warning held, not seeded, no capture) against `_dispatch` in full, in
-    every combination of what the shortcut looks at."""
+    every combination of what the shortcut looks at but the capture: with
+    captures (the tests above) it takes `_dispatch`."""
     cases = itertools.product([HEADER, None], *[[False, True]] * 3, range(3), range(3))
     for header, unknown, history_unknown, warned, seed_length, step_seq in cases:
         outcomes = []
