@@ -13,9 +13,12 @@ chunk-heavy, 30 tools with nested schemas, a header delta every ~20 steps),
 asserts each passes the checker with no finding, then times, in this same
 process and interleaved, the simplest loop that only parses every line with
 orjson (the baseline) and the checker's core (`conformance.check.check_lines`)
-over the same file, several times each. It prints the medians, the ratio
-(baseline time / check time: above 1.0 the checker is faster than merely
-parsing), the check time per megabyte (flat when scaling is linear) and the
+over the same file, several times each, each check between two baseline
+runs. It prints the medians of the times, the ratio (baseline time / check
+time: above 1.0 the checker is faster than merely parsing; the median of
+each check's ratio to the mean of the baseline runs just before and after
+it, so a machine whose speed drifts between runs moves it less than a
+ratio of medians), the check time per megabyte (flat when scaling is linear) and the
 peak resident memory of a child process that checks the file (flat when
 memory does not grow with the log). The machine's load average is printed
 with each row: on a shared machine, read the ratios with it.
@@ -144,14 +147,20 @@ def main() -> int:
                 findings = check(path)
                 if findings:
                     raise SystemExit(f"the generated log has {findings} findings")
-                baseline: list[float] = []
+                # each check runs between two baseline loops, and its ratio
+                # is taken against their mean: a machine whose speed drifts
+                # moves both sides of one ratio alike
+                baseline = [_timed(parse_only, path, args.clock)]
                 checked: list[float] = []
                 for _ in range(args.repeats):
-                    baseline.append(_timed(parse_only, path, args.clock))
                     checked.append(_timed(check, path, args.clock))
+                    baseline.append(_timed(parse_only, path, args.clock))
                 lines = parse_only(path)
                 base, ours = statistics.median(baseline), statistics.median(checked)
-                ratio = base / ours
+                ratio = statistics.median(
+                    (baseline[at] + baseline[at + 1]) / 2 / spent
+                    for at, spent in enumerate(checked)
+                )
                 ratios.append(f"{shape} {actual:.0f} MB {ratio:.2f}x")
                 peak = child_peak_rss(path)
                 print(
@@ -163,7 +172,8 @@ def main() -> int:
                 )
                 os.remove(path)
         print(
-            f"ratio (orjson parse-only time / check time), median of"
+            f"ratio (orjson parse-only time / check time, each check against"
+            f" the orjson loops just before and after it), median of"
             f" {args.repeats} ({args.clock} clock): {', '.join(ratios)}"
         )
     return 0
