@@ -14,7 +14,8 @@ asserts each passes the checker with no finding, then times, in this same
 process and interleaved, the simplest loop that only parses every line with
 orjson (the baseline) and the checker's core (`conformance.check.check_lines`)
 over the same file, several times each, each check between two baseline
-runs. It prints the medians of the times, the ratio (baseline time / check
+runs (so the baseline runs once more than the check). It prints the medians
+of the times, the ratio (baseline time / check
 time: above 1.0 the checker is faster than merely parsing; the median of
 each check's ratio to the mean of the baseline runs just before and after
 it, so a machine whose speed drifts between runs moves it less than a
@@ -104,10 +105,23 @@ def own_peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _at_least_one(text: str) -> int:
+    """``--repeats``: a whole number of checks, one or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
+    return value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, default=64, help="largest log size (MB)")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--repeats", type=_at_least_one, default=5, help="checks per log (>= 1)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dir", default=None, help="where to write the logs")
     parser.add_argument(
