@@ -13,6 +13,7 @@ from msgspec import UNSET
 from conformance.check import check_lines
 from conformance.check.envelope_rules import KNOWN_TYPES, EnvelopeRules, data_object
 from conformance.check.lines import Envelope
+from reference.session_log import sources_problem
 
 TYPES = st.sampled_from([*sorted(KNOWN_TYPES), "", "x/unknown"])
 RAW_DATA = st.sampled_from([b"{}", b'{"a":1}', b"[]", b'"text"', b"1", b"null"])
@@ -104,6 +105,9 @@ def test_the_envelope_shortcut_lets_through_only_sources_the_full_rules_accept(
     want = full.check(event, 7, False, True)
     assert got[2] == want[2]
     assert state(shortcut) == state(full)
+    # and both as the reference judges (the full rules have a shortcut too)
+    broken = sources_problem(sources, seq) is not None
+    assert [f.rule for f in want[2]] == (["LOG-5"] if broken else [])
 
 
 def _line(kind: str, seq: int, data: str) -> bytes:
