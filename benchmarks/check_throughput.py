@@ -12,15 +12,15 @@ mix of the research notes; ``harness``: the real harness's logs of issue 11,
 chunk-heavy, 30 tools with nested schemas, a header delta every ~20 steps),
 asserts each passes the checker with no finding, then times, in this same
 process and interleaved, the simplest loop that only parses every line with
-orjson (the baseline) and the checker's core (`conformance.check.check_lines`)
-over the same file, several times each, each check between two baseline
-runs (so the baseline runs once more than the check). It prints the medians
-of the times, the ratio (baseline time / check
-time: above 1.0 the checker is faster than merely parsing; the median of
-each check's ratio to the mean of the baseline runs just before and after
-it, so a machine whose speed drifts between runs moves it less than a
-ratio of medians), the check time per megabyte (flat when scaling is linear) and the
-peak resident memory of a child process that checks the file (flat when
+orjson (the baseline) and the checker's core
+(`conformance.check.check_lines`) over the same file, several times each,
+each check between two baseline runs (so the baseline runs once more than
+the check). It prints the medians of the times, the ratio (baseline time /
+check time: above 1.0 the checker is faster than merely parsing; the median
+of each check's ratio to the mean of the baseline runs just before and after
+it, so a machine whose speed drifts between runs moves it less than a ratio
+of medians), the check time per megabyte (flat when scaling is linear) and
+the peak resident memory of a child process that checks the file (flat when
 memory does not grow with the log). The machine's load average is printed
 with each row: on a shared machine, read the ratios with it.
 """
