@@ -148,7 +148,8 @@ def main() -> int:
             [str(Path(__file__).parent), *filter(None, [env.get("PYTHONPATH")])]
         )
         status, collect_wall, collect_cpu, said = _run(
-            [*pytest, "--collect-only", "-n", "0", *theirs], env
+            [*pytest, "--collect-only", *theirs, "-n", "0"],
+            env,  # one process
         )
         if status not in (0, 1):  # 1: syrupy's "snapshots unused" after collecting
             print(f"pytest --collect-only exited {status}: {said}", file=sys.stderr)
