@@ -121,6 +121,8 @@ GALLERY = [
             "prefix-cancel-inside-composition",
             ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
             ("calls/catalog@i1", "PREFIX-5"),
+            ("request-0", "PREFIX-5"),
+            only=True,
         ),
         marks=pytest.mark.spec("PREFIX-5"),
     ),
@@ -155,8 +157,10 @@ GALLERY = [
             "logs_initial_on_resume",
             "resume-without-drift",
             ("log/WRITER-6", "WRITER-6"),
+            ("anchor/i2", "WRITER-1"),
+            only=True,
         ),
-        marks=pytest.mark.spec("WRITER-6"),
+        marks=pytest.mark.spec("WRITER-6", "WRITER-1"),
     ),
     pytest.param(
         bad(
@@ -172,8 +176,10 @@ GALLERY = [
             "writer_state_survives_resume",
             "resume-with-drift",
             ("log/PREFIX-2", "PREFIX-2"),
+            ("anchor/i2", "WRITER-1"),
+            only=True,
         ),
-        marks=pytest.mark.spec("PREFIX-2"),
+        marks=pytest.mark.spec("PREFIX-2", "WRITER-1"),
     ),
     pytest.param(
         bad(
@@ -194,8 +200,15 @@ GALLERY = [
         marks=pytest.mark.spec("REQ-1"),
     ),
     pytest.param(
-        bad("adds_unlogged_reminder", "plain-turns", ("log/REQ-1", "REQ-1")),
-        marks=pytest.mark.spec("REQ-1"),
+        bad(
+            "adds_unlogged_reminder",
+            "plain-turns",
+            ("log/REQ-1", "REQ-1"),
+            ("cache/request-1", "CACHE-1"),
+            ("cache/request-2", "CACHE-1"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-1", "CACHE-1"),
     ),
     pytest.param(
         bad(
@@ -255,6 +268,8 @@ GALLERY = [
             "prefix-dispose-inside-composition",
             ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
             ("calls/catalog@i2", "PREFIX-6"),
+            ("request-0", "PREFIX-6"),
+            only=True,
         ),
         marks=pytest.mark.spec("PREFIX-5", "PREFIX-6"),
     ),
