@@ -128,6 +128,29 @@ GALLERY = [
     ),
     pytest.param(
         bad(
+            "notices_cancel_after_the_reply",
+            "prefix-cancel-inside-composition",
+            ("send-1/requests", "PREFIX-5"),
+            ("calls/catalog@i1", "PREFIX-5"),
+            ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
+            ("request-0", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(  # the same bug when a dispose interrupts the composition
+        bad(
+            "notices_cancel_after_the_reply",
+            "prefix-dispose-inside-composition",
+            ("send-1/requests", "PREFIX-5"),
+            ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
+            ("request-0", "PREFIX-6"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5", "PREFIX-6"),
+    ),
+    pytest.param(
+        bad(
             "composes_after_the_boundary",
             "prefix-append-while-composing",
             ("request-0", "PREFIX-4"),
