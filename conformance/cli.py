@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import signal
 import sys
 from collections.abc import Sequence
+
+from conformance.interrupts import say_stderr
 
 # subcommand name -> (module, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -57,9 +60,33 @@ def _version() -> str:
         return "reqfold (version unknown: not installed)"
 
 
+_VERDICT_COMMANDS = frozenset({"check", "probe", "run", "vectors"})
+"""The subcommands whose interruption leaves no verdict."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run `reqfold`; returns the process exit status."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    """Run `reqfold`; returns the process exit status.
+
+    Run as the program (no `argv`), a Ctrl-C that reaches here is said in one
+    line and exits 130, never as a traceback: one in a command with no
+    signal handling of its own (``check``, ``compare``, ``demo``), or one
+    while a command's modules are still importing. A caller passing `argv`
+    (a test, in process) gets the interrupt itself.
+    """
+    if argv is not None:
+        return _main(list(argv))
+    args_list = sys.argv[1:]
+    try:
+        return _main(args_list)
+    except KeyboardInterrupt:
+        command = next((a for a in args_list if not a.startswith("-")), None)
+        prog = f"reqfold {command}" if command in _SUBCOMMANDS else "reqfold"
+        lost = "; no verdict" if command in _VERDICT_COMMANDS else ""
+        say_stderr(f"{prog}: interrupted{lost}")
+        return 128 + signal.SIGINT
+
+
+def _main(args_list: list[str]) -> int:
     # The subcommand is the first word that is no option (the top level's
     # options take no value); only its module is imported, none for
     # ``reqfold --version``, ``--help`` or a word that is no subcommand.

@@ -8,6 +8,10 @@ process (`cli_in_process`), which saves a child's start-up (0.3 s of CPU).
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +71,37 @@ def test_demo_with_a_folder_as_the_requests_file_exits_2_before_running(
     assert "--requests 'requests' is a folder" in err
     assert out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["requests"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("check", "reqfold check: interrupted; no verdict"),
+        ("compare", "reqfold compare: interrupted"),
+    ],
+)
+def test_ctrl_c_in_a_command_without_signal_handling_is_one_line_and_130(
+    command: str, said: str, tmp_path: Path
+) -> None:
+    # The command reads a FIFO: opening its other end returns once the
+    # command has opened it, so the interrupt lands inside `main`, not in
+    # the interpreter's start-up.
+    fifo = tmp_path / "input"
+    os.mkfifo(fifo)
+    argv = [sys.executable, "-m", "conformance.cli", command, str(fifo)]
+    if command == "compare":
+        argv.append(str(fifo))
+    child = subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        with fifo.open("w") as writer:
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 130
+    assert "Traceback" not in err
+    assert err == said + "\n"
+    assert out == ""
