@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +45,7 @@ from reference.loop import (
     open_session_file,
 )
 from reference.loop.clock import DEMO_EPOCH_MS
+from reference.loop.errors import PersistenceFailed
 from reference.loop.waterfall import Next
 from reference.reconstruct import (
     RebuiltRequest,
@@ -312,6 +315,10 @@ def _output_problem(option: str, path: Path) -> str | None:
     """Why `path` cannot take a file `option` writes, in one line, or None."""
     if path.is_dir():
         return f"{option} {str(path)!r} is a folder: give the path of a file"
+    if path.exists() and not path.is_file():
+        # a device or a pipe: renaming the finished file over it would
+        # replace it (/dev/stdout, as root)
+        return f"{option} {str(path)!r} is not a regular file: give the path of one"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -331,30 +338,58 @@ def run(args: argparse.Namespace) -> int:
         if problem is not None:
             sys.stderr.write(f"reqfold demo: {problem}\n")
             return 2
+    if args.requests is not None and os.path.realpath(args.requests) == (
+        os.path.realpath(args.log)
+    ):
+        sys.stderr.write(
+            f"reqfold demo: --requests {str(args.requests)!r} is the file --log"
+            " names: give another\n"
+        )
+        return 2
     try:
         return _run(args)
     except OSError as error:  # a full disk, a permission denied on the way
         where = f" {error.filename!s}" if error.filename else ""
         sys.stderr.write(f"reqfold demo: cannot write{where}: {error.strerror}\n")
         return 2
+    except PersistenceFailed as error:  # the log's sink failed mid-session
+        cause = error.__cause__
+        why = cause.strerror if isinstance(cause, OSError) else str(error)
+        sys.stderr.write(f"reqfold demo: cannot write {args.log}: {why}\n")
+        return 2
 
 
 def _run(args: argparse.Namespace) -> int:
+    """The demo, written to temporary files beside the outputs (a link's
+    target: the link stays) and renamed over them once all is written; on
+    any failure or interrupt they are removed, the old files left whole."""
     out = sys.stdout
     log: Path = args.log
-    fake = FakeProvider("deepseek")
-    _script(fake)
-    out.write(
-        "reqfold demo: the reference loop against the fake DeepSeek provider,"
-        " in process\n\n"
-    )
-    turns, loop = asyncio.run(_scenario(fake, log, out))
-    status = _report(fake, turns, loop, log, out)
     requests: Path | None = args.requests
-    if requests is not None:
-        with requests.open("w", encoding="utf-8", newline="\n") as handle:
-            for captured in fake.requests:
-                line = dump_captured_request(captured)
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-        out.write(f"Requests: {requests} ({len(fake.requests)} captured)\n")
+    targets = [Path(os.path.realpath(p)) for p in (log, requests) if p is not None]
+    staged = [t.with_name(f"{t.name}.{os.getpid()}.demo") for t in targets]
+    try:
+        fake = FakeProvider("deepseek")
+        _script(fake)
+        out.write(
+            "reqfold demo: the reference loop against the fake DeepSeek provider,"
+            " in process\n\n"
+        )
+        turns, loop = asyncio.run(_scenario(fake, staged[0], out))
+        status = _report(fake, turns, loop, log, out)
+        if requests is not None:
+            try:
+                with staged[1].open("w", encoding="utf-8", newline="\n") as handle:
+                    for captured in fake.requests:
+                        line = dump_captured_request(captured)
+                        handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            except OSError as error:  # named as the user named it
+                raise OSError(error.errno, error.strerror, str(requests)) from None
+            out.write(f"Requests: {requests} ({len(fake.requests)} captured)\n")
+        for temporary, target in zip(staged, targets, strict=True):
+            os.replace(temporary, target)
+    finally:
+        for temporary in staged:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
     return status

@@ -178,7 +178,11 @@ class JsonlWriter:
 
         An existing file at `path` is replaced as a whole, atomically; when
         writing fails (a full disk), the temporary file is removed and the
-        error raised. A folder at `path` is refused (`IsADirectoryError`).
+        error raised. A symbolic link is followed: the file it names is
+        replaced and the link stays. A folder at `path` is refused
+        (`IsADirectoryError`), and so is anything else that is not a regular
+        file (a device, a pipe: `OSError` EINVAL), which a rename would
+        replace.
         """
         where = os.fspath(path)
         problem = check_storage_line(storage)
@@ -189,6 +193,9 @@ class JsonlWriter:
             check_event(event, index=index)
         if os.path.isdir(where):
             raise IsADirectoryError(errno.EISDIR, "is a directory", where)
+        if os.path.exists(where) and not os.path.isfile(where):
+            raise OSError(errno.EINVAL, "is not a regular file", where)
+        where = os.path.realpath(where)
         temp = f"{where}.{os.getpid()}.tmp"
         try:
             with open(temp, "w", encoding="utf-8", newline="\n") as handle:

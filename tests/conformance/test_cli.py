@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -74,6 +75,94 @@ def test_demo_with_a_folder_as_the_requests_file_exits_2_before_running(
 
 
 @pytest.mark.slow
+def test_demo_with_one_file_for_log_and_requests_exits_2_before_running(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "s.jsonl").write_text("OLD\n")
+    status, out, err = reqfold_here(
+        "demo", "--log", "s.jsonl", "--requests", "./s.jsonl", cwd=tmp_path
+    )
+    assert status == 2
+    assert err == (
+        "reqfold demo: --requests 's.jsonl' is the file --log names: give another\n"
+    )
+    assert out == ""
+    assert (tmp_path / "s.jsonl").read_text() == "OLD\n"
+
+
+@pytest.mark.slow
+def test_demo_with_a_pipe_as_the_log_exits_2_and_leaves_the_pipe(
+    tmp_path: Path,
+) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    status, out, err = reqfold_here("demo", "--log", "pipe", cwd=tmp_path)
+    assert status == 2
+    assert out == ""
+    assert err == (
+        "reqfold demo: --log 'pipe' is not a regular file: give the path of one\n"
+    )
+    assert (tmp_path / "pipe").is_fifo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+@pytest.mark.slow
+def test_demo_through_links_writes_the_files_they_name_and_keeps_the_links(
+    tmp_path: Path,
+) -> None:
+    for name in ("log", "requests"):
+        (tmp_path / f"{name}.target").write_text("OLD\n")
+        (tmp_path / f"{name}.jsonl").symlink_to(f"{name}.target")
+    status, out, err = reqfold_here(
+        "demo", "--log", "log.jsonl", "--requests", "requests.jsonl", cwd=tmp_path
+    )
+    assert status == 0, out + err
+    assert (tmp_path / "log.jsonl").is_symlink()
+    assert (tmp_path / "requests.jsonl").is_symlink()
+    assert (tmp_path / "log.target").read_text().startswith('{"type":"session"')
+    assert len((tmp_path / "requests.target").read_text().splitlines()) == 7
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "log.jsonl",
+        "log.target",
+        "requests.jsonl",
+        "requests.target",
+    ]
+
+
+DEMO_OUTPUTS = ("--log", "s.jsonl", "--requests", "r.jsonl")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("limit", "failing"), [(2048, "s.jsonl"), (8192, "s.jsonl"), (12288, "r.jsonl")]
+)
+def test_demo_whose_files_cannot_be_written_whole_exits_2_and_leaves_the_old_ones(
+    tmp_path: Path, limit: int, failing: str
+) -> None:
+    # RLIMIT_FSIZE stands in for a full disk: 2 KiB fails at the log's first
+    # header event, 8 KiB in the middle of the session, 12 KiB in the requests
+    for name in ("s.jsonl", "r.jsonl"):
+        (tmp_path / name).write_text("OLD\n")
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "demo", *DEMO_OUTPUTS],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=small_files,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == f"reqfold demo: cannot write {failing}: File too large\n"
+    assert (tmp_path / "s.jsonl").read_text() == "OLD\n"
+    assert (tmp_path / "r.jsonl").read_text() == "OLD\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl", "s.jsonl"]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("command", "said"),
     [
@@ -96,7 +185,7 @@ def test_ctrl_c_in_a_command_without_signal_handling_is_one_line_and_130(
         argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        with fifo.open("w") as writer:
+        with fifo.open("w"):
             child.send_signal(signal.SIGINT)
             out, err = child.communicate(timeout=60)
     finally:

@@ -23,6 +23,7 @@ from reference.jsonl import (
     make_storage_line,
 )
 from reference.revisions import LATEST, Revision
+from reference.session_log import make_event
 
 STORAGE = make_storage_line("demo-1", 1_700_000_000_000, revision="session-prefix")
 
@@ -287,6 +288,35 @@ def test_creating_a_log_where_a_folder_is_refused_and_leaves_no_temp_file(
     assert (caught.value.errno, caught.value.filename) == (errno.EISDIR, str(folder))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs"]
     assert list(folder.iterdir()) == []
+
+
+def test_creating_a_log_through_a_link_replaces_the_file_it_names_and_keeps_the_link(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "target.jsonl"
+    target.write_text("OLD\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target.name)
+    writer = JsonlWriter.create(link, make_storage_line("s", 0))
+    writer.append([make_event("turn/start", 0, 1, {"turn": 1})])
+    assert link.is_symlink()
+    assert os.readlink(link) == target.name
+    assert load_session_file(link).storage["id"] == "s"
+    assert len(load_session_file(target).events) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "target.jsonl"]
+
+
+def test_creating_a_log_where_a_pipe_is_refused_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    # a rename would replace the pipe (or a device: /dev/stdout as root)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file") as caught:
+        JsonlWriter.create(fifo, make_storage_line("s", 0))
+    assert (caught.value.errno, caught.value.filename) == (errno.EINVAL, str(fifo))
+    assert fifo.is_fifo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
 
 
 @pytest.mark.spec("JSONL-1")
