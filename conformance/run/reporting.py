@@ -16,6 +16,7 @@ from conformance.harness.scenarios import load_scenarios
 from conformance.interrupts import say_stderr
 from conformance.run.record import RunRecord
 from conformance.run.verdict import status_of
+from conformance.written_files import write_whole
 
 REPORTS = {
     "report-json": "the JSON report (format reqfold-run/1, with a JSON Schema)",
@@ -187,7 +188,7 @@ def write_reports(
             # written as its escape, ``\ud800``, which in the JSON report is
             # the JSON escape of the same string.
             text = renderers[option](report)
-            Path(target).write_bytes(text.encode("utf-8", "backslashreplace"))
+            write_whole(target, text.encode("utf-8", "backslashreplace"))
         except OSError as error:
             say_stderr(
                 f"reqfold run: --{option} {target!r} cannot be written:"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import resource
 import shlex
 import subprocess
 import sys
@@ -744,3 +745,35 @@ def test_an_interrupted_run_still_writes_the_checks_that_ran(tmp_path: Path) -> 
     assert data["verdict"]["exitStatus"] == 143
     assert "interrupted" in data["verdict"]["text"]
     assert len(data["checks"]) >= seen
+
+
+VECTORS_ONLY = ("--impl", "reference", "--only", "vectors", "--quiet", "--report-json")
+
+
+@pytest.mark.slow
+def test_a_report_that_cannot_be_written_whole_leaves_the_previous_one(
+    tmp_path: Path,
+) -> None:
+    # RLIMIT_FSIZE in the child stands in for a full disk: the report is
+    # larger than 64 KiB, so its write fails half-way
+    report = tmp_path / "run.json"
+    report.write_text('{"previous": true}\n')
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.RLIM_INFINITY))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "run", *VECTORS_ONLY, str(report)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=small_files,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == (
+        f"reqfold run: --report-json {str(report)!r} cannot be written:"
+        " File too large\n"
+    )
+    assert report.read_text() == '{"previous": true}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]

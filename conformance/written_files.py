@@ -1,0 +1,33 @@
+"""Writing a file the user named so that it is there whole or not changed.
+
+A report is read by CI after the run, often over the previous run's: a
+write that fails half-way (a full disk) must not leave a truncated report
+in its place. `write_whole` writes beside the file and renames; a
+symbolic link is followed, so the file it names is replaced and the link
+stays; a device or a pipe (``/dev/stdout``) is written through, since
+renaming over it would replace it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+
+def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
+    """Put `data` at `target` whole, or raise `OSError` and leave it as it was."""
+    where = os.fspath(target)
+    if os.path.exists(where) and not (os.path.isfile(where) or os.path.isdir(where)):
+        with open(where, "wb") as stream:  # a device or a pipe: a stream
+            stream.write(data)
+        return
+    real = os.path.realpath(where)
+    temporary = f"{real}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, real)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise

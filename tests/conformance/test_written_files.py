@@ -1,0 +1,86 @@
+"""`write_whole`: a file the user named is there whole or not changed."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conformance.written_files import write_whole
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_file_is_replaced_whole_and_nothing_is_left_beside_it(tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    target.write_bytes(b"OLD")
+    write_whole(target, b"NEW")
+    assert target.read_bytes() == b"NEW"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_a_link_is_followed_and_stays_a_link(tmp_path: Path) -> None:
+    (tmp_path / "real.json").write_bytes(b"OLD")
+    link = tmp_path / "report.json"
+    link.symlink_to("real.json")
+    write_whole(link, b"NEW")
+    assert link.is_symlink()
+    assert (tmp_path / "real.json").read_bytes() == b"NEW"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["real.json", "report.json"]
+
+
+def test_a_pipe_is_written_through_and_stays_a_pipe(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()))
+    reader.start()
+    write_whole(fifo, b"NEW")
+    reader.join(timeout=30)
+    assert read == [b"NEW"]
+    assert fifo.is_fifo()
+
+
+def test_a_folder_in_the_way_raises_and_leaves_no_temporary_file(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "report.json").mkdir()
+    with pytest.raises(IsADirectoryError):
+        write_whole(tmp_path / "report.json", b"NEW")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+@pytest.mark.slow
+def test_a_write_that_fails_half_way_leaves_the_old_file_whole(tmp_path: Path) -> None:
+    # RLIMIT_FSIZE in a child process stands in for a full disk
+    target = tmp_path / "report.json"
+    target.write_bytes(b"OLD")
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+
+    script = (
+        "import sys\n"
+        "from conformance.written_files import write_whole\n"
+        "try:\n"
+        "    write_whole(sys.argv[1], b'x' * 100_000)\n"
+        "except OSError as error:\n"
+        "    print(error.strerror)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(target)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=small_files,
+    )
+    assert done.stdout == "File too large\n", done.stderr
+    assert target.read_bytes() == b"OLD"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
