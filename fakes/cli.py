@@ -19,7 +19,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from fakes.capture import (
     DEFAULT_CAPTURE_BYTES,
@@ -350,14 +350,26 @@ def save_capture(records: Sequence[CapturedRequest], path: Path) -> bool:
 
 
 def _write_atomically(records: Sequence[CapturedRequest], path: Path) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """The capture, beside `path` then renamed over it; a link is followed
+    (the file it names is replaced, the link stays), and a device or a
+    pipe is written through, which a rename would replace."""
+
+    def write(stream: TextIO) -> None:
+        for record in records:
+            stream.write(
+                json.dumps(dump_captured_request(record), ensure_ascii=False) + "\n"
+            )
+
+    if path.exists() and not (path.is_file() or path.is_dir()):
+        with path.open("w", encoding="utf-8") as stream:
+            write(stream)
+        return
+    real = Path(os.path.realpath(path))
+    temporary = real.with_name(f".{real.name}.{os.getpid()}.tmp")
     try:
         with temporary.open("w", encoding="utf-8") as stream:
-            for record in records:
-                stream.write(
-                    json.dumps(dump_captured_request(record), ensure_ascii=False) + "\n"
-                )
-        os.replace(temporary, path)
+            write(stream)
+        os.replace(temporary, real)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

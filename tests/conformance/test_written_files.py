@@ -38,7 +38,9 @@ def test_a_pipe_is_written_through_and_stays_a_pipe(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     read: list[bytes] = []
-    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()))
+    reader = threading.Thread(
+        target=lambda: read.append(fifo.read_bytes()), daemon=True
+    )
     reader.start()
     write_whole(fifo, b"NEW")
     reader.join(timeout=30)

@@ -13,10 +13,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 
 import httpx
 import pytest
 from cli_in_process import reqfold_here
+
+from fakes import HttpRequest
+from fakes.cli import save_capture
 
 pytestmark = pytest.mark.slow
 
@@ -273,3 +277,30 @@ def test_an_address_that_cannot_be_listened_on_exits_2_in_one_line():
     assert stdout == ""
     assert "cannot listen on no.such.host.invalid:0" in stderr
     assert "Traceback" not in stderr
+
+
+def test_a_capture_through_a_link_replaces_the_file_it_names_and_keeps_the_link(
+    tmp_path,
+):
+    (tmp_path / "real.jsonl").write_text("OLD\n")
+    link = tmp_path / "capture.jsonl"
+    link.symlink_to("real.jsonl")
+    assert save_capture([], link)
+    assert link.is_symlink()
+    assert (tmp_path / "real.jsonl").read_text() == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["capture.jsonl", "real.jsonl"]
+
+
+def test_a_capture_to_a_pipe_is_written_through_and_leaves_the_pipe(tmp_path, deepseek):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_text()), daemon=True)
+    reader.start()
+    body = b'{"model": "deepseek-chat", "messages": [{"role": "user", "content": "a"}]}'
+    deepseek.handle(HttpRequest(method="POST", path="/chat/completions", body=body))
+    assert save_capture(deepseek.requests, fifo)
+    reader.join(timeout=30)
+    assert fifo.is_fifo()
+    [line] = read[0].splitlines()
+    assert json.loads(line)["index"] == 0
