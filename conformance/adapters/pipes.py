@@ -18,6 +18,8 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
+from conformance.terminal_text import printable
+
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 MAX_PENDING_LINES = 64
 """stdout lines that may wait unclaimed at once; more is a flood."""
@@ -169,7 +171,8 @@ class TailKeeper:
         self._line.clear()
 
     def _keep(self, line: bytes) -> None:
-        text = line[:STDERR_LINE_BYTES].decode("utf-8", "replace").rstrip("\r")
+        raw = line[:STDERR_LINE_BYTES].decode("utf-8", "replace").rstrip("\r")
+        text = printable(raw)  # shown on terminals and copied into reports
         if len(line) >= STDERR_LINE_BYTES:
             text += " [truncated]"
         self._tail.append(text)

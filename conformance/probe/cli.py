@@ -51,6 +51,7 @@ from conformance.run.verdict import (
     rule_table,
     verdict_text,
 )
+from conformance.terminal_text import printable
 from fakes import dump_capture_jsonl
 from reference.revisions import Revision
 
@@ -299,7 +300,7 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
         for run in evidence.runs:
             if run.problem and run.output:
                 print(f"\n{run.name}: what the harness printed last")
-                print(_printable(run.output.rstrip()))
+                print(printable(run.output.rstrip()))
     rows = timeline(evidence)
     if rows:
         print()
@@ -361,15 +362,6 @@ def _print_timeline(rows: list[TimelineRow]) -> None:
     cached = sum(row.cached for row in rows)
     ratio = f"{cached / prompt:.0%}" if prompt else "-"
     print(f"  total: {cached} of {prompt} prompt tokens cached ({ratio})")
-
-
-def _printable(text: str) -> str:
-    """The harness's output with control characters (escape sequences, NUL)
-    shown as escapes, so they cannot act on the user's terminal."""
-    return "".join(
-        char if char in "\n\t" or char.isprintable() else repr(char)[1:-1]
-        for char in text
-    )
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -759,3 +759,19 @@ def test_an_internal_error_of_the_implementation_is_an_error_not_a_failure(
     assert {r["method"] for r in errors} == {"codec/diff"}
     assert all("-32603" in r["message"] for r in errors)
     assert report["counts"]["fail"] == 0
+
+
+def test_control_characters_on_an_adapters_stderr_are_shown_as_escapes() -> None:
+    # an escape sequence that would set the terminal's title and clear it
+    connection = StdioConnection(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.stderr.write('\\x1b]0;pwned\\x07\\x1b[2J\\tend\\n')",
+        ],
+        timeout=5.0,
+    )
+    with pytest.raises(AdapterStartupFailed):
+        connection.initialize()
+    connection.close()
+    assert connection.stderr_tail == "\\x1b]0;pwned\\x07\\x1b[2J\tend"
