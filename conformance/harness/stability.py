@@ -126,7 +126,7 @@ def _anchor_checks(
             else f"the first request of instance {owner} (turn {step.turn},"
             f" step {step.step}) logged "
             + (f"a snapshot with reason {found!r}" if found else "no snapshot")
-            + f"; expected a {wanted!r} snapshot",
+            + f"; expected {'an' if wanted == 'initial' else 'a'} {wanted!r} snapshot",
         )
 
 

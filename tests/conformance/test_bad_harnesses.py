@@ -151,6 +151,25 @@ GALLERY = [
     ),
     pytest.param(
         bad(
+            "placeholder_for_an_empty_prefix",
+            "prefix-empty-composition",
+            ("send-1/request-0", "PREFIX-3"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-3"),
+    ),
+    pytest.param(
+        bad(
+            "first_snapshot_says_resume",
+            "plain-turns",
+            ("anchor/i1", "WRITER-1"),
+            ("log/WRITER-6", "WRITER-6"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("WRITER-1", "WRITER-6"),
+    ),
+    pytest.param(
+        bad(
             "composes_after_the_boundary",
             "prefix-append-while-composing",
             ("request-0", "PREFIX-4"),
