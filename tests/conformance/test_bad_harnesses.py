@@ -170,6 +170,17 @@ GALLERY = [
     ),
     pytest.param(
         bad(
+            "notes_a_resume_on_the_wire",
+            "resume-without-drift",
+            ("log/REQ-5", "REQ-5"),
+            ("cache/request-3", "CACHE-3"),
+            strict=True,
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-5", "CACHE-3"),
+    ),
+    pytest.param(
+        bad(
             "composes_after_the_boundary",
             "prefix-append-while-composing",
             ("request-0", "PREFIX-4"),
