@@ -36,7 +36,9 @@ READ_BUFFER = 1 << 20
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``reqfold check``."""
-    parser.add_argument("logs", nargs="+", metavar="LOG.jsonl", help="session files")
+    parser.add_argument(
+        "logs", nargs="+", metavar="LOG.jsonl", help="session files ('-': stdin)"
+    )
     parser.add_argument(
         "--requests",
         metavar="CAPTURE.jsonl",
@@ -63,18 +65,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+STDIN = "-"
+"""The log name that reads standard input."""
+
+
 class _RequestsUnreadable(Exception):
     """The ``--requests`` file cannot be opened (the message says why)."""
 
 
 def _check_one(path: str, args: argparse.Namespace) -> FileReport:
     revision = Revision(args.revision) if args.revision else None
-    if revision is None and not os.path.isfile(path):
+    if path == STDIN or (revision is None and not os.path.isfile(path)):
         # A pipe or a terminal reads once: inferring the revision first would
         # leave nothing to check. Keep what it gives in a temporary file.
         with tempfile.TemporaryFile() as spool:
-            with open(path, "rb", buffering=READ_BUFFER) as source:
-                shutil.copyfileobj(source, spool, READ_BUFFER)
+            if path == STDIN:
+                shutil.copyfileobj(sys.stdin.buffer, spool, READ_BUFFER)
+            else:
+                with open(path, "rb", buffering=READ_BUFFER) as source:
+                    shutil.copyfileobj(source, spool, READ_BUFFER)
             spool.seek(0)
             return _check_stream(path, spool.fileno(), args)
     return _check_stream(path, path, args)
