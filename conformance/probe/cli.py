@@ -188,6 +188,18 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
             raise ValueError(f"--keep {args.keep!r}: {str(above)!r} is a file")
     if args.ready is not None and not args.ready:
         raise ValueError("--ready is empty: give the text the harness prints")
+    log_dir_given = Path(args.log_dir) if args.log_dir is not None else None
+    if (
+        log_dir_given is not None
+        and log_dir_given.exists()
+        and not log_dir_given.is_dir()
+    ):
+        raise ValueError(f"--log-dir {args.log_dir!r} is a file, not a folder")
+    suffix = args.base_url_suffix
+    if suffix and not suffix.startswith("/"):
+        raise ValueError(
+            f"--base-url-suffix {suffix!r} is a path: it starts with '/' (e.g. /v1)"
+        )
     uses_dir = any("{log_dir}" in word for word in [*command, *(resume or [])])
     if args.log_dir is None and args.log_glob is None and not uses_dir:
         raise ValueError(

@@ -231,6 +231,8 @@ def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revisio
             ["--cmd", CHAT, "--log-dir", "x", "--api-key-env", "1BAD"],
             "is not an environment variable name",
         ),
+        (["--cmd", CHAT, "--log-dir", __file__], f"--log-dir {__file__!r} is a file"),
+        (["--cmd", CHAT, "--log-dir", "x", "--base-url-suffix", "v1"], "starts with"),
     ],
 )
 def test_bad_arguments_exit_two_with_one_line_and_no_traceback(
