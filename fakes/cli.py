@@ -89,6 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="Serve the fake caching provider. Prints the base URL as the "
         "first line of stdout, then serves until SIGINT/SIGTERM.",
     )
+    # `reqfold fake serve --bogus` is told serve's usage, not fake's
+    serve_parser.set_defaults(_parser=serve_parser)
     serve_parser.add_argument(
         "--host",
         type=_non_empty,
@@ -96,13 +98,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="bind address (default: %(default)s)",
     )
     serve_parser.add_argument(
-        "--port", type=_port, default=0, help="port; 0 picks a free one"
+        "--port", type=_port, default=0, help="port; 0 (default) picks a free one"
     )
     serve_parser.add_argument(
         "--dialect",
         choices=sorted(PROFILES),
         default="deepseek",
-        help="wire dialect and cache rules",
+        help="wire dialect and cache rules (default: %(default)s)",
     )
     serve_parser.add_argument(
         "--model",
@@ -162,12 +164,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated order of tools,system,messages (the default)",
     )
     other = serve_parser.add_argument_group("replies and limits")
-    other.add_argument("--default-text", help="reply text when nothing is scripted")
     other.add_argument(
-        "--chunk-chars", type=_positive_int, help="characters per streamed delta"
+        "--default-text", help="reply text when nothing is scripted (default: ok)"
     )
     other.add_argument(
-        "--max-body-bytes", type=_non_negative_int, help="413 above this size"
+        "--chunk-chars",
+        type=_positive_int,
+        help="characters per streamed delta (default: 16)",
+    )
+    other.add_argument(
+        "--max-body-bytes",
+        type=_non_negative_int,
+        help="413 above this size (default: 32 MiB)",
     )
     other.add_argument("--seed", type=int, help="seed mixed into generated ids")
     other.add_argument(

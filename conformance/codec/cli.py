@@ -64,7 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="what the verdict covers: 'core', or 'strict' (core and input"
         " validation); default: core plus what the implementation claims",
     )
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text for people (default), json for tools",
+    )
     parser.add_argument(
         "--show",
         choices=("problems", "all"),

@@ -108,7 +108,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--resume-cmd",
         metavar="COMMAND",
         help="restart the harness over the same log with this command ({log_path}"
-        " and {session_id} are filled in from the log found)",
+        " and {session_id} are filled in from the log found, {log_dir} as in"
+        " --cmd)",
     )
     parser.add_argument(
         "--revision",

@@ -32,12 +32,15 @@ def test_reqfold_version_prints_the_version_and_exits_0() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", ["check", "vectors", "run", "demo", "fake"])
+@pytest.mark.parametrize(
+    "command", ["check", "vectors", "run", "demo", "fake", "fake serve"]
+)
 def test_an_unknown_option_after_a_subcommand_prints_that_subcommands_usage(
     command: str,
 ) -> None:
     log = str(next(VALID_LOG.glob("*.jsonl")))
-    args = (command, log, "--bogus") if command == "check" else (command, "--bogus")
+    words = command.split()
+    args = (*words, log, "--bogus") if command == "check" else (*words, "--bogus")
     status, out, err = reqfold_here(*args)
     assert status == 2
     assert out == ""
