@@ -128,7 +128,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scenario",
         metavar="ID",
         action="append",
-        help="play only this scenario (repeatable)",
+        help="play only this scenario (repeatable; a run that plays no scenario"
+        " says so in a note)",
     )
     parser.add_argument(
         "--timeout",
@@ -378,6 +379,7 @@ def _run_parts(
     outcome.last = time.monotonic()
     show = _shower(args.show, outcome.expected)
     recorder: SnapshotRecorder | None = None
+    played = False  # the scenario part ran
     for part in PARTS:
         needs = _needs(part)
         if part not in wanted:
@@ -391,6 +393,7 @@ def _run_parts(
         elif part == "properties":
             run_property_part(outcome, codec, revisions, args.examples, show)
         else:
+            played = True
             recorder = snapshots.open_recorder(args)
             run_scenario_part(
                 outcome,
@@ -410,6 +413,8 @@ def _run_parts(
         outcome.notes.append(
             "--snapshot-dir: no scenario ran, so no snapshot was taken or compared"
         )
+    if args.scenario and not played:
+        outcome.notes.append("--scenario: no scenario ran, so it chose nothing")
     outcome.progress.clear()
     seconds = time.monotonic() - started
     status, verdict = _finish(outcome, args, seconds)

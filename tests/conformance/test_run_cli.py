@@ -223,6 +223,15 @@ def test_the_scenario_files_are_read_only_by_a_run_that_may_play_them(
     assert "Verdict: CONFORMANT" in out
 
 
+def test_a_scenario_chosen_for_a_run_that_plays_none_is_said_in_a_note() -> None:
+    status, out, err = run_here(
+        *("--impl", "reference", "--only", "vectors", "--revision", "session-prefix"),
+        *("--scenario", "plain-turns"),
+    )
+    assert status == 0, out + err
+    assert "note: --scenario: no scenario ran, so it chose nothing\n" in out
+
+
 def assert_one_line_reason(status: int, out: str, err: str, complaint: str) -> None:
     assert status == 2
     assert complaint in err
