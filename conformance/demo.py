@@ -299,16 +299,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log",
         required=True,
-        type=Path,
+        type=_file_path,
         metavar="PATH",
         help="where to write the session log (JSONL; overwritten)",
     )
     parser.add_argument(
         "--requests",
-        type=Path,
+        type=_file_path,
         metavar="PATH",
         help="also write the requests the fake captured (JSONL, one per line)",
     )
+
+
+def _file_path(text: str) -> Path:
+    """A path argument; an empty one is refused (Path('') would be '.')."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: give the path of a file")
+    return Path(text)
 
 
 def _output_problem(option: str, path: Path) -> str | None:
@@ -319,6 +326,9 @@ def _output_problem(option: str, path: Path) -> str | None:
         # a device or a pipe: renaming the finished file over it would
         # replace it (/dev/stdout, as root)
         return f"{option} {str(path)!r} is not a regular file: give the path of one"
+    above = next((p for p in path.absolute().parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        return f"{option} {str(path)!r}: {str(above)!r} is a file, not a folder"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -316,7 +316,9 @@ class StdioConnection:
                     pass
                 except (OSError, ValueError):
                     raise self._crashed(
-                        "the adapter closed its stdin", deadline
+                        "the adapter closed its stdin",
+                        deadline,
+                        if_exited="the adapter exited before reading its request",
                     ) from None
                 if selector is None:
                     selector = selectors.DefaultSelector()
@@ -396,7 +398,11 @@ class StdioConnection:
             message += f"; the adapter had exited (status {code})"
         return AdapterTimeout(message, stderr_tail=self.stderr_tail)
 
-    def _crashed(self, message: str, deadline: float) -> AdapterCrashed:
+    def _crashed(
+        self, message: str, deadline: float, *, if_exited: str | None = None
+    ) -> AdapterCrashed:
+        """The adapter is gone: `message` (`if_exited` instead when it exited
+        on its own), with its exit status, or "killed" if it had to be."""
         try:
             code = self._process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
@@ -404,6 +410,8 @@ class StdioConnection:
         # Nothing more can be asked of it: end its helpers too, and let the
         # reader threads finish, so the stderr tail is complete.
         self.kill()
+        if code is not None and if_exited is not None:
+            message = if_exited
         status = "killed" if code is None else f"exit status {code}"
         return AdapterCrashed(f"{message} ({status})", stderr_tail=self.stderr_tail)
 

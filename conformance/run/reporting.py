@@ -67,10 +67,8 @@ def report_problem(args: argparse.Namespace) -> str | None:
         if target.is_dir():
             return f"--{option} {value!r} is a folder, not a file"
         if not target.parent.is_dir():
-            return (
-                f"--{option} {value!r}: the folder {str(target.parent)!r}"
-                " does not exist"
-            )
+            missing = "is a file" if target.parent.exists() else "does not exist"
+            return f"--{option} {value!r}: the folder {str(target.parent)!r} {missing}"
     return None
 
 

@@ -78,6 +78,29 @@ def test_demo_with_a_folder_as_the_requests_file_exits_2_before_running(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("log", "said"),
+    [
+        ("", "argument --log: is empty: give the path of a file"),
+        (
+            "f.txt/s.jsonl",
+            "--log 'f.txt/s.jsonl': '{tmp}/f.txt' is a file, not a folder",
+        ),
+    ],
+)
+def test_demo_with_a_log_path_that_cannot_be_a_file_says_why_in_one_line(
+    log: str, said: str, tmp_path: Path
+) -> None:
+    (tmp_path / "f.txt").write_text("a file\n")
+    status, out, err = reqfold_here("demo", "--log", log, cwd=tmp_path)
+    assert status == 2
+    assert out == ""
+    assert said.format(tmp=tmp_path) in err
+    assert len(err.strip().splitlines()) <= 3  # usage and the error at most
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
+
+
+@pytest.mark.slow
 def test_demo_with_one_file_for_log_and_requests_exits_2_before_running(
     tmp_path: Path,
 ) -> None:

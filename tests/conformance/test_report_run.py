@@ -503,6 +503,20 @@ def test_a_report_into_a_missing_folder_exits_2_before_running(tmp_path: Path) -
     assert "does not exist" in done.stderr
 
 
+def test_a_report_under_a_file_says_the_folder_is_a_file(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("a file\n")
+    target = str(tmp_path / "f.txt" / "run.json")
+    status, out, err = reqfold_here(
+        "run", "--impl", "reference", "--report-json", target
+    )
+    assert status == 2
+    assert out == ""
+    assert err == (
+        f"reqfold run: --report-json {target!r}: the folder"
+        f" {str(tmp_path / 'f.txt')!r} is a file\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("options", "complaint"),
     [

@@ -775,3 +775,18 @@ def test_control_characters_on_an_adapters_stderr_are_shown_as_escapes() -> None
         connection.initialize()
     connection.close()
     assert connection.stderr_tail == "\\x1b]0;pwned\\x07\\x1b[2J\tend"
+
+
+def test_an_adapter_that_exited_before_its_first_request_is_said_to_have_exited() -> (
+    None
+):
+    connection = StdioConnection(
+        [sys.executable, "-c", "import sys; sys.exit(3)"], timeout=5.0
+    )
+    assert connection.wait() == 3  # gone before the suite writes to it
+    with pytest.raises(AdapterStartupFailed) as caught:
+        connection.initialize()
+    connection.close()
+    assert "the adapter exited before reading its request (exit status 3)" in str(
+        caught.value
+    )
