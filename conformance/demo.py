@@ -169,7 +169,7 @@ class _Turn:
 
 
 async def _scenario(
-    fake: FakeProvider, log: Path, out: TextIO
+    fake: FakeProvider, log: Path, out: Output
 ) -> tuple[list[_Turn], AgentLoop]:
     clock = counter_clock()
     turns: list[_Turn] = []
@@ -243,7 +243,7 @@ def _count(value: object) -> int:
 
 
 def _report(
-    fake: FakeProvider, turns: list[_Turn], loop: AgentLoop, log: Path, out: TextIO
+    fake: FakeProvider, turns: list[_Turn], loop: AgentLoop, log: Path, out: Output
 ) -> int:
     events = loop.session.events
     w = out.write
@@ -369,11 +369,33 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+class Output:
+    """Standard output that its reader may leave (``| head``): what is left
+    unread is dropped, and the demo goes on to write its files."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except BrokenPipeError:
+                self.gone = True
+                # nothing more reaches the reader, nor fails at exit
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, self.stream.fileno())
+                os.close(devnull)
+        return len(text)
+
+
 def _run(args: argparse.Namespace) -> int:
     """The demo, written to temporary files beside the outputs (a link's
     target: the link stays) and renamed over them once all is written; on
     any failure or interrupt they are removed, the old files left whole."""
-    out = sys.stdout
+    out = Output(sys.stdout)
     log: Path = args.log
     requests: Path | None = args.requests
     targets = [Path(os.path.realpath(p)) for p in (log, requests) if p is not None]

@@ -101,6 +101,31 @@ def test_demo_with_a_log_path_that_cannot_be_a_file_says_why_in_one_line(
 
 
 @pytest.mark.slow
+def test_demo_whose_reader_went_away_still_writes_its_files_quietly(
+    tmp_path: Path,
+) -> None:
+    # stdout is a pipe whose reader is gone before the demo writes (``| head``)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "conformance.cli", "demo", *DEMO_OUTPUTS],
+            cwd=tmp_path,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert (tmp_path / "s.jsonl").read_text().startswith('{"type":"session"')
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 7
+
+
+@pytest.mark.slow
 def test_demo_with_one_file_for_log_and_requests_exits_2_before_running(
     tmp_path: Path,
 ) -> None:
