@@ -125,8 +125,11 @@ def combined_status(statuses: Iterable[int]) -> int:
 
 
 def render_json(report: FileReport) -> str:
-    """One line of JSON for one file."""
-    return json.dumps(report.dump(), ensure_ascii=False, separators=(",", ":"))
+    """One line of JSON for one file, in ASCII: a path that is not UTF-8 (its
+    bytes kept as lone surrogates) or a lone surrogate a finding quotes is
+    written as its escape, so the line is always valid UTF-8 and the path
+    is given back whole by ``os.fsencode``."""
+    return json.dumps(report.dump(), ensure_ascii=True, separators=(",", ":"))
 
 
 def _plural(count: int, word: str) -> str:

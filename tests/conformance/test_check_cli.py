@@ -10,6 +10,7 @@ CPU, more than checking a small log).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -133,6 +134,24 @@ def test_json_format_prints_one_object_per_log() -> None:
         "seq": 3,
     }
     assert found["message"]
+
+
+def test_json_for_a_path_that_is_not_utf8_is_utf8_and_gives_the_path_back(
+    tmp_path: Path,
+) -> None:
+    folder = os.fsencode(tmp_path)
+    name = folder + b"/bad\xffname.jsonl"
+    with open(name, "wb") as copy:
+        copy.write(VALID.read_bytes())
+    done = subprocess.run(
+        [*COMMAND, b"check", b"--format", b"json", name],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.decode("utf-8")  # valid UTF-8 (ASCII, in fact)
+    assert os.fsencode(json.loads(line)["path"]) == name
 
 
 @pytest.mark.spec("REQ-1", "CHECK-1")
