@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import reqfold_here
 from commands import reqfold
+from processes import run_with_small_files
 
 ROOT = Path(__file__).resolve().parents[2]
 VALID_LOG = ROOT / "tests" / "conformance" / "check_fixtures" / "valid"
@@ -194,17 +194,10 @@ def test_demo_whose_files_cannot_be_written_whole_exits_2_and_leaves_the_old_one
     for name in ("s.jsonl", "r.jsonl"):
         (tmp_path / name).write_text("OLD\n")
 
-    def small_files() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
-
-    done = subprocess.run(
+    done = run_with_small_files(
         [sys.executable, "-m", "conformance.cli", "demo", *DEMO_OUTPUTS],
+        limit,
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        preexec_fn=small_files,
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr == f"reqfold demo: cannot write {failing}: File too large\n"

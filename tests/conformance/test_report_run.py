@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import pty
-import resource
 import shlex
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import reqfold_here
+from processes import run_with_small_files
 
 from conformance.report.json_report import read_report, schema_problems
 
@@ -773,16 +773,9 @@ def test_a_report_that_cannot_be_written_whole_leaves_the_previous_one(
     report = tmp_path / "run.json"
     report.write_text('{"previous": true}\n')
 
-    def small_files() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.RLIM_INFINITY))
-
-    done = subprocess.run(
+    done = run_with_small_files(
         [sys.executable, "-m", "conformance.cli", "run", *VECTORS_ONLY, str(report)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        preexec_fn=small_files,
+        65536,
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr == (

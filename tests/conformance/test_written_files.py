@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import resource
-import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+from processes import run_with_small_files
 
 from conformance.written_files import write_whole
 
@@ -63,9 +62,6 @@ def test_a_write_that_fails_half_way_leaves_the_old_file_whole(tmp_path: Path) -
     target = tmp_path / "report.json"
     target.write_bytes(b"OLD")
 
-    def small_files() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
-
     script = (
         "import sys\n"
         "from conformance.written_files import write_whole\n"
@@ -74,15 +70,7 @@ def test_a_write_that_fails_half_way_leaves_the_old_file_whole(tmp_path: Path) -
         "except OSError as error:\n"
         "    print(error.strerror)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(target)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        preexec_fn=small_files,
-    )
+    done = run_with_small_files([sys.executable, "-c", script, str(target)], 4096)
     assert done.stdout == "File too large\n", done.stderr
     assert target.read_bytes() == b"OLD"
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]

@@ -1,4 +1,4 @@
-"""Watching processes from tests: a bounded wait, and whether a pid is gone.
+"""Processes in tests: a bounded wait, whether a pid is gone, a small-file child.
 
 The tests that prove no adapter (or helper it started) outlives a run share
 these; `pythonpath = ["tests/support"]` in pyproject.toml makes the module
@@ -8,6 +8,8 @@ importable as ``processes``.
 from __future__ import annotations
 
 import os
+import resource
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,3 +36,30 @@ def process_gone(pid: int) -> bool:
     except OSError:
         return True
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def run_with_small_files(
+    argv: list[str], limit: int, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `argv` as a child that cannot write files larger than `limit` bytes
+    (RLIMIT_FSIZE: a write past it fails with EFBIG, a full disk's stand-in).
+
+    The child writes no bytecode: under the limit Python would write a
+    truncated ``.pyc`` (its writes come up short without an error) into the
+    cache every test process shares, and each later import of that module
+    would fail ("marshal data too short").
+    """
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=small_files,
+    )
