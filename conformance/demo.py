@@ -313,7 +313,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _file_path(text: str) -> Path:
     """A path argument; an empty one is refused (Path('') would be '.')."""
-    if not text.strip():
+    if not text:
         raise argparse.ArgumentTypeError("is empty: give the path of a file")
     return Path(text)
 
@@ -326,13 +326,19 @@ def _output_problem(option: str, path: Path) -> str | None:
         # a device or a pipe: renaming the finished file over it would
         # replace it (/dev/stdout, as root)
         return f"{option} {str(path)!r} is not a regular file: give the path of one"
-    above = next((p for p in path.absolute().parents if p.exists()), None)
+    real = Path(os.path.realpath(path))  # a link: where the file it names goes
+    above = next((p for p in real.parents if p.exists()), None)
     if above is not None and not above.is_dir():
         return f"{option} {str(path)!r}: {str(above)!r} is a file, not a folder"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        real.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         return f"{option} {str(path)!r}: cannot make its folder: {error.strerror}"
+    if not os.access(real.parent, os.W_OK | os.X_OK):
+        # the file is written beside its place, then renamed into it
+        return (
+            f"{option} {str(path)!r}: its folder {str(real.parent)!r} is not writable"
+        )
     return None
 
 
@@ -415,13 +421,19 @@ def _run(args: argparse.Namespace) -> int:
                     for captured in fake.requests:
                         line = dump_captured_request(captured)
                         handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-            except OSError as error:  # named as the user named it
+            except OSError as error:  # a failed write names no file: name it
                 raise OSError(error.errno, error.strerror, str(requests)) from None
             out.write(f"Requests: {requests} ({len(fake.requests)} captured)\n")
         for temporary, target in zip(staged, targets, strict=True):
             os.replace(temporary, target)
+    except OSError as error:  # named as the user named the file, not its stand-in
+        where = str(error.filename or "")
+        for temporary, given in zip(staged, (log, requests), strict=False):
+            if where.startswith(str(temporary)):
+                raise OSError(error.errno, error.strerror, str(given)) from None
+        raise
     finally:
         for temporary in staged:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):  # gone, or not ours to remove
                 temporary.unlink()
     return status

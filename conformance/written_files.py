@@ -15,16 +15,32 @@ import os
 
 
 def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
-    """Put `data` at `target` whole, or raise `OSError` and leave it as it was."""
+    """Put `data` at `target` whole, or raise `OSError` and leave it as it was.
+
+    A file in a folder this process may not write to (no temporary file
+    can go beside it), but which it may write itself, is written in place.
+    """
     where = os.fspath(target)
     if os.path.exists(where) and not (os.path.isfile(where) or os.path.isdir(where)):
-        with open(where, "wb") as stream:  # a device or a pipe: a stream
+        # a device or a pipe: a stream; a pipe no one reads is an error
+        # (ENXIO), not a wait that never ends
+        descriptor = os.open(where, os.O_WRONLY | os.O_NONBLOCK)
+        os.set_blocking(descriptor, True)
+        with open(descriptor, "wb") as stream:
             stream.write(data)
         return
     real = os.path.realpath(where)
     temporary = f"{real}.{os.getpid()}.tmp"
     try:
-        with open(temporary, "wb") as handle:
+        handle = open(temporary, "xb")  # noqa: SIM115 (closed below)
+    except PermissionError:
+        if not (os.path.isfile(real) and os.access(real, os.W_OK)):
+            raise
+        with open(real, "wb") as in_place:
+            in_place.write(data)
+        return
+    try:
+        with handle:
             handle.write(data)
         os.replace(temporary, real)
     except BaseException:

@@ -309,7 +309,9 @@ def _warn_dropped(capture: CaptureStats) -> None:
 
 
 def capture_path_problem(path: Path) -> str | None:
-    """Why a capture could not be written to `path`, or `None` if it can."""
+    """Why a capture could not be written to `path`, or `None` if it can
+    (through a link, the file it names, where `save_capture` writes)."""
+    path = Path(os.path.realpath(path))
     folder = path.parent
     if path.is_dir():
         return "it is a directory"
@@ -369,7 +371,11 @@ def _write_atomically(records: Sequence[CapturedRequest], path: Path) -> None:
             )
 
     if path.exists() and not (path.is_file() or path.is_dir()):
-        with path.open("w", encoding="utf-8") as stream:
+        # a device or a pipe: written through; a pipe no one reads is an
+        # error (ENXIO), not a wait that never ends
+        descriptor = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        os.set_blocking(descriptor, True)
+        with open(descriptor, "w", encoding="utf-8") as stream:
             write(stream)
         return
     real = Path(os.path.realpath(path))

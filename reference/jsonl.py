@@ -179,10 +179,10 @@ class JsonlWriter:
         An existing file at `path` is replaced as a whole, atomically; when
         writing fails (a full disk), the temporary file is removed and the
         error raised. A symbolic link is followed: the file it names is
-        replaced and the link stays. A folder at `path` is refused
-        (`IsADirectoryError`), and so is anything else that is not a regular
-        file (a device, a pipe: `OSError` EINVAL), which a rename would
-        replace.
+        replaced and the link stays (the writer's `path` is that file's). A
+        folder at `path` is refused (`IsADirectoryError`), and so is anything
+        else that is not a regular file (a device, a pipe: `OSError`
+        EINVAL), which a rename would replace.
         """
         where = os.fspath(path)
         problem = check_storage_line(storage)

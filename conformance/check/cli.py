@@ -11,6 +11,7 @@ a line (a bug in reqfold: no verdict).
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import shutil
 import sys
@@ -80,6 +81,8 @@ def _check_one(path: str, args: argparse.Namespace) -> FileReport:
         # leave nothing to check. Keep what it gives in a temporary file.
         with tempfile.TemporaryFile() as spool:
             if path == STDIN:
+                if sys.stdin is None:  # started with stdin closed
+                    raise OSError(errno.EBADF, "standard input is closed")
                 shutil.copyfileobj(sys.stdin.buffer, spool, READ_BUFFER)
             else:
                 with open(path, "rb", buffering=READ_BUFFER) as source:
@@ -137,6 +140,12 @@ def run(args: argparse.Namespace) -> int:
         print(
             "reqfold check: error: --requests compares one log with its capture;"
             f" got {len(args.logs)} logs",
+            file=sys.stderr,
+        )
+        return 2
+    if args.logs.count(STDIN) > 1:
+        print(
+            f"reqfold check: error: {STDIN!r} (standard input) can be read once",
             file=sys.stderr,
         )
         return 2

@@ -8,6 +8,7 @@ this module is the thin shell between them and the command line.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,11 @@ def report_problem(args: argparse.Namespace) -> str | None:
         if not target.parent.is_dir():
             missing = "is a file" if target.parent.exists() else "does not exist"
             return f"--{option} {value!r}: the folder {str(target.parent)!r} {missing}"
+        writable = os.access(target.parent, os.W_OK | os.X_OK) or (
+            target.is_file() and os.access(target, os.W_OK)
+        )
+        if not writable:  # found now, not after the run
+            return f"--{option} {value!r}: its folder is not writable"
     return None
 
 

@@ -136,6 +136,34 @@ def test_json_format_prints_one_object_per_log() -> None:
     assert found["message"]
 
 
+@pytest.mark.parametrize(
+    ("args", "stdin", "said"),
+    [
+        (["-"], None, "reqfold check: -: cannot read: standard input is closed\n"),
+        (
+            ["-", "-"],
+            subprocess.DEVNULL,
+            "reqfold check: error: '-' (standard input) can be read once\n",
+        ),
+    ],
+)
+def test_standard_input_closed_or_named_twice_exits_2_in_one_line(
+    args: list[str], stdin: int | None, said: str
+) -> None:
+    # stdin None: the child closes descriptor 0 before Python starts
+    done = subprocess.run(
+        [*COMMAND, "check", *args],
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=(lambda: os.close(0)) if stdin is None else None,
+    )
+    assert done.returncode == 2
+    assert done.stderr == said
+
+
 def test_json_for_a_path_that_is_not_utf8_is_utf8_and_gives_the_path_back(
     tmp_path: Path,
 ) -> None:

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,50 @@ def test_demo_whose_reader_went_away_still_writes_its_files_quietly(
 
 
 @pytest.mark.slow
+def test_demo_through_a_dangling_link_makes_the_file_it_names_and_keeps_the_link(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "s.jsonl").symlink_to("logs/s.jsonl")  # logs/ does not exist yet
+    status, out, err = reqfold_here("demo", "--log", "s.jsonl", cwd=tmp_path)
+    assert status == 0, out + err
+    assert (tmp_path / "s.jsonl").is_symlink()
+    assert (tmp_path / "logs" / "s.jsonl").read_text().startswith('{"type"')
+
+
+@pytest.mark.slow
+def test_demo_into_a_folder_it_cannot_write_exits_2_before_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as root every folder is writable: the folder's refusal is faked
+    real_access = os.access
+    folder = str(tmp_path / "ro")
+    (tmp_path / "ro").mkdir()
+    monkeypatch.setattr(
+        os, "access", lambda path, mode: str(path) != folder and real_access(path, mode)
+    )
+    status, out, err = reqfold_here("demo", "--log", "ro/s.jsonl", cwd=tmp_path)
+    assert status == 2
+    assert out == ""
+    assert err == (
+        f"reqfold demo: --log 'ro/s.jsonl': its folder {folder!r} is not writable\n"
+    )
+
+
+@pytest.mark.slow
+def test_demo_names_the_users_file_when_its_stand_in_cannot_be_made(
+    tmp_path: Path,
+) -> None:
+    # the demo runs in this process: its stand-in beside s.jsonl is named
+    # after this pid, and a folder there makes it fail
+    (tmp_path / f"s.jsonl.{os.getpid()}.demo").mkdir()
+    status, out, err = reqfold_here("demo", "--log", "s.jsonl", cwd=tmp_path)
+    assert status == 2
+    assert "Traceback" not in out
+    assert err == "reqfold demo: cannot write s.jsonl: is a directory\n"
+    assert (tmp_path / f"s.jsonl.{os.getpid()}.demo").is_dir()  # not ours: kept
+
+
+@pytest.mark.slow
 def test_demo_with_one_file_for_log_and_requests_exits_2_before_running(
     tmp_path: Path,
 ) -> None:
@@ -228,12 +273,24 @@ def test_ctrl_c_in_a_command_without_signal_handling_is_one_line_and_130(
     child = subprocess.Popen(
         argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+    writers: list[int] = []
+    opener = threading.Thread(
+        target=lambda: writers.append(os.open(fifo, os.O_WRONLY)), daemon=True
+    )
+    opener.start()
     try:
-        with fifo.open("w"):
-            child.send_signal(signal.SIGINT)
-            out, err = child.communicate(timeout=60)
+        opener.join(timeout=60)
+        if not writers:  # the command never opened the FIFO: do not hang
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            child.kill()
+            said = child.communicate(timeout=60)
+            pytest.fail(f"{command} never opened its input: {said}")
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
     finally:
         child.kill()
+        for writer in writers:
+            os.close(writer)
     assert child.returncode == 130
     assert "Traceback" not in err
     assert err == said + "\n"

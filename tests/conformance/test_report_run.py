@@ -503,6 +503,25 @@ def test_a_report_into_a_missing_folder_exits_2_before_running(tmp_path: Path) -
     assert "does not exist" in done.stderr
 
 
+def test_a_report_into_a_folder_that_is_not_writable_exits_2_before_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as root every folder is writable: the folder's refusal is faked
+    real_access = os.access
+    folder = str(tmp_path / "ro")
+    (tmp_path / "ro").mkdir()
+    monkeypatch.setattr(
+        os, "access", lambda path, mode: str(path) != folder and real_access(path, mode)
+    )
+    target = f"{folder}/run.json"
+    status, out, err = reqfold_here(
+        "run", "--impl", "reference", "--report-json", target
+    )
+    assert status == 2
+    assert out == ""
+    assert err == f"reqfold run: --report-json {target!r}: its folder is not writable\n"
+
+
 def test_a_report_under_a_file_says_the_folder_is_a_file(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a file\n")
     target = str(tmp_path / "f.txt" / "run.json")

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
-import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from processes import run_with_small_files
 
+from conformance import written_files
 from conformance.written_files import write_whole
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,15 +38,40 @@ def test_a_link_is_followed_and_stays_a_link(tmp_path: Path) -> None:
 def test_a_pipe_is_written_through_and_stays_a_pipe(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    read: list[bytes] = []
-    reader = threading.Thread(
-        target=lambda: read.append(fifo.read_bytes()), daemon=True
-    )
-    reader.start()
-    write_whole(fifo, b"NEW")
-    reader.join(timeout=30)
-    assert read == [b"NEW"]
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, at once
+    try:
+        write_whole(fifo, b"NEW")
+        assert os.read(reader, 100) == b"NEW"
+    finally:
+        os.close(reader)
     assert fifo.is_fifo()
+
+
+def test_a_pipe_no_one_reads_is_an_error_not_a_wait(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="No such device or address") as caught:
+        write_whole(fifo, b"NEW")
+    assert caught.value.errno == errno.ENXIO
+    assert fifo.is_fifo()
+
+
+def test_a_writable_file_in_a_folder_that_is_not_is_written_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as root every folder is writable: the temporary file's refusal is faked
+    target = tmp_path / "report.json"
+    target.write_bytes(b"OLD")
+
+    def no_temporary_files(path: str, mode: str = "r") -> Any:
+        if path.endswith(".tmp"):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return open(path, mode)
+
+    monkeypatch.setattr(written_files, "open", no_temporary_files, raising=False)
+    write_whole(target, b"NEW")
+    assert target.read_bytes() == b"NEW"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
 
 
 def test_a_folder_in_the_way_raises_and_leaves_no_temporary_file(

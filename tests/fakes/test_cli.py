@@ -13,14 +13,14 @@ import os
 import signal
 import subprocess
 import sys
-import threading
+import tempfile
 
 import httpx
 import pytest
 from cli_in_process import reqfold_here
 
 from fakes import HttpRequest
-from fakes.cli import save_capture
+from fakes.cli import capture_path_problem, save_capture
 
 pytestmark = pytest.mark.slow
 
@@ -294,13 +294,37 @@ def test_a_capture_through_a_link_replaces_the_file_it_names_and_keeps_the_link(
 def test_a_capture_to_a_pipe_is_written_through_and_leaves_the_pipe(tmp_path, deepseek):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    read = []
-    reader = threading.Thread(target=lambda: read.append(fifo.read_text()), daemon=True)
-    reader.start()
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, at once
     body = b'{"model": "deepseek-chat", "messages": [{"role": "user", "content": "a"}]}'
     deepseek.handle(HttpRequest(method="POST", path="/chat/completions", body=body))
-    assert save_capture(deepseek.requests, fifo)
-    reader.join(timeout=30)
+    try:
+        assert save_capture(deepseek.requests, fifo)
+        [line] = os.read(reader, 1 << 16).decode().splitlines()
+    finally:
+        os.close(reader)
     assert fifo.is_fifo()
-    [line] = read[0].splitlines()
     assert json.loads(line)["index"] == 0
+
+
+def test_a_capture_to_a_pipe_no_one_reads_goes_to_the_fallback_file(
+    tmp_path, deepseek, monkeypatch, capsys
+):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    spare = tmp_path / "spare"
+    spare.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spare))
+    body = b'{"model": "deepseek-chat", "messages": [{"role": "user", "content": "a"}]}'
+    deepseek.handle(HttpRequest(method="POST", path="/chat/completions", body=body))
+    assert not save_capture(deepseek.requests, fifo)
+    (saved,) = spare.glob("reqfold-capture-*.jsonl")
+    assert str(saved) in capsys.readouterr().err
+    assert fifo.is_fifo()
+
+
+def test_a_capture_link_is_judged_by_the_folder_of_the_file_it_names(tmp_path):
+    link = tmp_path / "capture.jsonl"
+    link.symlink_to(tmp_path / "missing" / "real.jsonl")  # dangling
+    problem = capture_path_problem(link)
+    assert problem is not None
+    assert "does not exist" in problem
