@@ -181,6 +181,60 @@ GALLERY = [
     ),
     pytest.param(
         bad(
+            "opening_built_once",
+            "system-change-between-turns",
+            ("request-1", "REQ-6"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-2", "REQ-6"),
+    ),
+    pytest.param(
+        bad(
+            "opening_built_once",
+            "tool-added-between-turns",
+            ("request-1", "REQ-6"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-2", "REQ-6"),
+    ),
+    pytest.param(
+        bad(
+            "opening_built_once",
+            "tool-removed-between-turns",
+            ("request-1", "REQ-6"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-2", "REQ-6"),
+    ),
+    pytest.param(
+        bad(
+            "opening_built_once",
+            "tool-inserted-in-the-middle",
+            ("request-1", "REQ-6"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-2", "REQ-6"),
+    ),
+    pytest.param(
+        bad(
+            "opening_built_once",
+            "model-change-between-turns",
+            ("request-1", "WIRE-1"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-6", "WIRE-1"),
+    ),
+    pytest.param(
+        bad(
+            "drops_an_injection_while_idle",
+            "inject-while-idle-joins-the-next-request",
+            ("request-1", "DERIVE-2"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-1", "DERIVE-2"),
+    ),
+    pytest.param(
+        bad(
             "composes_after_the_boundary",
             "prefix-append-while-composing",
             ("request-0", "PREFIX-4"),

@@ -1,0 +1,18 @@
+"""Takes an injected message only while a turn runs: one injected between
+turns is silently dropped, never logged nor sent, where it must be logged in
+a one-shot turn and join the next request. Caught by
+``inject-while-idle-joins-the-next-request``: ``request-1`` [REQ-1,
+DERIVE-2]."""
+
+from reference.harness_adapter import HarnessServer, main
+from reference.json_values import JsonObject
+
+
+class DropsAnInjectionWhileIdle(HarnessServer):
+    async def inject(self, params: JsonObject) -> JsonObject:
+        if self._instance(params).loop._state.running:  # a turn is running
+            return await super().inject(params)
+        return {}
+
+
+raise SystemExit(main(server_class=DropsAnInjectionWhileIdle))
