@@ -9,8 +9,9 @@ as a real child process exactly as a harness in another language would be:
 shows its bug and the checks that must fail there, each with a rule it
 names. The reference passes the same scenarios, even with ``--strict``.
 
-Only the ``session-prefix`` revision is judged and only the scenario a
-harness needs, so each run takes about a second of CPU. ``reqfold run``
+Only the ``session-prefix`` revision is judged (``request-messages`` for
+the scenario played only there) and only the scenario a harness needs, so
+each run takes about a second of CPU. ``reqfold run``
 itself is called in the test's process (`cli_in_process`: what it reports
 is under test here, not its process boundary, which tests/conformance/
 test_run_cli.py covers), so a run does not pay for importing the suite
@@ -67,12 +68,13 @@ class Job:
     impl: str
     scenarios: tuple[str, ...]
     strict: bool = False
+    revision: str = REVISION
 
     def run(self) -> Run:
         selection = [arg for name in self.scenarios for arg in ("--scenario", name)]
         status, stdout, stderr = reqfold_here(
             "run",
-            *("--impl", self.impl, "--only", "scenarios", "--revision", REVISION),
+            *("--impl", self.impl, "--only", "scenarios", "--revision", self.revision),
             *selection,
             *(["--strict"] if self.strict else []),
             cwd=ROOT,
@@ -94,14 +96,16 @@ class Bad:
     """Run with ``--strict``: the bug breaks a SHOULD only, so it warns."""
     only: bool = False
     """No other check fails."""
+    revision: str = REVISION
+    """The revision the scenario is played in."""
 
     @property
     def job(self) -> Job:
         command = shlex.join([sys.executable, str(BAD / f"{self.harness}.py")])
-        return Job(command, (self.scenario,), self.strict)
+        return Job(command, (self.scenario,), self.strict, self.revision)
 
     def check_id(self, check: str) -> str:
-        return f"{self.scenario}@{REVISION}/{check}"
+        return f"{self.scenario}@{self.revision}/{check}"
 
 
 def bad(
@@ -110,8 +114,11 @@ def bad(
     *caught_by: tuple[str, str],
     strict: bool = False,
     only: bool = False,
+    revision: str = REVISION,
 ) -> Bad:
-    return Bad(harness, scenario, caught_by, strict=strict, only=only)
+    return Bad(
+        harness, scenario, caught_by, strict=strict, only=only, revision=revision
+    )
 
 
 GALLERY = [
@@ -232,6 +239,16 @@ GALLERY = [
             only=True,
         ),
         marks=pytest.mark.spec("REQ-1", "DERIVE-2"),
+    ),
+    pytest.param(
+        bad(
+            "framing_kept_when_none_is_given",
+            "request-messages-framing",
+            ("request-3", "RMSG-2"),
+            only=True,
+            revision="request-messages",
+        ),
+        marks=pytest.mark.spec("RMSG-2", "HDR-4"),
     ),
     pytest.param(
         bad(
@@ -429,11 +446,16 @@ GALLERY = [
 ]
 
 CASES: list[Bad] = [param.values[0] for param in GALLERY]
-REFERENCE = Job(
-    shlex.join([sys.executable, "-m", "reference.harness_adapter"]),
-    tuple(sorted({case.scenario for case in CASES})),
-    strict=True,
-)
+REFERENCES = [
+    Job(
+        shlex.join([sys.executable, "-m", "reference.harness_adapter"]),
+        tuple(sorted({case.scenario for case in CASES if case.revision == revision})),
+        strict=True,
+        revision=revision,
+    )
+    for revision in sorted({case.revision for case in CASES})
+]
+"""The reference over the gallery's scenarios, one run per revision they use."""
 TIMESTAMP = next(case for case in CASES if case.harness == "timestamp_in_system_prompt")
 LENIENT = Job(TIMESTAMP.job.impl, TIMESTAMP.job.scenarios)
 
@@ -463,7 +485,7 @@ def test_a_known_bad_harness_fails_the_checks_that_show_its_bug(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("job", [REFERENCE], ids=["reference"])
+@pytest.mark.parametrize("job", REFERENCES, ids=lambda job: job.revision)
 def test_the_reference_passes_every_scenario_of_the_gallery_even_strictly(
     job: Job,
 ) -> None:
