@@ -100,6 +100,10 @@ def _cannot_judge_cache(judge: Judge, why: str) -> None:
 # ---------------------------------------------------------------- the log
 
 
+TOO_LARGE = 413
+"""The fake's answer to a body over its limit, which it does not read whole."""
+
+
 def _capture_lines(captures: Sequence[CapturedRequest]) -> list[bytes]:
     return dump_capture_jsonl(captures).encode("utf-8").splitlines()
 
@@ -115,11 +119,18 @@ def _log_checks(judge: Judge) -> None:
             f"the harness wrote no log at {evidence.log_path}",
         )
         return
+    # A request the fake refused as too large (413) was not read whole, so
+    # no rebuild can match it: the requests are not compared with the log,
+    # and that comparison gives no verdict (the fake's limit, not the
+    # harness, stopped it).
+    refused = next((c for c in evidence.captures if c.status == TOO_LARGE), None)
     report = check_lines(
         io.BytesIO(evidence.log),
         path=str(evidence.log_path),
         revision=revision,
-        captures=read_captures(_capture_lines(evidence.captures)),
+        captures=None
+        if refused is not None
+        else read_captures(_capture_lines(evidence.captures)),
     )
     registry = load_rules()
     first: dict[str, str] = {}
@@ -147,9 +158,19 @@ def _log_checks(judge: Judge) -> None:
         for rule in sorted(failing - READER_DUTIES - {"CHECK-2"}):
             judge.add(f"log/{rule}", (rule,), False, first[rule], level=MUST)
         return
+    compared = RECONSTRUCTION_RULES if refused is None else ()
+    if refused is not None:
+        judge.add(
+            "log/CHECK-1",
+            ("CHECK-1",),
+            None,
+            f"request {refused.index} was refused by the fake provider as too"
+            f" large (HTTP {TOO_LARGE}, over its body limit): it was not read"
+            " whole, so the requests are not compared with the log",
+        )
     harness_rules = [
         rule
-        for rule in (*APPLIED_RULES, *RECONSTRUCTION_RULES)
+        for rule in (*APPLIED_RULES, *compared)
         if rule not in READER_DUTIES and registry[rule].applies_to(revision)
     ]
     extra = sorted(set(first) - set(harness_rules) - READER_DUTIES)

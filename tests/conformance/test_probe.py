@@ -260,6 +260,24 @@ def assert_bad_arguments(result: subprocess.CompletedProcess[str], says: str) ->
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.spec("CHECK-1")
+def test_a_request_over_the_fakes_body_limit_is_no_verdict_not_a_failure(
+    tmp_path: Path,
+) -> None:
+    # one turn of 33 MiB: the request is over the fake's 32 MiB limit (413)
+    turns = tmp_path / "turns.txt"
+    turns.write_text("x" * (33 << 20) + "\n", encoding="utf-8")
+    result = probe(
+        *("--cmd", f"{CHAT} --log-dir {{log_dir}}", "--turns", str(turns)),
+        *("--timeout", "30"),
+    )
+    out = result.stdout
+    assert result.returncode == 3, out + result.stderr
+    assert "ERROR  log/CHECK-1  [CHECK-1]" in out
+    assert "refused by the fake provider as too large (HTTP 413" in out
+    assert "FAIL" not in out
+
+
 def test_a_turns_file_splits_turns_between_the_first_and_the_resumed_process(
     tmp_path: Path,
 ) -> None:
