@@ -232,6 +232,7 @@ def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revisio
             "is not an environment variable name",
         ),
         (["--cmd", CHAT, "--log-dir", __file__], f"--log-dir {__file__!r} is a file"),
+        (["--cmd", CHAT, "--log-dir", "x", "--keep", "/proc/x/y"], "cannot be made"),
         (["--cmd", CHAT, "--log-dir", "x", "--base-url-suffix", "v1"], "starts with"),
     ],
 )
