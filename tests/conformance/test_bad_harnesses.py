@@ -267,6 +267,24 @@ GALLERY = [
         ),
         marks=pytest.mark.spec("PREFIX-1"),
     ),
+    pytest.param(  # the same bug where a composing contributor appends
+        bad(
+            "recomposes_every_turn",
+            "prefix-append-while-composing",
+            ("calls/notes@i1", "PREFIX-1"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-1"),
+    ),
+    pytest.param(  # the same bug across a resume
+        bad(
+            "recomposes_every_turn",
+            "resume-without-drift",
+            ("calls/rules@i1", "PREFIX-1"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-1"),
+    ),
     pytest.param(
         bad(
             "resume_reuses_logged_prefix",

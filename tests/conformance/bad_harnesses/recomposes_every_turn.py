@@ -1,6 +1,7 @@
 """Recomposes the session prefix at the start of every turn instead of once per
 instance. Caught by ``prefix-composed-once``: ``calls/rules@i1`` and
-``calls/skills@i1`` [PREFIX-1]."""
+``calls/skills@i1`` [PREFIX-1]; by ``prefix-append-while-composing``:
+``calls/notes@i1``; and by ``resume-without-drift``: ``calls/rules@i1``."""
 
 from reference.harness_adapter import main
 from reference.json_values import JsonObject
