@@ -32,7 +32,7 @@ def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
     real = os.path.realpath(where)
     temporary = f"{real}.{os.getpid()}.tmp"
     try:
-        handle = open(temporary, "xb")  # noqa: SIM115 (closed below)
+        handle = open(temporary, "wb")  # noqa: SIM115 (closed below)
     except PermissionError:
         if not (os.path.isfile(real) and os.access(real, os.W_OK)):
             raise
