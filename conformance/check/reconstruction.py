@@ -93,12 +93,18 @@ def cache_cost(usage: Any) -> str | None:
     return f"{cached:,} of {prompt:,} prompt tokens"
 
 
+REFUSED_AS_TOO_LARGE = 413
+"""The fake's status for a body over its limit, captured unparsed (``body``
+null): such a request was never read whole, so it is not compared."""
+
+
 def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
     """Captured chat-completions requests, in file order.
 
     A line is ``{"index": n, "body": {...}, "path"?: ...}`` (the fake
     provider's capture format; lines whose ``path`` is not a chat
-    completions path are skipped) or a bare request body (an object with
+    completions path, and requests refused unread as too large, are
+    skipped) or a bare request body (an object with
     ``messages`` or ``model``). Blank lines are skipped. Raises
     `CaptureUnreadable` for anything else.
     """
@@ -116,6 +122,8 @@ def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
             path = value.get("path")
             if isinstance(path, str) and not path.endswith(CHAT_PATH):
                 continue
+            if value.get("status") == REFUSED_AS_TOO_LARGE and value["body"] is None:
+                continue  # the fake never read it whole: nothing to compare
             index = value.get("index")
             body = value["body"]
         elif "messages" in value or "model" in value:

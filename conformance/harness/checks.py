@@ -42,6 +42,7 @@ from conformance.check import (
     check_lines,
     read_captures,
 )
+from conformance.check.reconstruction import REFUSED_AS_TOO_LARGE
 from conformance.harness.evidence import Evidence
 from conformance.harness.results import CheckResult, Judge
 from conformance.harness.stability import stability_checks
@@ -100,8 +101,10 @@ def _cannot_judge_cache(judge: Judge, why: str) -> None:
 # ---------------------------------------------------------------- the log
 
 
-TOO_LARGE = 413
-"""The fake's answer to a body over its limit, which it does not read whole."""
+def _refused_as_too_large(capture: CapturedRequest) -> bool:
+    """Whether the fake refused `capture` for its size, before parsing it (a
+    scripted 413 fault comes after the body was read and parsed)."""
+    return capture.status == REFUSED_AS_TOO_LARGE and capture.body is None
 
 
 def _capture_lines(captures: Sequence[CapturedRequest]) -> list[bytes]:
@@ -119,18 +122,24 @@ def _log_checks(judge: Judge) -> None:
             f"the harness wrote no log at {evidence.log_path}",
         )
         return
-    # A request the fake refused as too large (413) was not read whole, so
-    # no rebuild can match it: the requests are not compared with the log,
-    # and that comparison gives no verdict (the fake's limit, not the
-    # harness, stopped it).
-    refused = next((c for c in evidence.captures if c.status == TOO_LARGE), None)
+    # A request the fake refused as too large was not read whole, so no
+    # rebuild can match it: `read_captures` leaves it out of the comparison
+    # (its step has no response, so the checker lets it go unmatched), and
+    # it gives no verdict of its own; every other request is compared.
+    for capture in filter(_refused_as_too_large, evidence.captures):
+        judge.add(
+            f"refused/request-{capture.index}",
+            ("CHECK-1",),
+            None,
+            f"request {capture.index} was refused by the fake provider as too"
+            f" large (HTTP {REFUSED_AS_TOO_LARGE}, over its body limit): it was"
+            " not read whole, so it is not compared with the log",
+        )
     report = check_lines(
         io.BytesIO(evidence.log),
         path=str(evidence.log_path),
         revision=revision,
-        captures=None
-        if refused is not None
-        else read_captures(_capture_lines(evidence.captures)),
+        captures=read_captures(_capture_lines(evidence.captures)),
     )
     registry = load_rules()
     first: dict[str, str] = {}
@@ -158,19 +167,9 @@ def _log_checks(judge: Judge) -> None:
         for rule in sorted(failing - READER_DUTIES - {"CHECK-2"}):
             judge.add(f"log/{rule}", (rule,), False, first[rule], level=MUST)
         return
-    compared = RECONSTRUCTION_RULES if refused is None else ()
-    if refused is not None:
-        judge.add(
-            "log/CHECK-1",
-            ("CHECK-1",),
-            None,
-            f"request {refused.index} was refused by the fake provider as too"
-            f" large (HTTP {TOO_LARGE}, over its body limit): it was not read"
-            " whole, so the requests are not compared with the log",
-        )
     harness_rules = [
         rule
-        for rule in (*APPLIED_RULES, *compared)
+        for rule in (*APPLIED_RULES, *RECONSTRUCTION_RULES)
         if rule not in READER_DUTIES and registry[rule].applies_to(revision)
     ]
     extra = sorted(set(first) - set(harness_rules) - READER_DUTIES)

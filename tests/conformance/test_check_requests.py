@@ -101,6 +101,17 @@ def test_captured_requests_to_other_paths_are_skipped() -> None:
     assert report.findings == []
 
 
+def test_a_request_the_fake_refused_unread_as_too_large_is_skipped() -> None:
+    refused = {"index": 9, "path": "/chat/completions", "status": 413, "body": None}
+    lines = capture_lines("session-prefix.capture.jsonl")
+    report = check_with([*lines, json.dumps(refused).encode() + b"\n"])
+    assert report.findings == []
+    # a scripted 413 fault was read whole: it is compared (and matches nothing)
+    scripted = {**refused, "body": {"model": "m", "messages": []}}
+    report = check_with([*lines, json.dumps(scripted).encode() + b"\n"])
+    assert [f.rule for f in report.findings] == ["CHECK-1"]
+
+
 @pytest.mark.spec("WIRE-5")
 def test_member_order_alone_is_a_warning() -> None:
     lines = []

@@ -261,22 +261,28 @@ def assert_bad_arguments(result: subprocess.CompletedProcess[str], says: str) ->
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.spec("CHECK-1")
-def test_a_request_over_the_fakes_body_limit_is_no_verdict_not_a_failure(
-    tmp_path: Path,
+@pytest.mark.spec("CHECK-1", "REQ-1")
+@pytest.mark.parametrize(
+    ("harness", "status", "fails"),
+    [(CHAT, 3, []), (bad("rewrites_history.py"), 1, ["log/REQ-1", "cache/request-1"])],
+    ids=["reference", "rewrites_history"],
+)
+def test_a_request_over_the_fakes_body_limit_is_left_out_not_failed(
+    harness: str, status: int, fails: list[str], tmp_path: Path
 ) -> None:
-    # one turn of 33 MiB: the request is over the fake's 32 MiB limit (413)
+    # two small turns, then one of 33 MiB: that request is over the fake's
+    # 32 MiB limit (413); it gives no verdict, and the others are judged
     turns = tmp_path / "turns.txt"
-    turns.write_text("x" * (33 << 20) + "\n", encoding="utf-8")
-    result = probe(
-        *("--cmd", f"{CHAT} --log-dir {{log_dir}}", "--turns", str(turns)),
-        *("--timeout", "30"),
-    )
+    turns.write_text("hello\nagain\n" + "x" * (33 << 20) + "\n", encoding="utf-8")
+    if harness == CHAT:
+        harness = f"{CHAT} --log-dir {{log_dir}}"
+    result = probe("--cmd", harness, "--turns", str(turns), "--timeout", "30")
     out = result.stdout
-    assert result.returncode == 3, out + result.stderr
-    assert "ERROR  log/CHECK-1  [CHECK-1]" in out
+    assert result.returncode == status, out + result.stderr
+    assert "ERROR  refused/request-2  [CHECK-1]" in out
     assert "refused by the fake provider as too large (HTTP 413" in out
-    assert "FAIL" not in out
+    failed = [line.split()[1] for line in out.splitlines() if "  FAIL  " in line]
+    assert failed == fails
 
 
 def test_a_turns_file_splits_turns_between_the_first_and_the_resumed_process(
