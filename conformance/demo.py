@@ -27,10 +27,12 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from conformance.written_files import default_mode
 from fakes import FakeProvider, FakeTransport, Reply, ToolCall, dump_captured_request
 from reference.json_values import JsonObject
 from reference.loop import (
@@ -405,8 +407,16 @@ def _run(args: argparse.Namespace) -> int:
     log: Path = args.log
     requests: Path | None = args.requests
     targets = [Path(os.path.realpath(p)) for p in (log, requests) if p is not None]
-    staged = [t.with_name(f"{t.name}.{os.getpid()}.demo") for t in targets]
+    staged: list[Path] = []
     try:
+        for target in targets:
+            # a new file of a name no one can guess, beside its target
+            descriptor, name = tempfile.mkstemp(
+                ".demo", f"{target.name}.", target.parent
+            )
+            os.close(descriptor)
+            staged.append(Path(name))
+            os.chmod(name, default_mode())  # as `open` would make it
         fake = FakeProvider("deepseek")
         _script(fake)
         out.write(

@@ -12,6 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
+
+_MODE = 0o666
+"""What a file made by ``open`` gets before the umask (mkstemp's is 0o600)."""
+
+
+def default_mode() -> int:
+    """The mode ``open`` gives a new file under this process's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return _MODE & ~mask
 
 
 def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
@@ -30,9 +41,11 @@ def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
             stream.write(data)
         return
     real = os.path.realpath(where)
-    temporary = f"{real}.{os.getpid()}.tmp"
+    folder, name = os.path.split(real)
     try:
-        handle = open(temporary, "wb")  # noqa: SIM115 (closed below)
+        # a new file of a name no one can guess: nothing planted there is
+        # followed (a link at a predictable name would be written through)
+        descriptor, temporary = tempfile.mkstemp(".tmp", f"{name}.", folder)
     except PermissionError:
         if not (os.path.isfile(real) and os.access(real, os.W_OK)):
             raise
@@ -40,8 +53,14 @@ def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
             in_place.write(data)
         return
     try:
-        with handle:
+        with open(descriptor, "wb") as handle:
             handle.write(data)
+        # the mode the file had, else what `open` would have given it
+        try:
+            mode = os.stat(real).st_mode & 0o7777
+        except FileNotFoundError:
+            mode = default_mode()
+        os.chmod(temporary, mode)
         os.replace(temporary, real)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

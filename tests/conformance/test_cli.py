@@ -7,6 +7,7 @@ process (`cli_in_process`), which saves a child's start-up (0.3 s of CPU).
 
 from __future__ import annotations
 
+import errno
 import importlib.metadata
 import os
 import signal
@@ -19,6 +20,8 @@ import pytest
 from cli_in_process import reqfold_here
 from commands import reqfold
 from processes import run_with_small_files
+
+from conformance import demo
 
 ROOT = Path(__file__).resolve().parents[2]
 VALID_LOG = ROOT / "tests" / "conformance" / "check_fixtures" / "valid"
@@ -157,17 +160,31 @@ def test_demo_into_a_folder_it_cannot_write_exits_2_before_running(
 
 
 @pytest.mark.slow
-def test_demo_names_the_users_file_when_its_stand_in_cannot_be_made(
-    tmp_path: Path,
+def test_demo_names_the_users_file_when_its_stand_in_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the demo runs in this process: its stand-in beside s.jsonl is named
-    # after this pid, and a folder there makes it fail
-    (tmp_path / f"s.jsonl.{os.getpid()}.demo").mkdir()
+    # the demo runs in this process: writing its stand-in for s.jsonl fails
+    def refused(path: Path, **_: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", f"{path}.1.tmp")
+
+    monkeypatch.setattr(demo, "create_session_file", refused)
     status, out, err = reqfold_here("demo", "--log", "s.jsonl", cwd=tmp_path)
     assert status == 2
     assert "Traceback" not in out
-    assert err == "reqfold demo: cannot write s.jsonl: is a directory\n"
-    assert (tmp_path / f"s.jsonl.{os.getpid()}.demo").is_dir()  # not ours: kept
+    assert err == "reqfold demo: cannot write s.jsonl: No space left on device\n"
+    assert list(tmp_path.iterdir()) == []  # the stand-in is removed
+
+
+@pytest.mark.slow
+def test_demo_stand_ins_have_names_no_one_can_guess(tmp_path: Path) -> None:
+    # a link planted where a stand-in named after the pid would go is left
+    victim = tmp_path / "victim.txt"
+    victim.write_text("VICTIM\n")
+    (tmp_path / f"s.jsonl.{os.getpid()}.demo").symlink_to(victim)
+    status, out, err = reqfold_here("demo", "--log", "s.jsonl", cwd=tmp_path)
+    assert status == 0, out + err
+    assert victim.read_text() == "VICTIM\n"
+    assert (tmp_path / "s.jsonl").read_text().startswith('{"type":"session"')
 
 
 @pytest.mark.slow

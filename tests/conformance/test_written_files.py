@@ -63,15 +63,42 @@ def test_a_writable_file_in_a_folder_that_is_not_is_written_in_place(
     target = tmp_path / "report.json"
     target.write_bytes(b"OLD")
 
-    def no_temporary_files(path: str, mode: str = "r") -> Any:
-        if path.endswith(".tmp"):
-            raise PermissionError(errno.EACCES, "Permission denied", path)
-        return open(path, mode)
+    def no_temporary_files(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(written_files, "open", no_temporary_files, raising=False)
+    monkeypatch.setattr(written_files.tempfile, "mkstemp", no_temporary_files)
     write_whole(target, b"NEW")
     assert target.read_bytes() == b"NEW"
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_a_link_planted_where_a_temporary_file_could_go_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"VICTIM")
+    target = tmp_path / "report.json"
+    for guess in (f"report.json.{os.getpid()}.tmp", ".report.json.tmp"):
+        (tmp_path / guess).symlink_to(victim)
+    write_whole(target, b"NEW")
+    assert victim.read_bytes() == b"VICTIM"
+    assert target.read_bytes() == b"NEW"
+    assert not target.is_symlink()
+
+
+def test_a_replaced_file_keeps_its_mode_and_a_new_one_gets_opens(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "kept.json"
+    kept.write_bytes(b"OLD")
+    kept.chmod(0o640)
+    write_whole(kept, b"NEW")
+    assert kept.stat().st_mode & 0o777 == 0o640
+    new = tmp_path / "new.json"
+    write_whole(new, b"NEW")
+    opened = tmp_path / "opened.json"
+    opened.write_bytes(b"")  # as `open` makes a file, under this umask
+    assert new.stat().st_mode & 0o777 == opened.stat().st_mode & 0o777
 
 
 def test_a_folder_in_the_way_raises_and_leaves_no_temporary_file(
