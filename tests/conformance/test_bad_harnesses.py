@@ -188,7 +188,7 @@ GALLERY = [
     ),
     pytest.param(
         bad(
-            "opening_built_once",
+            "assembly_built_once",
             "system-change-between-turns",
             ("request-1", "REQ-6"),
             only=True,
@@ -197,7 +197,7 @@ GALLERY = [
     ),
     pytest.param(
         bad(
-            "opening_built_once",
+            "assembly_built_once",
             "tool-added-between-turns",
             ("request-1", "REQ-6"),
             only=True,
@@ -206,7 +206,7 @@ GALLERY = [
     ),
     pytest.param(
         bad(
-            "opening_built_once",
+            "assembly_built_once",
             "tool-removed-between-turns",
             ("request-1", "REQ-6"),
             only=True,
@@ -215,7 +215,7 @@ GALLERY = [
     ),
     pytest.param(
         bad(
-            "opening_built_once",
+            "assembly_built_once",
             "tool-inserted-in-the-middle",
             ("request-1", "REQ-6"),
             only=True,
@@ -224,7 +224,7 @@ GALLERY = [
     ),
     pytest.param(
         bad(
-            "opening_built_once",
+            "config_built_once",
             "model-change-between-turns",
             ("request-1", "WIRE-1"),
             only=True,
