@@ -187,12 +187,6 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
         above = next((p for p in keep.absolute().parents if p.exists()), None)
         if above is not None and not above.is_dir():
             raise ValueError(f"--keep {args.keep!r}: {str(above)!r} is a file")
-        try:  # made now, as 'reqfold run --keep' does, not after the probe
-            keep.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ValueError(
-                f"--keep {args.keep!r} cannot be made: {error.strerror or error}"
-            ) from None
     if args.ready is not None and not args.ready:
         raise ValueError("--ready is empty: give the text the harness prints")
     log_dir_given = Path(args.log_dir) if args.log_dir is not None else None
@@ -213,6 +207,13 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
             "say where the harness writes its log: --log-dir DIR, --log-glob"
             " PATTERN, or {log_dir} in --cmd (a fresh folder is filled in)"
         )
+    if args.keep is not None:
+        try:  # made last, once every other argument is right; before the probe
+            Path(args.keep).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ValueError(
+                f"--keep {args.keep!r} cannot be made: {error.strerror or error}"
+            ) from None
     finder = LogFinder(
         Path(args.log_dir) if args.log_dir is not None else Path(log_dir),
         args.log_glob,

@@ -242,6 +242,15 @@ def test_bad_arguments_exit_two_with_one_line_and_no_traceback(
     assert_bad_arguments(probe(*args), says)
 
 
+def test_a_keep_folder_is_not_made_when_another_argument_is_wrong(
+    tmp_path: Path,
+) -> None:
+    keep = tmp_path / "kept" / "deep"
+    result = probe("--cmd", CHAT, "--log-dir", "x", "--ready", "", "--keep", str(keep))
+    assert_bad_arguments(result, "--ready is empty")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
