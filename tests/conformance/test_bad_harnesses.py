@@ -252,6 +252,16 @@ GALLERY = [
     ),
     pytest.param(
         bad(
+            "elides_tool_output_on_the_wire",
+            "tool-call-turn",
+            ("request-1", "REQ-1"),
+            ("log/REQ-1", "REQ-1"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-1"),
+    ),
+    pytest.param(
+        bad(
             "composes_after_the_boundary",
             "prefix-append-while-composing",
             ("request-0", "PREFIX-4"),
