@@ -79,18 +79,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(args_list)
     except KeyboardInterrupt:
-        command = next((a for a in args_list if not a.startswith("-")), None)
+        command = _subcommand_word(args_list)
         prog = f"reqfold {command}" if command in _SUBCOMMANDS else "reqfold"
         lost = "; no verdict" if command in _VERDICT_COMMANDS else ""
         say_stderr(f"{prog}: interrupted{lost}")
         return 128 + signal.SIGINT
 
 
+def _subcommand_word(args_list: list[str]) -> str | None:
+    """The first word that is no option: the subcommand, if it names one
+    (the top level's options take no value)."""
+    return next((a for a in args_list if not a.startswith("-")), None)
+
+
 def _main(args_list: list[str]) -> int:
-    # The subcommand is the first word that is no option (the top level's
-    # options take no value); only its module is imported, none for
-    # ``reqfold --version``, ``--help`` or a word that is no subcommand.
-    first = next((a for a in args_list if not a.startswith("-")), None)
+    # Only the subcommand's module is imported, none for ``reqfold
+    # --version``, ``--help`` or a word that is no subcommand.
+    first = _subcommand_word(args_list)
     parser = build_parser([first] if first in _SUBCOMMANDS else [])
     args, unknown = parser.parse_known_args(args_list)
     if unknown:  # said by the subcommand, with its own usage

@@ -98,6 +98,12 @@ REFUSED_AS_TOO_LARGE = 413
 null): such a request was never read whole, so it is not compared."""
 
 
+def refused_unread(status: object, body: object) -> bool:
+    """Whether a captured request was refused as too large before it was read
+    whole (a scripted 413 fault comes after the body was read and parsed)."""
+    return status == REFUSED_AS_TOO_LARGE and body is None
+
+
 def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
     """Captured chat-completions requests, in file order.
 
@@ -122,7 +128,7 @@ def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
             path = value.get("path")
             if isinstance(path, str) and not path.endswith(CHAT_PATH):
                 continue
-            if value.get("status") == REFUSED_AS_TOO_LARGE and value["body"] is None:
+            if refused_unread(value.get("status"), value["body"]):
                 continue  # the fake never read it whole: nothing to compare
             index = value.get("index")
             body = value["body"]

@@ -42,7 +42,7 @@ from conformance.check import (
     check_lines,
     read_captures,
 )
-from conformance.check.reconstruction import REFUSED_AS_TOO_LARGE
+from conformance.check.reconstruction import REFUSED_AS_TOO_LARGE, refused_unread
 from conformance.harness.evidence import Evidence
 from conformance.harness.results import CheckResult, Judge
 from conformance.harness.stability import stability_checks
@@ -101,12 +101,6 @@ def _cannot_judge_cache(judge: Judge, why: str) -> None:
 # ---------------------------------------------------------------- the log
 
 
-def _refused_as_too_large(capture: CapturedRequest) -> bool:
-    """Whether the fake refused `capture` for its size, before parsing it (a
-    scripted 413 fault comes after the body was read and parsed)."""
-    return capture.status == REFUSED_AS_TOO_LARGE and capture.body is None
-
-
 def _capture_lines(captures: Sequence[CapturedRequest]) -> list[bytes]:
     return dump_capture_jsonl(captures).encode("utf-8").splitlines()
 
@@ -126,7 +120,9 @@ def _log_checks(judge: Judge) -> None:
     # rebuild can match it: `read_captures` leaves it out of the comparison
     # (its step has no response, so the checker lets it go unmatched), and
     # it gives no verdict of its own; every other request is compared.
-    for capture in filter(_refused_as_too_large, evidence.captures):
+    for capture in evidence.captures:
+        if not refused_unread(capture.status, capture.body):
+            continue
         judge.add(
             f"refused/request-{capture.index}",
             ("CHECK-1",),
