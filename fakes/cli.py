@@ -379,10 +379,21 @@ def _write_atomically(records: Sequence[CapturedRequest], path: Path) -> None:
             write(stream)
         return
     real = Path(os.path.realpath(path))
-    temporary = real.with_name(f".{real.name}.{os.getpid()}.tmp")
+    # a new file of a name no one can guess: a link planted at a predictable
+    # name would be written through (conformance.written_files does the same;
+    # fakes/ may not import it)
+    descriptor, name = tempfile.mkstemp(".tmp", f".{real.name}.", real.parent)
+    temporary = Path(name)
     try:
-        with temporary.open("w", encoding="utf-8") as stream:
+        with open(descriptor, "w", encoding="utf-8") as stream:
             write(stream)
+        try:  # the mode the file had, else what `open` would give a new one
+            mode = real.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mask = os.umask(0)
+            os.umask(mask)
+            mode = 0o666 & ~mask
+        temporary.chmod(mode)
         os.replace(temporary, real)
     except BaseException:
         temporary.unlink(missing_ok=True)

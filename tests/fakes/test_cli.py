@@ -328,3 +328,17 @@ def test_a_capture_link_is_judged_by_the_folder_of_the_file_it_names(tmp_path):
     problem = capture_path_problem(link)
     assert problem is not None
     assert "does not exist" in problem
+
+
+def test_a_capture_leaves_a_link_planted_at_a_guessable_temporary_name(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("VICTIM\n")
+    (tmp_path / f".capture.jsonl.{os.getpid()}.tmp").symlink_to(victim)
+    capture = tmp_path / "capture.jsonl"
+    assert save_capture([], capture)
+    assert victim.read_text() == "VICTIM\n"
+    assert capture.read_text() == ""
+    assert not capture.is_symlink()
+    opened = tmp_path / "opened"
+    opened.write_text("")  # as `open` makes a file, under this umask
+    assert capture.stat().st_mode & 0o777 == opened.stat().st_mode & 0o777
