@@ -9,7 +9,7 @@ megabytes: a plugin event whose data holds one long string (compact, and
 with a space after a colon, which sends the line down the strict path), and
 a ``turn/start`` whose data holds a list of small numbers (``0,0,0,...``,
 half a million per megabyte). Each is checked by a fresh child process
-(``python -m conformance.cli check``, default and ``--thorough``), and the
+(``python -m reqfold.conformance.cli check``, default and ``--thorough``), and the
 child's peak resident memory is printed beside the line's size, with the
 resident memory of a child that checks a small log for comparison.
 """
@@ -64,7 +64,7 @@ def peak_rss(*args: str) -> tuple[float, int]:
     """Peak RSS (MB) and exit status of a child running ``reqfold check``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     status = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "check", *args],
+        [sys.executable, "-m", "reqfold.conformance.cli", "check", *args],
         stdout=subprocess.DEVNULL,
         check=False,
     ).returncode

@@ -13,7 +13,7 @@ chunk-heavy, 30 tools with nested schemas, a header delta every ~20 steps),
 asserts each passes the checker with no finding, then times, in this same
 process and interleaved, the simplest loop that only parses every line with
 orjson (the baseline) and the checker's core
-(`conformance.check.check_lines`) over the same file, several times each,
+(`reqfold.conformance.check.check_lines`) over the same file, several times each,
 each check between two baseline runs (so the baseline runs once more than
 the check). It prints the medians of the times, the ratio (baseline time /
 check time: above 1.0 the checker is faster than merely parsing; the median
@@ -42,7 +42,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from check_log_generator import SHAPES
 
-from conformance.check import check_lines
+from reqfold.conformance.check import check_lines
 
 MB = 1 << 20
 READ_BUFFER = 1 << 20

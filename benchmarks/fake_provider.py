@@ -45,8 +45,8 @@ from typing import Any
 
 import httpx
 
-from fakes import FakeProvider, HttpRequest, count_tokens
-from fakes.app import create_app, noop_app
+from reqfold.fakes import FakeProvider, HttpRequest, count_tokens
+from reqfold.fakes.app import create_app, noop_app
 
 Scope = MutableMapping[str, Any]
 ASGI = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -141,7 +141,7 @@ def serve() -> int:
     """Child process: serve the fake and `/noop`; print the URL; stop on EOF."""
     import threading
 
-    from fakes.server import running_server
+    from reqfold.fakes.server import running_server
 
     provider = FakeProvider("deepseek", max_body_bytes=64 * 1024 * 1024)
     with running_server(app=combined_app(provider)) as url:

@@ -48,7 +48,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    run = [sys.executable, "-m", "conformance.cli", "run"]
+    run = [sys.executable, "-m", "reqfold.conformance.cli", "run"]
     floor = median_of([sys.executable, "-c", "pass"], args.repeat)
     print(f"python start-up: {floor:.2f} s (median of {args.repeat})")
     print()

@@ -27,8 +27,8 @@ from collections.abc import Callable
 import httpx
 import uvicorn
 
-from fakes.app import noop_app
-from fakes.server import base_url, bind_socket, make_server
+from reqfold.fakes.app import noop_app
+from reqfold.fakes.server import base_url, bind_socket, make_server
 
 
 def one_stop(server_class: type[uvicorn.Server], keep_open: bool) -> float:

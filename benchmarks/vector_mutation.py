@@ -176,8 +176,15 @@ def judge(mutant: Mutant | None, workdir: Path, timeout: float) -> Outcome | Non
     if mutant is not None:
         (workdir / mutant.module).write_text(mutated_source(mutant), encoding="utf-8")
     # -P: no current directory on sys.path, so the copy is what is imported.
-    impl = f"env PYTHONPATH={workdir} {sys.executable} -P -m reference.adapter"
-    command = [sys.executable, "-m", "conformance.cli", "vectors", "--impl", impl]
+    impl = f"env PYTHONPATH={workdir} {sys.executable} -P -m reqfold.reference.adapter"
+    command = [
+        sys.executable,
+        "-m",
+        "reqfold.conformance.cli",
+        "vectors",
+        "--impl",
+        impl,
+    ]
     process = subprocess.run(
         [*command, "--format", "json", "--timeout", str(timeout)],
         capture_output=True,
@@ -208,8 +215,8 @@ def search(mutant: Mutant, workdir: Path, examples: int, timeout: float) -> str:
         shutil.rmtree(copy)
     shutil.copytree(ROOT / "reference", copy)
     (workdir / mutant.module).write_text(mutated_source(mutant), encoding="utf-8")
-    impl = f"env PYTHONPATH={workdir} {sys.executable} -P -m reference.adapter"
-    command = [sys.executable, "-m", "conformance.cli", "run", "--impl", impl]
+    impl = f"env PYTHONPATH={workdir} {sys.executable} -P -m reqfold.reference.adapter"
+    command = [sys.executable, "-m", "reqfold.conformance.cli", "run", "--impl", impl]
     options = ["--only", "properties", "--examples", str(examples)]
     process = subprocess.run(
         [*command, *options, "--timeout", str(timeout)],

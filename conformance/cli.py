@@ -15,20 +15,29 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from conformance.interrupts import say_stderr
+from reqfold.conformance.interrupts import say_stderr
 
 # subcommand name -> (module, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("conformance.check.cli", "verify session logs offline"),
+    "check": ("reqfold.conformance.check.cli", "verify session logs offline"),
     "compare": (
-        "conformance.report.cli",
+        "reqfold.conformance.report.cli",
         "compare two JSON run reports: newly failing, newly passing, cache",
     ),
-    "demo": ("conformance.demo", "run the scripted demo session"),
-    "fake": ("fakes.cli", "run the fake caching provider"),
-    "probe": ("conformance.probe.cli", "check an unmodified harness as a black box"),
-    "run": ("conformance.run.cli", "run the whole suite against an implementation"),
-    "vectors": ("conformance.codec.cli", "run the codec vectors against an adapter"),
+    "demo": ("reqfold.conformance.demo", "run the scripted demo session"),
+    "fake": ("reqfold.fakes.cli", "run the fake caching provider"),
+    "probe": (
+        "reqfold.conformance.probe.cli",
+        "check an unmodified harness as a black box",
+    ),
+    "run": (
+        "reqfold.conformance.run.cli",
+        "run the whole suite against an implementation",
+    ),
+    "vectors": (
+        "reqfold.conformance.codec.cli",
+        "run the codec vectors against an adapter",
+    ),
 }
 
 

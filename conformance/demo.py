@@ -32,10 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from conformance.written_files import default_mode
-from fakes import FakeProvider, FakeTransport, Reply, ToolCall, dump_captured_request
-from reference.json_values import JsonObject
-from reference.loop import (
+from reqfold.conformance.written_files import default_mode
+from reqfold.fakes import (
+    FakeProvider,
+    FakeTransport,
+    Reply,
+    ToolCall,
+    dump_captured_request,
+)
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop import (
     AgentLoop,
     ChatCompletionsClient,
     PrefixContext,
@@ -46,10 +52,10 @@ from reference.loop import (
     create_session_file,
     open_session_file,
 )
-from reference.loop.clock import DEMO_EPOCH_MS
-from reference.loop.errors import PersistenceFailed
-from reference.loop.waterfall import Next
-from reference.reconstruct import (
+from reqfold.reference.loop.clock import DEMO_EPOCH_MS
+from reqfold.reference.loop.errors import PersistenceFailed
+from reqfold.reference.loop.waterfall import Next
+from reqfold.reference.reconstruct import (
     RebuiltRequest,
     compare_with_captures,
     rebuild_requests,

@@ -15,8 +15,8 @@ adapter could not be talked to, so no verdict on the contract is possible::
 
 Every `AdapterError` carries the tail of the adapter's stderr, so a report
 can show why an implementation broke. Two errors live beside the modules
-that raise them: `conformance.harness.scenarios.ScenarioError` (a scenario
-file that cannot be used) and `conformance.harness.driver.ScenarioBroken`
+that raise them: `reqfold.conformance.harness.scenarios.ScenarioError` (a scenario
+file that cannot be used) and `reqfold.conformance.harness.driver.ScenarioBroken`
 (an adapter refused a step a scenario needs: no verdict on it).
 """
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from reference.revisions import Revision
+from reqfold.reference.revisions import Revision
 
 _RULE = re.compile(
     r"^- \*\*`(?P<id>[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+)`\*\* "
@@ -45,10 +45,11 @@ class Rule:
 
 
 def spec_path() -> Path:
-    """Where docs/spec.md is: packaged beside this module, or in the checkout."""
-    packaged = Path(__file__).parent / "data" / "spec.md"
-    if packaged.exists():
-        return packaged
+    """Where docs/spec.md is: ``reqfold/docs/`` in the wheel, ``docs/`` in a checkout.
+
+    Both are two folders above this module once links are resolved (in the
+    checkout ``src/reqfold/conformance`` is a link to ``conformance/``).
+    """
     return Path(__file__).resolve().parent.parent / "docs" / "spec.md"
 
 

@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
-from reference.header import canonical_header, fold_step, header_equals
-from reference.revisions import LATEST, Revision
-from reference.writer import record_header
+from reqfold.reference.header import canonical_header, fold_step, header_equals
+from reqfold.reference.revisions import LATEST, Revision
+from reqfold.reference.writer import record_header
 
 T = TypeVar("T")
 
@@ -107,7 +107,7 @@ def header_sequences(
 # sit next to numbers (JSON-2), in any member order (JSON-3); pairs of
 # headers that differ by the edits a harness makes between two requests;
 # and logs of header events written by the reference writer. The
-# differential properties (`conformance.codec.properties`) send these to
+# differential properties (`reqfold.conformance.codec.properties`) send these to
 # an implementation and compare its answers with the reference's.
 #
 # They draw only from strategies built once, here: building a strategy

@@ -27,21 +27,28 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from fakes.cache_index import PrefixCacheIndex
-from fakes.capture import (
+from reqfold.fakes.cache_index import PrefixCacheIndex
+from reqfold.fakes.capture import (
     CapturedRequest,
     CaptureLog,
     dump_capture_jsonl,
     dump_captured_request,
 )
-from fakes.clock import LogicalClock
-from fakes.diagnostics import Diagnostic, Divergence
-from fakes.errors import FakeProviderError, InvalidRequest, ScriptError
-from fakes.gate import Gate
-from fakes.http import HttpRequest, ResponsePlan, key_digest
-from fakes.profiles import ANTHROPIC, DEEPSEEK, OPENAI, PROFILES, Profile, get_profile
-from fakes.provider import FakeProvider
-from fakes.script import (
+from reqfold.fakes.clock import LogicalClock
+from reqfold.fakes.diagnostics import Diagnostic, Divergence
+from reqfold.fakes.errors import FakeProviderError, InvalidRequest, ScriptError
+from reqfold.fakes.gate import Gate
+from reqfold.fakes.http import HttpRequest, ResponsePlan, key_digest
+from reqfold.fakes.profiles import (
+    ANTHROPIC,
+    DEEPSEEK,
+    OPENAI,
+    PROFILES,
+    Profile,
+    get_profile,
+)
+from reqfold.fakes.provider import FakeProvider
+from reqfold.fakes.script import (
     Fault,
     Reply,
     Script,
@@ -54,23 +61,23 @@ from fakes.script import (
     slow_first_byte,
     stream_cut,
 )
-from fakes.stats import ProviderStats, dump_stats
-from fakes.tokenizer import TOKENIZER_NAME, count_tokens, tokenize
+from reqfold.fakes.stats import ProviderStats, dump_stats
+from reqfold.fakes.tokenizer import TOKENIZER_NAME, count_tokens, tokenize
 
 if TYPE_CHECKING:
-    from fakes.transport import FakeTransport, route_provider
+    from reqfold.fakes.transport import FakeTransport, route_provider
 
 _LAZY = {"FakeTransport", "route_provider", "transport"}
-"""`fakes.transport` and its names, imported on first use: it imports httpx,
+"""`reqfold.fakes.transport` and its names, imported on first use: it imports httpx,
 which a process serving the fake (`reqfold fake serve`) never needs (~0.1 s
 of its start-up, and every test run starts several)."""
 
 if not TYPE_CHECKING:  # mypy sees the imports above and checks every name
 
     def __getattr__(name: str) -> Any:
-        """`fakes.transport` and its names, imported when first asked for."""
+        """`reqfold.fakes.transport` and its names, imported when first asked for."""
         if name in _LAZY:
-            transport = import_module("fakes.transport")
+            transport = import_module("reqfold.fakes.transport")
             return transport if name == "transport" else getattr(transport, name)
         raise AttributeError(f"module 'fakes' has no attribute {name!r}")
 

@@ -18,9 +18,9 @@ import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from fakes.http import HttpRequest
-from fakes.provider import FakeProvider
-from fakes.routing import serve_request
+from reqfold.fakes.http import HttpRequest
+from reqfold.fakes.provider import FakeProvider
+from reqfold.fakes.routing import serve_request
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -1,12 +1,12 @@
 """Block keys of recent prompts, so an extension hashes only its new blocks.
 
 A chat prompt's cache keys chain over its token blocks (see
-`fakes.cache_index.block_keys`): key k covers everything before it. Two
+`reqfold.fakes.cache_index.block_keys`): key k covers everything before it. Two
 prompts whose first segments are identical have identical tokens up to the
 end of those segments, so they share every key of a block that ends there.
 `BlockKeyMemo` remembers the keys of recent prompts under the block size
 and the digest of each of their segment prefixes (the partition root and
-the segment digests, chained: `fakes.diagnostics.segment_chain`), and a
+the segment digests, chained: `reqfold.fakes.diagnostics.segment_chain`), and a
 new prompt starts hashing at the first block that its deepest remembered
 segment prefix does not cover. A warm request that appends to the
 previous one hashes only the blocks after the old end. A prompt remembers
@@ -25,9 +25,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from fakes.cache_index import block_keys
-from fakes.diagnostics import segment_chain
-from fakes.prompt import RenderedPrompt
+from reqfold.fakes.cache_index import block_keys
+from reqfold.fakes.diagnostics import segment_chain
+from reqfold.fakes.prompt import RenderedPrompt
 
 DEFAULT_MAX_BLOCKS = 1 << 19
 """Default bound: about 30 MB of keys (a 200k-token prompt of 64-token

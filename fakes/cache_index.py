@@ -26,7 +26,7 @@ Theory of operation (modelled on vLLM's automatic prefix caching):
 The same index stores the Anthropic dialect's breakpoint entries, whose keys
 are segment-chain digests and whose sizes are their prefix lengths.
 
-Cost per request: one hash per new block (`fakes.block_memo` remembers the
+Cost per request: one hash per new block (`reqfold.fakes.block_memo` remembers the
 keys of known prefixes) and O(T / block) dict operations in one pass
 (`account_chain`). Nothing here reads a clock: `now` is an argument.
 """
@@ -38,7 +38,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fakes.tokenizer import TOKEN_BYTES
+from reqfold.fakes.tokenizer import TOKEN_BYTES
 
 
 @dataclass(slots=True)
@@ -77,7 +77,7 @@ def block_keys(
 ) -> list[bytes]:
     """Chained keys of every full block of packed `tokens`, from block `first`.
 
-    `tokens` holds native unsigned 32-bit ids (see `fakes.tokenizer`);
+    `tokens` holds native unsigned 32-bit ids (see `reqfold.fakes.tokenizer`);
     `root` is the key before block `first` (the partition root for 0).
     """
     if block_size < 1:

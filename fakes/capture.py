@@ -28,9 +28,9 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from fakes.diagnostics import Diagnostic
-from fakes.jsontypes import JsonObject, JsonValue, json_object
-from fakes.stats import CaptureStats
+from reqfold.fakes.diagnostics import Diagnostic
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
+from reqfold.fakes.stats import CaptureStats
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

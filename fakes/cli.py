@@ -21,14 +21,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from fakes.capture import (
+from reqfold.fakes.capture import (
     DEFAULT_CAPTURE_BYTES,
     CapturedRequest,
     dump_captured_request,
 )
-from fakes.profiles import PROFILES
-from fakes.server import LOOPBACK, base_url, bind_socket, serve
-from fakes.stats import CaptureStats
+from reqfold.fakes.profiles import PROFILES
+from reqfold.fakes.server import LOOPBACK, base_url, bind_socket, serve
+from reqfold.fakes.stats import CaptureStats
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
@@ -249,8 +249,8 @@ def profile_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen `fake` action; returns the exit status."""
-    from fakes.app import create_app
-    from fakes.provider import FakeProvider
+    from reqfold.fakes.app import create_app
+    from reqfold.fakes.provider import FakeProvider
 
     if args.capture_out is not None:
         problem = capture_path_problem(args.capture_out)
@@ -380,7 +380,7 @@ def _write_atomically(records: Sequence[CapturedRequest], path: Path) -> None:
         return
     real = Path(os.path.realpath(path))
     # a new file of a name no one can guess: a link planted at a predictable
-    # name would be written through (conformance.written_files does the same;
+    # name would be written through (reqfold.conformance.written_files does the same;
     # fakes/ may not import it)
     descriptor, name = tempfile.mkstemp(".tmp", f".{real.name}.", real.parent)
     temporary = Path(name)

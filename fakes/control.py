@@ -32,16 +32,16 @@ import json
 from typing import Any
 from urllib.parse import parse_qs
 
-from fakes.capture import dump_captured_request
-from fakes.errors import InvalidRequest, ScriptError
-from fakes.http import HttpRequest, ResponsePlan, json_headers
-from fakes.jsontypes import JsonObject, JsonValue, json_object, type_name
-from fakes.profiles import Profile
-from fakes.provider import FakeProvider
-from fakes.script import actions_from, dump_script_item
-from fakes.stats import dump_stats
-from fakes.strict_json import parse_json_body
-from fakes.tokenizer import TOKENIZER_NAME, count_tokens
+from reqfold.fakes.capture import dump_captured_request
+from reqfold.fakes.errors import InvalidRequest, ScriptError
+from reqfold.fakes.http import HttpRequest, ResponsePlan, json_headers
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object, type_name
+from reqfold.fakes.profiles import Profile
+from reqfold.fakes.provider import FakeProvider
+from reqfold.fakes.script import actions_from, dump_script_item
+from reqfold.fakes.stats import dump_stats
+from reqfold.fakes.strict_json import parse_json_body
+from reqfold.fakes.tokenizer import TOKENIZER_NAME, count_tokens
 
 PREFIX = "/_fake"
 

@@ -31,8 +31,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from fakes.jsontypes import JsonValue, dumps_compact
-from fakes.prompt import RenderedPrompt, Segment
+from reqfold.fakes.jsontypes import JsonValue, dumps_compact
+from reqfold.fakes.prompt import RenderedPrompt, Segment
 
 Relation = Literal["first", "repeat", "append", "diverged"]
 

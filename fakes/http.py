@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from fakes.gate import Gate
+from reqfold.fakes.gate import Gate
 
 SENSITIVE_HEADERS = frozenset(
     {"authorization", "x-api-key", "api-key", "proxy-authorization"}

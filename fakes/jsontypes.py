@@ -2,7 +2,7 @@
 
 Parsed request bodies stay plain insertion-ordered dicts and lists end to
 end: member order is part of what a provider's cache sees. The names are
-the ones `reference.json_values` uses (`JsonValue`, `JsonObject`); `fakes`
+the ones `reqfold.reference.json_values` uses (`JsonValue`, `JsonObject`); `fakes`
 may not import `reference`, so it states them here, once, more precisely.
 """
 

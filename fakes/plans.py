@@ -6,10 +6,10 @@ keep-alives, cut) to the `ResponsePlan` the shells play back.
 
 from __future__ import annotations
 
-from fakes.gate import Gate
-from fakes.http import SSE_HEADERS, ResponsePlan, json_headers
-from fakes.jsontypes import JsonObject, dumps_compact
-from fakes.script import Reply
+from reqfold.fakes.gate import Gate
+from reqfold.fakes.http import SSE_HEADERS, ResponsePlan, json_headers
+from reqfold.fakes.jsontypes import JsonObject, dumps_compact
+from reqfold.fakes.script import Reply
 
 
 def stream_plan(

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from fakes.jsontypes import has_lone_surrogate
+from reqfold.fakes.jsontypes import has_lone_surrogate
 
 Dialect = Literal["deepseek", "openai", "anthropic"]
 StreamUsage = Literal["finish_chunk", "include_usage"]

@@ -7,7 +7,7 @@ of the value it stands for with member order kept (providers parse JSON,
 so body whitespace does not matter, but key order and every character of
 every string does), or the value itself when it is a plain text.
 
-`render_prompt` tokenizes each segment on its own (see `fakes.tokenizer`)
+`render_prompt` tokenizes each segment on its own (see `reqfold.fakes.tokenizer`)
 and concatenates the packed tokens, recording where each segment ends.
 Tokenization is memoized per segment, so a growing conversation tokenizes
 only its new segments. For values parsed from strict JSON the memo is
@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 import msgspec
 
-from fakes.jsontypes import JsonValue, dumps_compact
-from fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
+from reqfold.fakes.jsontypes import JsonValue, dumps_compact
+from reqfold.fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
 
 _ENCODER = msgspec.json.Encoder()
 
@@ -62,7 +62,7 @@ class Segment(NamedTuple):
         """Bytes that determine `text`, cheaper to make than the text.
 
         Precondition: the value is strict JSON (no NaN or infinities, which
-        msgspec would write as `null`), as `fakes.strict_json` parses it.
+        msgspec would write as `null`), as `reqfold.fakes.strict_json` parses it.
         """
         if self.verbatim and isinstance(self.value, str):
             text = self.value.encode("utf-8", "surrogatepass")

@@ -1,7 +1,7 @@
 """The fake caching provider: one stateful, I/O-free core behind every shell.
 
 `FakeProvider.handle(HttpRequest) -> ResponsePlan` is the whole engine for
-the provider endpoints (`fakes.routing` puts the `/_fake/` control surface
+the provider endpoints (`reqfold.fakes.routing` puts the `/_fake/` control surface
 in front of it). It validates the body, asks the script for an action,
 does the cache accounting, renders the dialect's response and records a
 capture. It never performs I/O, never reads the wall clock (the
@@ -15,7 +15,7 @@ Order of operations for one provider request, top to bottom:
    `max_body_bytes` (413), bad JSON or schema (400), a model the profile
    does not serve (the dialect's unknown-model error); render the prompt
    segments, tokenize the new ones and hash the new cache blocks (the
-   memos in `fakes.tokenizer` and `fakes.block_memo`);
+   memos in `reqfold.fakes.tokenizer` and `reqfold.fakes.block_memo`);
 3. under the lock, from here on: take the request index and the scripted
    action; a `Fault` is answered now and changes no cache state (the real
    provider rejected the request before prefill);
@@ -27,15 +27,15 @@ Order of operations for one provider request, top to bottom:
 So a large request is tokenized while other requests are answered, and
 concurrent requests from any number of threads or tasks keep the cache
 index, the ledger and the capture log consistent. The shells
-(`fakes.app`, `fakes.transport`) only play the plan back.
+(`reqfold.fakes.app`, `reqfold.fakes.transport`) only play the plan back.
 
 What differs between wire formats is asked of the dialect's object
-(`fakes.dialects.table`). This module is about 600 lines, above the house's
+(`reqfold.fakes.dialects.table`). This module is about 600 lines, above the house's
 ~500, because it is one class: the lock, the request index and the state
 they guard (script, cache index, ledger, capture, totals) belong to one
 object, and its Python control API takes the same lock. What needs none of
-that state lives elsewhere: parsing (`fakes.strict_json`), plans
-(`fakes.plans`), totals (`fakes.stats`), dialects and memos.
+that state lives elsewhere: parsing (`reqfold.fakes.strict_json`), plans
+(`reqfold.fakes.plans`), totals (`reqfold.fakes.stats`), dialects and memos.
 """
 
 from __future__ import annotations
@@ -45,39 +45,51 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from fakes.block_memo import BlockKeyMemo
-from fakes.cache_index import PrefixCacheIndex, partition_root
-from fakes.capture import (
+from reqfold.fakes.block_memo import BlockKeyMemo
+from reqfold.fakes.cache_index import PrefixCacheIndex, partition_root
+from reqfold.fakes.capture import (
     DEFAULT_CAPTURE_BYTES,
     CapturedRequest,
     CaptureLog,
 )
-from fakes.clock import LogicalClock
-from fakes.diagnostics import (
+from reqfold.fakes.clock import LogicalClock
+from reqfold.fakes.diagnostics import (
     DEFAULT_LEDGER_BYTES,
     Diagnostic,
     DivergenceLedger,
     make_diagnostic,
     segment_chain,
 )
-from fakes.dialects.message_memo import MessagePrefixMemo
-from fakes.dialects.table import DIALECTS, CacheState, cache_rule, dialect_serving
-from fakes.errors import InvalidRequest
-from fakes.gate import Gate
-from fakes.http import HttpRequest, ResponsePlan, api_key_digest, json_headers
-from fakes.jsontypes import (
+from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
+from reqfold.fakes.dialects.table import (
+    DIALECTS,
+    CacheState,
+    cache_rule,
+    dialect_serving,
+)
+from reqfold.fakes.errors import InvalidRequest
+from reqfold.fakes.gate import Gate
+from reqfold.fakes.http import HttpRequest, ResponsePlan, api_key_digest, json_headers
+from reqfold.fakes.jsontypes import (
     JsonObject,
     JsonValue,
     dumps_compact,
     json_object,
 )
-from fakes.plans import error_plan, json_plan, stream_plan
-from fakes.profiles import Profile, get_profile
-from fakes.prompt import RenderedPrompt, Segment, render_prompt
-from fakes.script import Action, Fault, Reply, Responder, Script, ScriptedRequest
-from fakes.stats import ProviderStats, Totals
-from fakes.strict_json import parse_json_body
-from fakes.tokenizer import SegmentEncoder
+from reqfold.fakes.plans import error_plan, json_plan, stream_plan
+from reqfold.fakes.profiles import Profile, get_profile
+from reqfold.fakes.prompt import RenderedPrompt, Segment, render_prompt
+from reqfold.fakes.script import (
+    Action,
+    Fault,
+    Reply,
+    Responder,
+    Script,
+    ScriptedRequest,
+)
+from reqfold.fakes.stats import ProviderStats, Totals
+from reqfold.fakes.strict_json import parse_json_body
+from reqfold.fakes.tokenizer import SegmentEncoder
 
 
 class FakeProvider:
@@ -274,7 +286,7 @@ class FakeProvider:
     def handle(self, request: HttpRequest) -> ResponsePlan:
         """Answer one provider request.
 
-        Only the provider endpoints: `fakes.routing.serve_request` adds the
+        Only the provider endpoints: `reqfold.fakes.routing.serve_request` adds the
         control surface under `/_fake/` in front of this. The work that
         depends on the request alone (parsing, validation, rendering and
         tokenizing the prompt) runs without the lock, so one large request

@@ -1,7 +1,7 @@
 """The whole HTTP surface of the fake: provider endpoints plus `/_fake/`.
 
 The core (`FakeProvider.handle`) answers provider requests only; the
-control surface (`fakes.control`) drives a provider from outside. This
+control surface (`reqfold.fakes.control`) drives a provider from outside. This
 module puts the two side by side for the shells (the ASGI app, the httpx
 transport, the respx route), so the arrows point one way: shells ->
 routing -> control -> core, and the core imports none of them.
@@ -9,9 +9,9 @@ routing -> control -> core, and the core imports none of them.
 
 from __future__ import annotations
 
-from fakes.control import handle_control
-from fakes.http import HttpRequest, ResponsePlan
-from fakes.provider import FakeProvider
+from reqfold.fakes.control import handle_control
+from reqfold.fakes.http import HttpRequest, ResponsePlan
+from reqfold.fakes.provider import FakeProvider
 
 CONTROL_PREFIX = "/_fake/"
 

@@ -26,9 +26,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from fakes.errors import ScriptError
-from fakes.gate import Gate
-from fakes.jsontypes import (
+from reqfold.fakes.errors import ScriptError
+from reqfold.fakes.gate import Gate
+from reqfold.fakes.jsontypes import (
     JsonObject,
     JsonValue,
     dumps_compact,

@@ -21,8 +21,8 @@ from typing import Any
 
 import uvicorn
 
-from fakes.app import create_app
-from fakes.provider import FakeProvider
+from reqfold.fakes.app import create_app
+from reqfold.fakes.provider import FakeProvider
 
 LOOPBACK = "127.0.0.1"
 LOGGER = logging.getLogger("uvicorn.error")

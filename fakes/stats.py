@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from fakes.cache_index import IndexStats
-from fakes.jsontypes import JsonObject
+from reqfold.fakes.cache_index import IndexStats
+from reqfold.fakes.jsontypes import JsonObject
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

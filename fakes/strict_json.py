@@ -23,8 +23,8 @@ from collections.abc import Iterable
 
 import msgspec
 
-from fakes.errors import InvalidRequest
-from fakes.jsontypes import JsonValue, has_lone_surrogate
+from reqfold.fakes.errors import InvalidRequest
+from reqfold.fakes.jsontypes import JsonValue, has_lone_surrogate
 
 _DECODER = msgspec.json.Decoder()
 

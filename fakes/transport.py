@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from fakes.http import HttpRequest, ResponsePlan
-from fakes.provider import FakeProvider
-from fakes.routing import serve_request
+from reqfold.fakes.http import HttpRequest, ResponsePlan
+from reqfold.fakes.provider import FakeProvider
+from reqfold.fakes.routing import serve_request
 
 if TYPE_CHECKING:
     import respx

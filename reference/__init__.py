@@ -1,11 +1,11 @@
 """reqfold's reference implementation of the contract in docs/spec.md.
 
-The codec (`reference.header`, `reference.writer`) and the session log
-(`reference.session_log`, `reference.messages`) are pure; persistence
+The codec (`reqfold.reference.header`, `reqfold.reference.writer`) and the session log
+(`reqfold.reference.session_log`, `reqfold.reference.messages`) are pure; persistence
 (`reference.jsonl`) and the adapter (`reference.adapter`) are thin shells.
 """
 
-from reference.errors import (
+from reqfold.reference.errors import (
     CodecError,
     DeltaBeforeSnapshot,
     DeltaConflict,
@@ -18,16 +18,16 @@ from reference.errors import (
     SurfaceError,
     TornTail,
 )
-from reference.header import (
+from reqfold.reference.header import (
     apply_header_delta,
     canonical_header,
     diff_header,
     fold_request_header,
     header_equals,
 )
-from reference.revisions import LATEST, Revision
-from reference.session_log import SessionLog
-from reference.writer import record_header
+from reqfold.reference.revisions import LATEST, Revision
+from reqfold.reference.session_log import SessionLog
+from reqfold.reference.writer import record_header
 
 __all__ = [
     "LATEST",

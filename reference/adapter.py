@@ -1,6 +1,6 @@
 """The reference codec behind the adapter protocol (docs/adapter-protocol.md).
 
-``python -m reference.adapter`` speaks newline-delimited JSON-RPC 2.0 on
+``python -m reqfold.reference.adapter`` speaks newline-delimited JSON-RPC 2.0 on
 stdin/stdout: one request object per line in, one response object per line
 out, flushed. `dispatch` is the same protocol as a pure function, which the
 suite also uses in-process.
@@ -21,23 +21,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from reference.errors import CodecError, NotJsonValue
-from reference.header import (
+from reqfold.reference.errors import CodecError, NotJsonValue
+from reqfold.reference.header import (
     apply_header_delta,
     canonical_header,
     diff_header,
     fold_request_header,
     header_equals,
 )
-from reference.json_values import (
+from reqfold.reference.json_values import (
     JsonObject,
     canonical_json,
     check_json_value,
     escape_lone_surrogates,
     parse_json,
 )
-from reference.revisions import LATEST, Revision
-from reference.writer import record_header
+from reqfold.reference.revisions import LATEST, Revision
+from reqfold.reference.writer import record_header
 
 PROTOCOL_VERSION = 1
 NAME = "reqfold-reference"
@@ -410,7 +410,9 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     try:
         return _serve(stdin, stdout)
     except _OutputGone as gone:
-        sys.stderr.write(f"reference.adapter: stdout is gone ({gone}); exiting\n")
+        sys.stderr.write(
+            f"reqfold.reference.adapter: stdout is gone ({gone}); exiting\n"
+        )
         return 1
 
 
@@ -433,7 +435,7 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
 
 
 def main() -> int:
-    """Entry point of ``python -m reference.adapter``."""
+    """Entry point of ``python -m reqfold.reference.adapter``."""
     status = serve(sys.stdin.buffer, sys.stdout.buffer)
     if status != 0:
         # Nothing more can reach stdout; stop the interpreter from trying to

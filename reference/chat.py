@@ -1,6 +1,6 @@
 """A small chat front end for the reference loop: one prompt per line on stdin.
 
-``python -m reference.chat --log-dir DIR`` reads the provider's base URL
+``python -m reqfold.reference.chat --log-dir DIR`` reads the provider's base URL
 and API key from the environment (``OPENAI_BASE_URL`` and
 ``OPENAI_API_KEY`` unless told other names), starts a new session whose
 JSONL log goes into DIR (``<session id>.jsonl``), prints a ready prompt
@@ -34,10 +34,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reference.errors import PersistenceError
-from reference.json_values import JsonObject
-from reference.jsonl import JsonlWriter, load_session_file, make_storage_line
-from reference.loop import (
+from reqfold.reference.errors import PersistenceError
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.jsonl import JsonlWriter, load_session_file, make_storage_line
+from reqfold.reference.loop import (
     AgentLoop,
     ChatCompletionsClient,
     Framing,
@@ -45,9 +45,9 @@ from reference.loop import (
     RequestMessagesContext,
     wall_clock,
 )
-from reference.loop.waterfall import Next
-from reference.revisions import LATEST, Revision
-from reference.session_log import SessionLog
+from reqfold.reference.loop.waterfall import Next
+from reqfold.reference.revisions import LATEST, Revision
+from reqfold.reference.session_log import SessionLog
 
 PROMPT = "> "
 
@@ -80,9 +80,9 @@ REMINDER: JsonObject = {
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The options of ``python -m reference.chat``."""
+    """The options of ``python -m reqfold.reference.chat``."""
     parser = argparse.ArgumentParser(
-        prog="python -m reference.chat",
+        prog="python -m reqfold.reference.chat",
         description="Chat with the reference loop: one prompt per line on stdin.",
     )
     where = parser.add_mutually_exclusive_group(required=True)

@@ -1,8 +1,8 @@
 """The reference harness behind the adapter protocol (docs/adapter-protocol.md).
 
-``python -m reference.harness_adapter`` serves the codec methods (part 1,
-`reference.adapter.dispatch`) and the harness methods (part 2) as JSON-RPC
-lines on stdin/stdout; with them the suite drives `reference.loop.AgentLoop`
+``python -m reqfold.reference.harness_adapter`` serves the codec methods (part 1,
+`reqfold.reference.adapter.dispatch`) and the harness methods (part 2) as JSON-RPC
+lines on stdin/stdout; with them the suite drives `reqfold.reference.loop.AgentLoop`
 instances against the fake provider.
 
 This module holds `HarnessServer`, the protocol as plain async calls
@@ -12,8 +12,8 @@ and ``turn/ended`` reports its end. Each contributor seam is mapped onto the
 loop by one small method (`HarnessServer.attach_session_prefix`,
 `prefix_call`...), so a known-bad variant is a subclass overriding one of
 them, or a different ``loop_class``. The per-instance state and the param
-checks are `reference.harness_params`; the stdio shell is
-`reference.harness_stdio`.
+checks are `reqfold.reference.harness_params`; the stdio shell is
+`reqfold.reference.harness_stdio`.
 
 At about 600 lines the module is longer than the house's usual 500, on
 purpose: `HarnessServer` keeps the mapping of every protocol call and
@@ -31,10 +31,10 @@ import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import IO, Any
 
-from reference import adapter, harness_stdio
-from reference.adapter import INVALID_PARAMS, RpcError
-from reference.errors import CodecError, NotJsonValue, PersistenceError
-from reference.harness_params import (
+from reqfold.reference import adapter, harness_stdio
+from reqfold.reference.adapter import INVALID_PARAMS, RpcError
+from reqfold.reference.errors import CodecError, NotJsonValue, PersistenceError
+from reqfold.reference.harness_params import (
     DIALECTS,
     SEAM_REVISIONS,
     STATE_ERROR,
@@ -50,14 +50,14 @@ from reference.harness_params import (
     tool_order_param,
     tool_specs_param,
 )
-from reference.harness_stdio import Log, Notify
-from reference.json_values import JsonObject, check_json_value
-from reference.jsonl import JsonlWriter, load_session_file, make_storage_line
-from reference.loop.agent import AgentLoop
-from reference.loop.client import ChatCompletionsClient
-from reference.loop.clock import DEMO_EPOCH_MS, counter_clock
-from reference.loop.compaction import Compactor
-from reference.loop.contexts import (
+from reqfold.reference.harness_stdio import Log, Notify
+from reqfold.reference.json_values import JsonObject, check_json_value
+from reqfold.reference.jsonl import JsonlWriter, load_session_file, make_storage_line
+from reqfold.reference.loop.agent import AgentLoop
+from reqfold.reference.loop.client import ChatCompletionsClient
+from reqfold.reference.loop.clock import DEMO_EPOCH_MS, counter_clock
+from reqfold.reference.loop.compaction import Compactor
+from reqfold.reference.loop.contexts import (
     ConfigValue,
     Framing,
     PrefixContext,
@@ -66,13 +66,13 @@ from reference.loop.contexts import (
     RequestContext,
     RequestMessagesContext,
 )
-from reference.loop.errors import AgentError
-from reference.loop.freeze import FrozenObject, thaw
-from reference.loop.httpx_import import import_httpcore_without_trio
-from reference.loop.persistence import open_session_file
-from reference.loop.waterfall import Next
-from reference.revisions import Revision
-from reference.session_log import SessionLog
+from reqfold.reference.loop.errors import AgentError
+from reqfold.reference.loop.freeze import FrozenObject, thaw
+from reqfold.reference.loop.httpx_import import import_httpcore_without_trio
+from reqfold.reference.loop.persistence import open_session_file
+from reqfold.reference.loop.waterfall import Next
+from reqfold.reference.revisions import Revision
+from reqfold.reference.session_log import SessionLog
 
 __all__ = ["STATE_ERROR", "HarnessServer", "Instance", "RpcError", "main", "serve"]
 
@@ -447,7 +447,7 @@ class HarnessServer:
         if self._log is None:
             return
         detail = "" if error is None else "".join(traceback.format_exception(error))
-        self._log(f"reference.harness_adapter: {what}\n{detail}")
+        self._log(f"reqfold.reference.harness_adapter: {what}\n{detail}")
 
     # ------------------------------------------------------------ mapping
 
@@ -602,9 +602,9 @@ def main(
     loop_class: type[AgentLoop] = AgentLoop,
     server_class: type[HarnessServer] = HarnessServer,
 ) -> int:
-    """Entry point of ``python -m reference.harness_adapter``."""
+    """Entry point of ``python -m reqfold.reference.harness_adapter``."""
     parser = argparse.ArgumentParser(
-        prog="python -m reference.harness_adapter",
+        prog="python -m reqfold.reference.harness_adapter",
         description="The reference harness over the reqfold adapter protocol"
         " (docs/adapter-protocol.md): JSON-RPC lines on stdin and stdout.",
     )

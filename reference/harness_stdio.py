@@ -1,13 +1,13 @@
 """The stdio shell of the harness adapter: JSON-RPC lines on stdin and stdout.
 
-`serve` runs any `Server` (``reference.harness_adapter.HarnessServer`` in
+`serve` runs any `Server` (``reqfold.reference.harness_adapter.HarnessServer`` in
 practice) over newline-delimited JSON-RPC 2.0: a reader thread feeds stdin
 lines to the event loop, which handles requests strictly in arrival order
 and writes every response and notification as one flushed line. The framing
-and errors are `reference.adapter`'s (parse errors, invalid requests, ids
+and errors are `reqfold.reference.adapter`'s (parse errors, invalid requests, ids
 that cannot be echoed, the line limit, internal errors).
 
-It does not import `reference.harness_adapter` (which imports it): the
+It does not import `reqfold.reference.harness_adapter` (which imports it): the
 server is built by the ``make_server`` callback. ``answer`` is looked up
 here at each response, so a chaos harness can replace it for the shell.
 """
@@ -20,14 +20,14 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
-from reference.adapter import (
+from reqfold.reference.adapter import (
     LineTooLong,
     answer,
     as_rpc_error,
     parse_request,
     read_line,
 )
-from reference.json_values import JsonObject, canonical_json
+from reqfold.reference.json_values import JsonObject, canonical_json
 
 Notify = Callable[[str, JsonObject], None]
 """Sends one notification: ``notify(method, params)``; must not raise."""
@@ -72,7 +72,9 @@ class _Output:
         try:
             line = (canonical_json(message) + "\n").encode("utf-8")
         except Exception as error:  # a bug: the notification is not JSON
-            _stderr(f"reference.harness_adapter: cannot send {method}: {error}\n")
+            _stderr(
+                f"reqfold.reference.harness_adapter: cannot send {method}: {error}\n"
+            )
             return
         self.write(line)
 
@@ -144,7 +146,10 @@ async def serve(
     finally:
         await server.close()
     if output.gone is not None:
-        _stderr(f"reference.harness_adapter: stdout is gone ({output.gone}); exiting\n")
+        _stderr(
+            "reqfold.reference.harness_adapter: "
+            f"stdout is gone ({output.gone}); exiting\n"
+        )
         return 1
     return 0
 

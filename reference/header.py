@@ -16,7 +16,7 @@ first ``keepStart`` and last ``keepEnd`` lines of the old prompt, put
 message arrays are replaced whole, ``[]`` meaning "back to absent".
 ``diff_header`` emits an arm exactly when that part differs; the result
 need not round-trip (a pure tool reorder cannot be expressed), which is why
-the writer (``reference.writer``) verifies every delta before logging it.
+the writer (``reqfold.reference.writer``) verifies every delta before logging it.
 
 Everything here is pure: JSON values in, new JSON values out; inputs are
 never mutated.
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reference.errors import (
+from reqfold.reference.errors import (
     DeltaBeforeSnapshot,
     DeltaConflict,
     MalformedDelta,
@@ -34,8 +34,13 @@ from reference.errors import (
     MalformedHeader,
     NotJsonValue,
 )
-from reference.json_values import JsonObject, check_json_value, is_integer, json_equal
-from reference.revisions import LATEST, Revision
+from reqfold.reference.json_values import (
+    JsonObject,
+    check_json_value,
+    is_integer,
+    json_equal,
+)
+from reqfold.reference.revisions import LATEST, Revision
 
 Header = JsonObject
 """A request header: ``{"config": {...}, "system"?, "tools"?, ...}``."""

@@ -21,7 +21,7 @@ import math
 import re
 from typing import Any, TypeAlias, TypeGuard
 
-from reference.errors import NotJsonValue
+from reqfold.reference.errors import NotJsonValue
 
 JsonValue: TypeAlias = Any
 """A JSON value as decoded by ``json.loads`` (see module docstring)."""

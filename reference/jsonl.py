@@ -10,7 +10,7 @@ kinds of damage apart: a partial *final* line is a torn tail
 (`LoadedLog.torn_tail`, JSONL-3); anything wrong before it is damage that
 would lose data, and loading refuses with the line number (JSONL-4).
 
-This module is the I/O shell around `reference.session_log`; it does not
+This module is the I/O shell around `reqfold.reference.session_log`; it does not
 interpret events beyond their envelope.
 """
 
@@ -24,10 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reference.errors import CodecError, LogDamaged, PersistenceError, TornTail
-from reference.json_values import JsonObject, canonical_json, is_integer, parse_json
-from reference.revisions import LATEST, Revision
-from reference.session_log import SessionLog, check_event
+from reqfold.reference.errors import CodecError, LogDamaged, PersistenceError, TornTail
+from reqfold.reference.json_values import (
+    JsonObject,
+    canonical_json,
+    is_integer,
+    parse_json,
+)
+from reqfold.reference.revisions import LATEST, Revision
+from reqfold.reference.session_log import SessionLog, check_event
 
 FORMAT_VERSION = 0
 

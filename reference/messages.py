@@ -7,7 +7,7 @@ surface, in order, mapped through `derive_event_message`.
 
 from __future__ import annotations
 
-from reference.json_values import JsonObject, canonical_json
+from reqfold.reference.json_values import JsonObject, canonical_json
 
 SURFACE_TYPES = frozenset(
     {

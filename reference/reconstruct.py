@@ -14,9 +14,9 @@ For the step whose ``step/start`` has seq ``s``:
   header event, or the header in force at ``s`` when the step has none
   (REQ-2). A step's header event is the one written inside the step before
   its first response event (TURN-3);
-- its wire body is `reference.request.build_chat_body` of the two (section
+- its wire body is `reqfold.reference.request.build_chat_body` of the two (section
   12); only the members the contract determines are compared
-  (`reference.request.contract_view`).
+  (`reqfold.reference.request.contract_view`).
 
 Whether a step actually reached the provider is not always visible in a
 log: a step that failed before dispatch and one whose request was sent and
@@ -40,12 +40,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from reference.header import DELTA, SNAPSHOT, Header, fold_request_header, fold_step
-from reference.json_values import JsonObject, canonical_json, json_equal
-from reference.request import build_chat_body, contract_view, request_messages
-from reference.revisions import LATEST, Revision
-from reference.session_log import SessionLog
-from reference.turns import Step, Turns, track
+from reqfold.reference.header import (
+    DELTA,
+    SNAPSHOT,
+    Header,
+    fold_request_header,
+    fold_step,
+)
+from reqfold.reference.json_values import JsonObject, canonical_json, json_equal
+from reqfold.reference.request import build_chat_body, contract_view, request_messages
+from reqfold.reference.revisions import LATEST, Revision
+from reqfold.reference.session_log import SessionLog
+from reqfold.reference.turns import Step, Turns, track
 
 RESPONSE_TYPES = frozenset({"assistant/chunk", "assistant/message"})
 HEADER_TYPES = frozenset({SNAPSHOT, DELTA})
@@ -140,7 +146,7 @@ def rebuild_step(
 def _steps(events: Sequence[JsonObject]) -> Iterator[tuple[int, int, int, str]]:
     """Yield ``(turn, step, boundary, evidence)`` for every step of the log.
 
-    A step is the turn's latest (`reference.turns.Turns.latest_step`) until
+    A step is the turn's latest (`reqfold.reference.turns.Turns.latest_step`) until
     the next ``step/start`` or the ``turn/end``: a response logged after
     its ``step/end`` still counts for it.
     """

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reference.header import Header
-from reference.json_values import JsonObject
-from reference.revisions import LATEST, Revision
+from reqfold.reference.header import Header
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import LATEST, Revision
 
 CONTRACT_KEYS = ("model", "messages", "tools", "temperature", "max_tokens", "stop")
 """Body members the contract determines; others (``stream``, ``thinking``...)

@@ -19,11 +19,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from reference.errors import MalformedEvent, SurfaceError
-from reference.header import Header, fold_step
-from reference.json_values import JsonObject, check_json_value, copy_json, is_integer
-from reference.messages import SURFACE_TYPES, derive_event_message
-from reference.revisions import LATEST, Revision
+from reqfold.reference.errors import MalformedEvent, SurfaceError
+from reqfold.reference.header import Header, fold_step
+from reqfold.reference.json_values import (
+    JsonObject,
+    check_json_value,
+    copy_json,
+    is_integer,
+)
+from reqfold.reference.messages import SURFACE_TYPES, derive_event_message
+from reqfold.reference.revisions import LATEST, Revision
 
 ENVELOPE_KEYS = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp")
 

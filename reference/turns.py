@@ -9,7 +9,7 @@ left open and to answer the calls a cancel stranded
 step's boundary. A checker can fold it too, instead of working the state
 out again.
 
-`track(turns, event)` is a fold like `reference.header.fold_step`: an immutable
+`track(turns, event)` is a fold like `reqfold.reference.header.fold_step`: an immutable
 `Turns` and one event in, the next `Turns` out. It judges nothing: an
 event that breaks a TURN rule moves the state as plainly as it can (a
 ``turn/start`` inside an open turn opens the new one), and numbers are kept
@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from reference.json_values import JsonObject, is_integer
+from reqfold.reference.json_values import JsonObject, is_integer
 
 ENDED = {"aborted": "aborted", "disposed": "disposed", "interrupted": "interrupted"}
 """How an unanswered tool call's error result names the turn's end, by the

@@ -15,7 +15,7 @@ request will actually carry, exactly one of these happens:
 
 from __future__ import annotations
 
-from reference.header import (
+from reqfold.reference.header import (
     DELTA,
     SNAPSHOT,
     Header,
@@ -24,8 +24,8 @@ from reference.header import (
     diff_header,
     header_equals,
 )
-from reference.json_values import JsonObject
-from reference.revisions import LATEST, Revision
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import LATEST, Revision
 
 
 def record_header(

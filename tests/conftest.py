@@ -54,7 +54,7 @@ _share_compiled_bytecode()
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-from conformance.rules import load_rules  # noqa: E402
+from reqfold.conformance.rules import load_rules  # noqa: E402
 
 settings.register_profile("dev", max_examples=100)
 settings.register_profile(

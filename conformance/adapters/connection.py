@@ -17,13 +17,13 @@ keep unbounded output:
   reader always finishes;
 * ending the adapter kills its whole tree: its process group, and every
   process that left the group but carries its marker or holds its pipes
-  (`conformance.adapters.process_tree`).
+  (`reqfold.conformance.adapters.process_tree`).
 
-Each line the adapter writes is read strictly (`conformance.adapters.wire`);
+Each line the adapter writes is read strictly (`reqfold.conformance.adapters.wire`);
 one that breaks the protocol ends the adapter. POSIX only (process groups,
 non-blocking pipes); the tree beyond the process group is found through
 Linux's ``/proc``. `Connection` is what every part of the suite talks to;
-`conformance.adapters.inprocess` serves the same protocol from the
+`reqfold.conformance.adapters.inprocess` serves the same protocol from the
 reference in process, for fast runs and for the suite's own tests.
 """
 
@@ -39,14 +39,14 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from conformance.adapters import pipes, process_tree, wire
-from conformance.adapters.pipes import (
+from reqfold.conformance.adapters import pipes, process_tree, wire
+from reqfold.conformance.adapters.pipes import (
     MAX_PENDING_BYTES,
     MAX_PENDING_LINES,
     MAX_RESPONSE_BYTES,
 )
-from conformance.codec.values import encode_json
-from conformance.errors import (
+from reqfold.conformance.codec.values import encode_json
+from reqfold.conformance.errors import (
     AdapterCrashed,
     AdapterError,
     AdapterProtocolError,
@@ -54,8 +54,8 @@ from conformance.errors import (
     AdapterTimeout,
     VersionMismatch,
 )
-from conformance.interrupts import signals_deferred, stop_requested
-from reference.json_values import JsonObject
+from reqfold.conformance.interrupts import signals_deferred, stop_requested
+from reqfold.reference.json_values import JsonObject
 
 PROTOCOL_VERSION = 1
 MAX_PENDING_NOTIFICATIONS = 10_000
@@ -483,7 +483,7 @@ class StdioConnection:
     def _release(self) -> None:
         """Kill the adapter's tree, reap it, close the pipes (once).
 
-        Under `conformance.interrupts.run_guarded` (every ``reqfold``
+        Under `reqfold.conformance.interrupts.run_guarded` (every ``reqfold``
         command), SIGINT and SIGTERM wait until this is done
         (`signals_deferred`), so an interrupted run never leaves half a tree
         behind; elsewhere (the pytest plugin) a Ctrl-C may still land here.

@@ -1,11 +1,11 @@
 """The reference in process, behind the same interface as a child process.
 
 `DirectConnection` answers the codec methods (part 1 of
-docs/adapter-protocol.md) by calling `reference.adapter.dispatch`.
-`InProcessHarness` runs `reference.harness_adapter.HarnessServer` on an
+docs/adapter-protocol.md) by calling `reqfold.reference.adapter.dispatch`.
+`InProcessHarness` runs `reqfold.reference.harness_adapter.HarnessServer` on an
 asyncio event loop in a thread of its own and speaks to it with plain
 calls: a request is a coroutine run on that loop, a notification goes
-through a queue. It answers what ``python -m reference.harness_adapter``
+through a queue. It answers what ``python -m reqfold.reference.harness_adapter``
 would over stdio (an unexpected exception is a ``-32603`` answer), minus
 the framing and the JSON round trip, so the suite can run the reference
 fast (``reqfold run --impl reference``).
@@ -19,9 +19,9 @@ import queue
 import threading
 from typing import Any
 
-from conformance.adapters.connection import PROTOCOL_VERSION
-from conformance.errors import AdapterCrashed, AdapterTimeout
-from reference.json_values import JsonObject
+from reqfold.conformance.adapters.connection import PROTOCOL_VERSION
+from reqfold.conformance.errors import AdapterCrashed, AdapterTimeout
+from reqfold.reference.json_values import JsonObject
 
 INTERNAL_ERROR = -32603
 """The code the stdio shell answers an unexpected exception with."""
@@ -31,7 +31,7 @@ class DirectConnection:
     """The in-process reference behind the `Connection` interface."""
 
     def __init__(self) -> None:
-        from reference import adapter
+        from reqfold.reference import adapter
 
         self._adapter = adapter
 
@@ -59,7 +59,7 @@ class InProcessHarness:
     """The reference's harness adapter on a private event loop thread."""
 
     def __init__(self, *, timeout: float = 10.0, loop_class: Any = None) -> None:
-        from reference import adapter, harness_adapter
+        from reqfold.reference import adapter, harness_adapter
 
         self.timeout = timeout
         self._rpc_error = adapter.RpcError

@@ -19,11 +19,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
-from conformance.adapters.connection import Connection, StdioConnection
-from conformance.adapters.inprocess import DirectConnection
-from conformance.errors import AdapterError
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.adapters.connection import Connection, StdioConnection
+from reqfold.conformance.adapters.inprocess import DirectConnection
+from reqfold.conformance.errors import AdapterError
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 _KNOWN = {revision.value: revision for revision in Revision}
 

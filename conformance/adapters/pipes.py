@@ -1,5 +1,5 @@
 """Reading an adapter's pipes without trusting it: plain parts the reader
-thread of `conformance.adapters.connection.StdioConnection` is built from.
+thread of `reqfold.conformance.adapters.connection.StdioConnection` is built from.
 
 * `Inbox`: stdout lines waiting for a request to claim them, bounded in
   count and bytes (a flood of lines nobody asked for is a protocol error);
@@ -18,7 +18,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
-from conformance.terminal_text import printable
+from reqfold.conformance.terminal_text import printable
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 MAX_PENDING_LINES = 64

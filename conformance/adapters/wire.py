@@ -5,7 +5,7 @@
 `response_problem` says whether a message answers a request (the echoed
 ``id``, exactly one of ``result`` and ``error {code}``);
 `is_notification` tells a notification apart. Each says what is wrong in
-one line; `conformance.adapters.connection.StdioConnection` turns that
+one line; `reqfold.conformance.adapters.connection.StdioConnection` turns that
 into an `AdapterProtocolError` and kills the adapter, since a stream that
 broke once cannot be trusted for the next answer.
 """
@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from conformance.codec.values import load_json
-from reference.json_values import JsonObject, has_lone_surrogate
+from reqfold.conformance.codec.values import load_json
+from reqfold.reference.json_values import JsonObject, has_lone_surrogate
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 

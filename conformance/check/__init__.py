@@ -2,7 +2,7 @@
 
 A sans-IO core: `check_lines` takes the lines of a session file (and,
 optionally, the captured requests to compare) and returns a `FileReport`;
-`conformance.check.cli` is the shell that opens files and prints.
+`reqfold.conformance.check.cli` is the shell that opens files and prints.
 
 Modules: `findings` (what is reported), `lines` (decoding one line, fast
 and strict), `reader` (the lines of a file, numbered and decoded, chunks
@@ -18,22 +18,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from conformance.check.findings import ERROR, MUST, SHOULD, Finding
-from conformance.check.log_rules import LogChecker, LogSummary
-from conformance.check.reconstruction import (
+from reqfold.conformance.check.findings import ERROR, MUST, SHOULD, Finding
+from reqfold.conformance.check.log_rules import LogChecker, LogSummary
+from reqfold.conformance.check.reconstruction import (
     CapturedRequest,
     CaptureUnreadable,
     Reconstruction,
     read_captures,
 )
-from conformance.check.report import (
+from reqfold.conformance.check.report import (
     FORMAT,
     FileReport,
     combined_status,
     render_json,
     render_text,
 )
-from reference.revisions import LATEST, Revision
+from reqfold.reference.revisions import LATEST, Revision
 
 APPLIED_RULES = (
     "CACHE-2",

@@ -21,10 +21,16 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw
 
-from conformance.check.lines import ENCODER, VALUE_DECODER, WINDOW, Envelope, Line
-from conformance.check.reader import DECODE_ERRORS
-from reference.header import DELTA, SNAPSHOT
-from reference.messages import SURFACE_TYPES
+from reqfold.conformance.check.lines import (
+    ENCODER,
+    VALUE_DECODER,
+    WINDOW,
+    Envelope,
+    Line,
+)
+from reqfold.conformance.check.reader import DECODE_ERRORS
+from reqfold.reference.header import DELTA, SNAPSHOT
+from reqfold.reference.messages import SURFACE_TYPES
 
 DATA_TYPES = frozenset({SNAPSHOT, DELTA})
 """Event types whose whole data a rule reads; other bodies stay `msgspec.Raw`

@@ -20,7 +20,7 @@ from contextlib import ExitStack
 from functools import partial
 from typing import TextIO
 
-from conformance.check import (
+from reqfold.conformance.check import (
     CaptureUnreadable,
     FileReport,
     check_lines,
@@ -29,8 +29,8 @@ from conformance.check import (
     render_json,
     render_text,
 )
-from conformance.check.revision_inference import infer_revision
-from reference.revisions import Revision
+from reqfold.conformance.check.revision_inference import infer_revision
+from reqfold.reference.revisions import Revision
 
 READ_BUFFER = 1 << 20
 

@@ -1,7 +1,7 @@
 """The envelope rules, checked on every event line the reader yields.
 
 Implements docs/spec.md LOG-1 (the type and time members; the member and
-JSON checks are `conformance.check.lines`'), LOG-2 (seqs run 0, 1, 2, ...),
+JSON checks are `reqfold.conformance.check.lines`'), LOG-2 (seqs run 0, 1, 2, ...),
 LOG-3 (data is an object), LOG-4 (surfaceOp and sourceEventSeqs only on
 surface types), LOG-5 (through the reference's `sources_problem`) and LOG-7
 (unknown event types are counted, not refused).
@@ -23,11 +23,11 @@ from typing import Any
 
 from msgspec import UNSET, Raw
 
-from conformance.check.findings import Finding, finding
-from conformance.check.lines import MISSING_DATA, Envelope
-from reference.header import DELTA, SNAPSHOT
-from reference.messages import SURFACE_TYPES
-from reference.session_log import sources_problem
+from reqfold.conformance.check.findings import Finding, finding
+from reqfold.conformance.check.lines import MISSING_DATA, Envelope
+from reqfold.reference.header import DELTA, SNAPSHOT
+from reqfold.reference.messages import SURFACE_TYPES
+from reqfold.reference.session_log import sources_problem
 
 UNKNOWN_TYPES_KEPT = 100
 """Distinct unknown event types counted by name; the rest are counted together."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from conformance.rules import load_rules
+from reqfold.conformance.rules import load_rules
 
 MUST = "MUST"
 SHOULD = "SHOULD"

@@ -5,7 +5,7 @@ Implements the log-visible part of docs/spec.md sections "Header", "Deltas",
 reference's `canonical_header`), WRITER-1 .. WRITER-6 and PREFIX-2.
 
 Theory of operation. `HeaderFold` holds the header in force (the
-*baseline*, canonical) exactly as `reference.header.fold_step` computes it,
+*baseline*, canonical) exactly as `reqfold.reference.header.fold_step` computes it,
 and judges each header event against it with the reference algebra: a
 snapshot must hold a canonical header and a reason the log's history allows;
 a delta must apply, change something, and be byte for byte the delta
@@ -32,10 +32,10 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from conformance.check.findings import MISSING, SHOULD, Finding, finding
-from conformance.codec import judge_equal
-from reference.errors import CodecError, DeltaBeforeSnapshot, MalformedDelta
-from reference.header import (
+from reqfold.conformance.check.findings import MISSING, SHOULD, Finding, finding
+from reqfold.conformance.codec import judge_equal
+from reqfold.reference.errors import CodecError, DeltaBeforeSnapshot, MalformedDelta
+from reqfold.reference.header import (
     SNAPSHOT_REASONS,
     Delta,
     Header,
@@ -47,7 +47,7 @@ from reference.header import (
     project_canonical,
     system_lines,
 )
-from reference.revisions import Revision
+from reqfold.reference.revisions import Revision
 
 
 class _Config(msgspec.Struct):
@@ -90,7 +90,7 @@ _SHAPES: dict[Revision, type[msgspec.Struct]] = {
 def fast_canonical(header: Any, revision: Revision) -> Header | None:
     """The canonical form of a well-formed decoded header, or None.
 
-    A speed path for `reference.header.canonical_header`, whose full
+    A speed path for `reqfold.reference.header.canonical_header`, whose full
     JSON-value walk costs milliseconds on a header with tens of tools. The
     shape is checked by msgspec in C (HDR-1..HDR-3, CONFIG-1/2, SYS-1,
     TOOLS-1, MSGS-1), tool names for uniqueness (TOOLS-2), and JSON-1 by
@@ -202,7 +202,7 @@ def fold_equal(a: Any, b: Any, depth: int = 3) -> bool:
     (finite numbers, no lone surrogate: the fast fold and the reference
     refuse others), so equal compact encodings mean equal values; encodings
     that differ may still be equal values (``1`` and ``1.0``), which the
-    judge's own comparison (`conformance.codec.judge_equal`) then decides.
+    judge's own comparison (`reqfold.conformance.codec.judge_equal`) then decides.
     """
     if a is b:
         return True

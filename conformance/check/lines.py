@@ -13,7 +13,7 @@ engine wants to look at more closely, goes through `explain_line`: a strict
 parse that reports each problem (a BOM, invalid UTF-8, NaN, a duplicate key,
 a number too large for a double, broken syntax) and, whenever the text can
 still be read, recovers the event leniently so the check goes on. The
-strict parser is `conformance.check.strict_json`'s.
+strict parser is `reqfold.conformance.check.strict_json`'s.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from conformance.check.findings import SHOULD, Finding, finding
-from conformance.check.strict_json import JsonDamaged, ParsedJson, parse_json
-from reference.json_values import is_integer
-from reference.session_log import ENVELOPE_KEYS
+from reqfold.conformance.check.findings import SHOULD, Finding, finding
+from reqfold.conformance.check.strict_json import JsonDamaged, ParsedJson, parse_json
+from reqfold.reference.json_values import is_integer
+from reqfold.reference.session_log import ENVELOPE_KEYS
 
 Line = bytes | bytearray
 """One line of a session file (a long line joined from pieces is a bytearray)."""

@@ -20,8 +20,8 @@ rule of a step's first, resolving its request, is applied after it by
 
 1. *general*: a line msgspec decoded; re-encoded, with the ``data`` the
    rules read decoded, it must give back exactly its own bytes
-   (`conformance.check.canonical.proven`), else it takes
-2. *slow*: `conformance.check.lines.explain_line`, which names each problem
+   (`reqfold.conformance.check.canonical.proven`), else it takes
+2. *slow*: `reqfold.conformance.check.lines.explain_line`, which names each problem
    and recovers what it can, so the check goes on after any finding.
 
 The event is then checked by `EnvelopeRules`, and handed to the handlers
@@ -39,16 +39,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.check.canonical import (
+from reqfold.conformance.check.canonical import (
     RAW,
     UNREAD,
     WHOLE,
     bodies,
     proven,
 )
-from conformance.check.envelope_rules import UNKNOWN_TYPES_KEPT, EnvelopeRules
-from conformance.check.findings import ERROR, Finding, finding
-from conformance.check.lines import (
+from reqfold.conformance.check.envelope_rules import UNKNOWN_TYPES_KEPT, EnvelopeRules
+from reqfold.conformance.check.findings import ERROR, Finding, finding
+from reqfold.conformance.check.lines import (
     EVENT_DECODER,
     LONG_INTEGER,
     Envelope,
@@ -59,17 +59,17 @@ from conformance.check.lines import (
     is_utf8,
     read_value,
 )
-from conformance.check.opening_rules import OpeningRules
-from conformance.check.reader import CHUNK, DECODE_ERRORS, LineReader
-from conformance.check.reconstruction import CaptureUnreadable, Reconstruction
-from conformance.check.request_rules import RequestRules
-from conformance.check.surface_rules import COMPACTION_TYPES, SurfaceRules
-from conformance.check.turn_rules import TurnRules
-from reference.header import DELTA, SNAPSHOT
-from reference.json_values import is_integer
-from reference.messages import SURFACE_TYPES
-from reference.reconstruct import RESPONSE_TYPES
-from reference.revisions import LATEST, Revision
+from reqfold.conformance.check.opening_rules import OpeningRules
+from reqfold.conformance.check.reader import CHUNK, DECODE_ERRORS, LineReader
+from reqfold.conformance.check.reconstruction import CaptureUnreadable, Reconstruction
+from reqfold.conformance.check.request_rules import RequestRules
+from reqfold.conformance.check.surface_rules import COMPACTION_TYPES, SurfaceRules
+from reqfold.conformance.check.turn_rules import TurnRules
+from reqfold.reference.header import DELTA, SNAPSHOT
+from reqfold.reference.json_values import is_integer
+from reqfold.reference.messages import SURFACE_TYPES
+from reqfold.reference.reconstruct import RESPONSE_TYPES
+from reqfold.reference.revisions import LATEST, Revision
 
 Handler = Callable[[Envelope, Any, int, int], Sequence[Finding]]
 """A rule machine's handler of one event type: (event, data as an object or

@@ -20,13 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check.findings import SHOULD, Finding, finding
-from conformance.check.header_rules import HeaderFold, fold_equal
-from conformance.check.lines import Envelope
-from conformance.check.turn_rules import OpenStep, TurnRules
-from reference.header import DELTA, SNAPSHOT
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.check.findings import SHOULD, Finding, finding
+from reqfold.conformance.check.header_rules import HeaderFold, fold_equal
+from reqfold.conformance.check.lines import Envelope
+from reqfold.conformance.check.turn_rules import OpenStep, TurnRules
+from reqfold.reference.header import DELTA, SNAPSHOT
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 OPENING = ("system", "tools", "messagePrefix")
 """The header parts that lead a request's prompt (CACHE-2)."""

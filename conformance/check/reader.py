@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
-from conformance.check.lines import (
+from reqfold.conformance.check.lines import (
     EVENT_DECODER,
     LONG_INTEGER,
     Envelope,

@@ -6,9 +6,9 @@ WIRE-5 (the check the anchor calls its THEOREM test), plus CHECK-1.
 For each step that dispatched, the rule engine hands over the header in
 force for it (the fold up to its own header event, or up to its first
 response event) and the derived history strictly before its ``step/start``.
-The expected body is `reference.request.build_chat_body` of
-`reference.request.request_messages`; both it and the captured body are
-compared in their `reference.request.contract_view` (deployment settings
+The expected body is `reqfold.reference.request.build_chat_body` of
+`reqfold.reference.request.request_messages`; both it and the captured body are
+compared in their `reqfold.reference.request.contract_view` (deployment settings
 such as ``stream`` are not in the log). The first differing path is
 reported, by value (MUST) and then by member order (WIRE-5, SHOULD).
 
@@ -29,17 +29,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check.findings import MISSING, SHOULD, Finding, finding
-from conformance.check.strict_json import parse_json
-from reference.header import Header
-from reference.json_values import JsonObject
-from reference.request import (
+from reqfold.conformance.check.findings import MISSING, SHOULD, Finding, finding
+from reqfold.conformance.check.strict_json import parse_json
+from reqfold.reference.header import Header
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.request import (
     build_chat_body,
     contract_view,
     request_messages,
     wire_messages,
 )
-from reference.revisions import Revision
+from reqfold.reference.revisions import Revision
 
 CHAT_PATH = "/chat/completions"
 

@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.check.findings import ERROR, MUST, SHOULD, Finding
-from conformance.check.log_rules import LogSummary
-from conformance.rules import load_rules
+from reqfold.conformance.check.findings import ERROR, MUST, SHOULD, Finding
+from reqfold.conformance.check.log_rules import LogSummary
+from reqfold.conformance.rules import load_rules
 
 MAX_PER_RULE = 200
 FORMAT = "reqfold-check/1"

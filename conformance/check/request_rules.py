@@ -20,12 +20,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from conformance.check.findings import Finding, finding
-from conformance.check.lines import Envelope
-from conformance.check.opening_rules import OpeningRules
-from conformance.check.reconstruction import Reconstruction, StepPoint, cache_cost
-from conformance.check.surface import Surface
-from conformance.check.turn_rules import OpenStep, TurnRules
+from reqfold.conformance.check.findings import Finding, finding
+from reqfold.conformance.check.lines import Envelope
+from reqfold.conformance.check.opening_rules import OpeningRules
+from reqfold.conformance.check.reconstruction import (
+    Reconstruction,
+    StepPoint,
+    cache_cost,
+)
+from reqfold.conformance.check.surface import Surface
+from reqfold.conformance.check.turn_rules import OpenStep, TurnRules
 
 
 class RequestRules:

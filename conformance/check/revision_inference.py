@@ -5,7 +5,7 @@ A session file names its revision on the storage line (JSONL-1, optional
 log as ``session-prefix`` (the default) turns every header event into a
 misleading HDR-2 or PREFIX-2 finding. The header events say more than the
 storage line: each revision has its own header fields and delta arms
-(`reference.revisions.Revision`), so
+(`reqfold.reference.revisions.Revision`), so
 
 * a ``messageSuffix`` anywhere (snapshot field or delta arm) exists only in
   ``request-messages``;
@@ -27,8 +27,8 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reference.header import DELTA, SNAPSHOT
-from reference.revisions import ALL_REVISIONS, LATEST, Revision
+from reqfold.reference.header import DELTA, SNAPSHOT
+from reqfold.reference.revisions import ALL_REVISIONS, LATEST, Revision
 
 _MARKERS = (b"messagePrefix", b"messageSuffix")
 """A line without either name carries no evidence and is not decoded."""

@@ -1,7 +1,7 @@
 """A strict, lenient-recovering JSON parser for the checker's slow path.
 
-Implements the text side of docs/spec.md JSON-1 for `conformance.check.lines`
-(and the capture reader, `conformance.check.reconstruction`): `parse_json`
+Implements the text side of docs/spec.md JSON-1 for `reqfold.conformance.check.lines`
+(and the capture reader, `reqfold.conformance.check.reconstruction`): `parse_json`
 reads one JSON text and records every JSON-1 problem on the way (a duplicate
 key, NaN or Infinity, a number out of range for a double, a lone surrogate
 escape) instead of refusing the text, so the check can go on and name each
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference.json_values import has_lone_surrogate
+from reqfold.reference.json_values import has_lone_surrogate
 
 
 class JsonDamaged(ValueError):

@@ -4,7 +4,7 @@ Implements docs/spec.md SURF-2 and SURF-3 (and DERIVE-1 when asked) with
 bounded memory: the surface is kept as seqs, and projected messages only
 when the checker rebuilds requests (``--requests``). Nodes a replace
 shadows are forgotten, so memory follows the surface, not the log. This
-mirrors `reference.session_log.SessionLog`'s incremental derivation, which
+mirrors `reqfold.reference.session_log.SessionLog`'s incremental derivation, which
 keeps every event and so cannot serve a streaming checker.
 
 Theory of operation. The surface is two parts, one after the other: a
@@ -23,7 +23,7 @@ from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from reference.json_values import JsonObject
+from reqfold.reference.json_values import JsonObject
 
 _LOWEST, _HIGHEST = -(1 << 63), (1 << 63) - 1
 """The seqs the run's 64-bit array holds; any other goes to the linked part."""

@@ -19,12 +19,12 @@ from typing import Any
 
 from msgspec import UNSET, Raw
 
-from conformance.check.findings import ABSENT, Finding, finding
-from conformance.check.lines import VALUE_DECODER, Envelope
-from conformance.check.surface import ReplaceRefused, Surface
-from reference.json_values import JsonObject, is_integer
-from reference.messages import derive_event_message
-from reference.session_log import surface_op_problem
+from reqfold.conformance.check.findings import ABSENT, Finding, finding
+from reqfold.conformance.check.lines import VALUE_DECODER, Envelope
+from reqfold.conformance.check.surface import ReplaceRefused, Surface
+from reqfold.reference.json_values import JsonObject, is_integer
+from reqfold.reference.messages import derive_event_message
+from reqfold.reference.session_log import surface_op_problem
 
 COMPACTION_TYPES = frozenset({"compact/start", "compact/summary", "compact/end"})
 

@@ -6,7 +6,7 @@ numbered from 1 within their turn, not nested, ended inside it) and TURN-4
 (every event but the turn markers inside an open turn).
 
 Theory of operation. Which turn and step are open is the reference's fold
-(`reference.turns`: `start_turn`, `end_turn`, `start_step`, `end_step`,
+(`reqfold.reference.turns`: `start_turn`, `end_turn`, `start_step`, `end_step`,
 the transitions `track` makes on the turn and step events, which are the
 only events that move it), fed with the numbers as this checker judged them
 (a number the log gets wrong is taken as the one expected, so one wrong
@@ -30,10 +30,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check.findings import MISSING, SHOULD, Finding, finding
-from conformance.check.lines import Envelope
-from reference.json_values import JsonObject, is_integer
-from reference.turns import Turns, end_step, end_turn, start_step, start_turn
+from reqfold.conformance.check.findings import MISSING, SHOULD, Finding, finding
+from reqfold.conformance.check.lines import Envelope
+from reqfold.reference.json_values import JsonObject, is_integer
+from reqfold.reference.turns import Turns, end_step, end_turn, start_step, start_turn
 
 TURN_MARKERS = ("turn/start", "turn/end")
 
@@ -68,7 +68,7 @@ class TurnRules:
 
     def __init__(self) -> None:
         self.state = Turns()
-        """The open turn and step, as `reference.turns` folds them."""
+        """The open turn and step, as `reqfold.reference.turns` folds them."""
         self.turn: int | None = None
         """The open turn's number, as judged, or None: ``state.open_turn``,
         kept at hand, since every line the checker reads asks for it and a

@@ -5,8 +5,8 @@ docs/vectors.md): one file per codec method and per revision that
 *introduced* the behaviour its cases pin down, each case giving the
 method's params and either the exact result or a rejection. This module
 names the layout (families, levels, profiles, rejection kinds) and holds
-`VectorCase`; `conformance.codec.loading` reads and checks the files,
-`conformance.codec.judging` judges an answer against a case. None of them
+`VectorCase`; `reqfold.conformance.codec.loading` reads and checks the files,
+`reqfold.conformance.codec.judging` judges an answer against a case. None of them
 needs more than the standard library; the JSON Schema of the file format
 (``vectors.schema.json``) is checked by the test suite.
 
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance.codec.values import values_equal
-from conformance.rules import Rule
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.codec.values import values_equal
+from reqfold.conformance.rules import Rule
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 VECTORS_DIR: Final = Path(__file__).resolve().parent.parent / "vectors"
 """Where the vector files live, beside this module."""

@@ -20,17 +20,17 @@ import json
 import shlex
 import sys
 
-from conformance.adapters.lifecycle import (
+from reqfold.conformance.adapters.lifecycle import (
     codec_connector,
     declared_revisions,
     impl_problem,
     timeout_problem,
 )
-from conformance.codec.cases import CORE, PROFILES, STRICT
-from conformance.codec.runner import CaseResult, VectorReport, run_vectors
-from conformance.interrupts import run_guarded
-from conformance.outcomes import MARKS, Outcome
-from reference.revisions import Revision, parse_revision
+from reqfold.conformance.codec.cases import CORE, PROFILES, STRICT
+from reqfold.conformance.codec.runner import CaseResult, VectorReport, run_vectors
+from reqfold.conformance.interrupts import run_guarded
+from reqfold.conformance.outcomes import MARKS, Outcome
+from reqfold.reference.revisions import Revision, parse_revision
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--impl",
         metavar="CMD",
-        default=f"{shlex.quote(sys.executable)} -m reference.adapter",
+        default=f"{shlex.quote(sys.executable)} -P -m reqfold.reference.adapter",
         help="the adapter command to run (split like a shell would); 'reference'"
         " runs the reference in process (default: the reference's stdio adapter)",
     )

@@ -1,7 +1,7 @@
 """The Python loader's public names, where docs/vectors.md first put them.
 
 The loader was one module, ``corpus.py``, until it was split by concern
-into `conformance.codec.cases`, `loading`, `judging` and `values`
+into `reqfold.conformance.codec.cases`, `loading`, `judging` and `values`
 (docs/vectors.md, "The Python loader"). Code written against the old
 module keeps working through these re-exports; new code imports from the
 four modules.
@@ -9,7 +9,7 @@ four modules.
 
 from __future__ import annotations
 
-from conformance.codec.cases import (
+from reqfold.conformance.codec.cases import (
     CODEC_RULE_IDS,
     CODEC_RULE_PREFIXES,
     CORE,
@@ -25,7 +25,7 @@ from conformance.codec.cases import (
     VectorError,
     codec_rule_ids,
 )
-from conformance.codec.judging import (
+from reqfold.conformance.codec.judging import (
     REJECTED,
     SEQ_NAMING_RULES,
     Judgement,
@@ -34,14 +34,19 @@ from conformance.codec.judging import (
     judge_rejection,
     judge_response,
 )
-from conformance.codec.loading import (
+from reqfold.conformance.codec.loading import (
     iter_cases,
     load_cases,
     load_file,
     stray_files,
     vector_files,
 )
-from conformance.codec.values import DOUBLE_EXACT, encode_json, load_json, values_equal
+from reqfold.conformance.codec.values import (
+    DOUBLE_EXACT,
+    encode_json,
+    load_json,
+    values_equal,
+)
 
 __all__ = [
     "CODEC_RULE_IDS",

@@ -3,7 +3,7 @@
 The suite judges implementations, the reference among them, by comparing
 JSON values: a vector's expected result with an answer, a logged delta with
 what diff yields, a folded header with a resume snapshot. If the judge
-compared with the reference's `reference.json_values.json_equal`, one
+compared with the reference's `reqfold.reference.json_values.json_equal`, one
 defect there would make the reference wrong and the judge blind to it in
 the same stroke. So the judge has its own comparison, written from
 docs/spec.md and held to agree with the reference's by a property test

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from conformance.codec.cases import VectorCase
-from conformance.codec.values import encode_json, values_equal
-from reference.json_values import JsonValue
+from reqfold.conformance.codec.cases import VectorCase
+from reqfold.conformance.codec.values import encode_json, values_equal
+from reqfold.reference.json_values import JsonValue
 
 REJECTED: Final = -32000
 """The JSON-RPC error code of a rejection the spec requires."""

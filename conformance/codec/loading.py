@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
-from conformance.codec.cases import (
+from reqfold.conformance.codec.cases import (
     ERROR_KINDS,
     FAMILIES,
     LEVELS,
@@ -25,10 +25,10 @@ from conformance.codec.cases import (
     VectorCase,
     VectorError,
 )
-from conformance.codec.values import encode_json, load_json
-from conformance.loaded_files import LoadedFiles, file_bytes
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.codec.values import encode_json, load_json
+from reqfold.conformance.loaded_files import LoadedFiles, file_bytes
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 
 def vector_files(root: Path = VECTORS_DIR) -> list[Path]:

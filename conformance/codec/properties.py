@@ -4,13 +4,13 @@ Longer than the house's usual ~500 lines: the trial that runs one
 property against an adapter (restarts, shrinking, stopping) and the
 judgement of one answer against the reference's are one flow, read top to
 bottom. What each property generates, and the rules it shows, is the
-table in `conformance.codec.property_table`; the generators live in
-`conformance.strategies`.
+table in `reqfold.conformance.codec.property_table`; the generators live in
+`reqfold.conformance.strategies`.
 
 The vectors pin down chosen cases by hand; these properties search for
 the cases nobody wrote. For each codec method, hypothesis generates
 inputs a conforming writer produces (the *core profile*,
-`conformance.strategies`: valid headers, canonical pairs that differ by a
+`reqfold.conformance.strategies`: valid headers, canonical pairs that differ by a
 harness's edits, deltas `diff` yields, logs the writer wrote), sends each
 to the implementation under test through the adapter protocol, and
 compares the answer with the reference's answer to the same params:
@@ -34,7 +34,7 @@ compares the answer with the reference's answer to the same params:
 Runs are deterministic (a fixed seed, no example database, no deadline,
 no health checks, and none of the constants Hypothesis would otherwise take
 from whatever local modules the process has loaded:
-`conformance.codec.local_constants`), so the same implementation gets the
+`reqfold.conformance.codec.local_constants`), so the same implementation gets the
 same report from the same command, installed or from a checkout.
 """
 
@@ -56,23 +56,27 @@ from hypothesis import (
     settings,
 )
 
-from conformance.adapters.connection import Connection
-from conformance.adapters.inprocess import DirectConnection
-from conformance.adapters.lifecycle import declared_revisions, describe
-from conformance.codec.cases import ERROR_KINDS
-from conformance.codec.judging import REJECTED, Verdict, compare_results
-from conformance.codec.local_constants import without_local_constants
-from conformance.codec.property_table import (
+from reqfold.conformance.adapters.connection import Connection
+from reqfold.conformance.adapters.inprocess import DirectConnection
+from reqfold.conformance.adapters.lifecycle import declared_revisions, describe
+from reqfold.conformance.codec.cases import ERROR_KINDS
+from reqfold.conformance.codec.judging import REJECTED, Verdict, compare_results
+from reqfold.conformance.codec.local_constants import without_local_constants
+from reqfold.conformance.codec.property_table import (
     MEMBER_ORDER_RULES,
     PROPERTIES,
     CodecProperty,
 )
-from conformance.codec.runner import INTERNAL_ERROR, MAX_RESTARTS, MAX_TIMEOUTS_IN_A_ROW
-from conformance.codec.values import encode_json, values_equal
-from conformance.errors import AdapterTimeout
-from conformance.outcomes import Outcome
-from reference.json_values import JsonObject, JsonValue, copy_json
-from reference.revisions import ALL_REVISIONS, Revision
+from reqfold.conformance.codec.runner import (
+    INTERNAL_ERROR,
+    MAX_RESTARTS,
+    MAX_TIMEOUTS_IN_A_ROW,
+)
+from reqfold.conformance.codec.values import encode_json, values_equal
+from reqfold.conformance.errors import AdapterTimeout
+from reqfold.conformance.outcomes import Outcome
+from reqfold.reference.json_values import JsonObject, JsonValue, copy_json
+from reqfold.reference.revisions import ALL_REVISIONS, Revision
 
 DEFAULT_EXAMPLES: Final = 40
 """Examples per property and revision: enough for each known-bad adapter of
@@ -158,7 +162,7 @@ def run_properties(
     """Run `properties` against the implementation `connect` starts.
 
     `connect` starts (and, after an adapter error, restarts) the
-    implementation, as for `conformance.codec.runner.run_vectors`;
+    implementation, as for `reqfold.conformance.codec.runner.run_vectors`;
     `revisions` limits the run (default: every revision); a revision the
     implementation does not declare in ``initialize`` is a ``skip``.
     `examples` is hypothesis's ``max_examples`` per property and revision,

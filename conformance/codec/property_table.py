@@ -2,10 +2,10 @@
 
 One `CodecProperty` per codec method (`PROPERTIES`), each a hypothesis
 strategy of the params a conforming writer's inputs give that method
-(`conformance.strategies`: valid headers, canonical pairs that differ by a
+(`reqfold.conformance.strategies`: valid headers, canonical pairs that differ by a
 harness's edits, deltas `diff` yields, logs the writer wrote) and the MUST
 rules an answer to them demonstrates. Adding a property, or a rule to one,
-happens here; `conformance.codec.properties` runs them against an
+happens here; `reqfold.conformance.codec.properties` runs them against an
 implementation with the reference as oracle.
 """
 
@@ -17,17 +17,17 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from conformance.codec.cases import FAMILIES
-from conformance.rules import load_rules
-from conformance.strategies import (
+from reqfold.conformance.codec.cases import FAMILIES
+from reqfold.conformance.rules import load_rules
+from reqfold.conformance.strategies import (
     core_headers,
     header_logs,
     header_pairs,
     writer_inputs,
 )
-from reference.header import diff_header, fold_request_header
-from reference.json_values import JsonObject
-from reference.revisions import ALL_REVISIONS, Revision
+from reqfold.reference.header import diff_header, fold_request_header
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import ALL_REVISIONS, Revision
 
 MEMBER_ORDER_RULES: Final = ("JSON-3",)
 """The SHOULD rule every property also demonstrates: member order."""

@@ -35,15 +35,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.adapters.connection import Connection
-from conformance.adapters.lifecycle import abandon, declared_revisions, describe
-from conformance.codec.cases import CORE, PROFILES, STRICT, VectorCase
-from conformance.codec.judging import Verdict, judge_response
-from conformance.codec.loading import iter_cases
-from conformance.errors import AdapterError, AdapterTimeout
-from conformance.outcomes import Outcome
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.adapters.connection import Connection
+from reqfold.conformance.adapters.lifecycle import abandon, declared_revisions, describe
+from reqfold.conformance.codec.cases import CORE, PROFILES, STRICT, VectorCase
+from reqfold.conformance.codec.judging import Verdict, judge_response
+from reqfold.conformance.codec.loading import iter_cases
+from reqfold.conformance.errors import AdapterError, AdapterTimeout
+from reqfold.conformance.outcomes import Outcome
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 MAX_RESTARTS = 3
 """Consecutive failed restarts after which the remaining cases are errors."""

@@ -7,7 +7,7 @@ value a vector holds goes out to an adapter and into a report unchanged.
 `values_equal` is the comparison an implementation's answers are judged
 by (JSON-2, JSON-3 with ``ordered``), lenient where JSON-5 lets an
 implementation hold every number as a double. It differs from
-`conformance.codec.judge_equal.same_json`, used on the logs and snapshots
+`reqfold.conformance.codec.judge_equal.same_json`, used on the logs and snapshots
 the checker and the scenarios read, which allows no such rounding.
 """
 
@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from reference.json_values import JsonValue, parse_json
+from reqfold.reference.json_values import JsonValue, parse_json
 
 
 def load_json(text: str) -> JsonValue:

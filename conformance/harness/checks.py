@@ -18,7 +18,7 @@ The checks, in order:
 - ``absent``: a sentinel text appears nowhere in the log or in any
   request the fake received (and so in nothing it cached);
 - ``request``: a captured request holds (or lacks) given texts, in order;
-- ``anchor`` and ``cache`` (`conformance.harness.stability`): each
+- ``anchor`` and ``cache`` (`reqfold.conformance.harness.stability`): each
   instance's first request logs its anchoring snapshot, and each request
   extends the previous one unless the log says why not.
 
@@ -33,7 +33,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from conformance.check import (
+from reqfold.conformance.check import (
     APPLIED_RULES,
     ERROR,
     MUST,
@@ -42,15 +42,18 @@ from conformance.check import (
     check_lines,
     read_captures,
 )
-from conformance.check.reconstruction import REFUSED_AS_TOO_LARGE, refused_unread
-from conformance.harness.evidence import Evidence
-from conformance.harness.results import CheckResult, Judge
-from conformance.harness.stability import stability_checks
-from conformance.outcomes import Outcome
-from conformance.rules import load_rules
-from fakes import CapturedRequest, dump_capture_jsonl
-from reference.errors import CodecError
-from reference.json_values import JsonObject
+from reqfold.conformance.check.reconstruction import (
+    REFUSED_AS_TOO_LARGE,
+    refused_unread,
+)
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.results import CheckResult, Judge
+from reqfold.conformance.harness.stability import stability_checks
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.rules import load_rules
+from reqfold.fakes import CapturedRequest, dump_capture_jsonl
+from reqfold.reference.errors import CodecError
+from reqfold.reference.json_values import JsonObject
 
 READER_DUTIES = frozenset({"CHECK-2", "JSONL-3"})
 """Rules the checker applies that bind a reader of logs, not the harness

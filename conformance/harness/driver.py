@@ -17,7 +17,7 @@ happened, for the report.
 What it returns is `Evidence`: the log the harness wrote, the requests the
 fake captured for this session (picked out by the session's API key), what
 each send did, and how often each contributor was called per instance.
-`conformance.harness.checks` judges it.
+`reqfold.conformance.harness.checks` judges it.
 """
 
 from __future__ import annotations
@@ -28,19 +28,19 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from conformance.adapters.messages import check_notification, check_result
-from conformance.errors import AdapterProtocolError, AdapterTimeout
-from conformance.harness.evidence import Evidence, SendRecord
-from conformance.harness.scenarios import Scenario, Step
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.adapters.messages import check_notification, check_result
+from reqfold.conformance.errors import AdapterProtocolError, AdapterTimeout
+from reqfold.conformance.harness.evidence import Evidence, SendRecord
+from reqfold.conformance.harness.scenarios import Scenario, Step
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 if TYPE_CHECKING:
-    from fakes import CapturedRequest, FakeProvider
+    from reqfold.fakes import CapturedRequest, FakeProvider
 
 # `fakes` is imported where a scenario is played, not here: `reqfold run`
 # imports this module (the harness protocol) for every run, and a run that
-# plays no scenario starts without the fake (conformance.harness.runner).
+# plays no scenario starts without the fake (reqfold.conformance.harness.runner).
 
 DIALECT = "deepseek"
 TURN_TIMEOUTS = 3
@@ -95,7 +95,7 @@ class ScenarioDriver:
         """Play `scenario` under `revision`; return its evidence.
 
         Raises `ScenarioBroken` when the adapter refuses a step, and lets
-        `conformance.errors.AdapterError` through when the adapter breaks;
+        `reqfold.conformance.errors.AdapterError` through when the adapter breaks;
         either carries a note naming the step it happened at.
         """
         run = _Run(self, scenario, revision)
@@ -135,7 +135,7 @@ class _Run:
     def __init__(
         self, driver: ScenarioDriver, scenario: Scenario, revision: Revision
     ) -> None:
-        from fakes import key_digest, parse_script_item
+        from reqfold.fakes import key_digest, parse_script_item
 
         self.driver = driver
         self.scenario = scenario
@@ -369,7 +369,7 @@ class _Run:
         The captures are also written beside the log (``<session>.requests.jsonl``),
         so a kept run can be checked again with ``reqfold check --requests``.
         """
-        from fakes import dump_capture_jsonl
+        from reqfold.fakes import dump_capture_jsonl
 
         self.sync_captures()
         self.evidence.captures = self.captures()

@@ -1,7 +1,7 @@
 """The evidence a scenario run leaves: what the checks judge.
 
-Plain data, filled by `conformance.harness.driver` and read by the pure
-`conformance.harness.checks`: the log the harness wrote, the requests the
+Plain data, filled by `reqfold.conformance.harness.driver` and read by the pure
+`reqfold.conformance.harness.checks`: the log the harness wrote, the requests the
 fake captured for the session (each with the instance that was running),
 what each send did, and how often each contributor was called.
 """
@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance.harness.scenarios import Scenario
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.harness.scenarios import Scenario
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 if TYPE_CHECKING:  # a type only: importing fakes costs a run that plays nothing
-    from fakes import CapturedRequest
+    from reqfold.fakes import CapturedRequest
 
 
 @dataclass(slots=True, kw_only=True)

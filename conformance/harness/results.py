@@ -3,7 +3,7 @@
 `CheckResult` is one check's outcome with its stable id and rules;
 `Judge` collects the results of one run, giving each its id and its
 outcome from the rules' level (`level_of`). The checks themselves live in
-`conformance.harness.checks` and `conformance.harness.stability`.
+`reqfold.conformance.harness.checks` and `reqfold.conformance.harness.stability`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from conformance.check import MUST, SHOULD
-from conformance.harness.evidence import Evidence
-from conformance.outcomes import Outcome
-from conformance.rules import load_rules
-from reference.json_values import JsonObject
+from reqfold.conformance.check import MUST, SHOULD
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.rules import load_rules
+from reqfold.reference.json_values import JsonObject
 
 BROKEN_RUN = "run"
 """The check name of a scenario run with no verdict (``SCENARIO@REVISION/run``:

@@ -3,7 +3,7 @@
 `run_scenarios` starts the fake provider on 127.0.0.1 (a real uvicorn
 server: the harness under test is another process), starts the adapter,
 plays every scenario that applies to a revision the adapter declares, and
-judges each run (`conformance.harness.checks`). Like the vector runner it
+judges each run (`reqfold.conformance.harness.checks`). Like the vector runner it
 keeps a broken adapter apart from a broken contract: a crash, a hang or a
 protocol error costs the scenario an ``error`` result (no verdict), the
 adapter is killed and restarted, and the run goes on; so does a bug of the
@@ -28,29 +28,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from conformance.adapters.connection import Connection, StdioConnection
-from conformance.adapters.lifecycle import (
+from reqfold.conformance.adapters.connection import Connection, StdioConnection
+from reqfold.conformance.adapters.lifecycle import (
     REFERENCE,
     declared_revisions,
     describe,
     stderr_block,
 )
-from conformance.adapters.messages import check_result
-from conformance.errors import AdapterError, AdapterProtocolError, AdapterTimeout
-from conformance.harness.driver import (
+from reqfold.conformance.adapters.messages import check_result
+from reqfold.conformance.errors import (
+    AdapterError,
+    AdapterProtocolError,
+    AdapterTimeout,
+)
+from reqfold.conformance.harness.driver import (
     HarnessConnection,
     ScenarioBroken,
     ScenarioDriver,
 )
-from conformance.harness.evidence import Evidence
-from conformance.harness.results import BROKEN_RUN, CheckResult, level_of
-from conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
-from conformance.outcomes import Outcome
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.results import BROKEN_RUN, CheckResult, level_of
+from reqfold.conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
+from reqfold.conformance.outcomes import Outcome
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 if TYPE_CHECKING:
-    from fakes import FakeProvider
+    from reqfold.fakes import FakeProvider
 
 # The fake, its server and the checks are imported where scenarios are
 # played: a run that plays none (vectors, properties, a bad option) starts
@@ -81,10 +85,10 @@ def harness_connector(impl: str, timeout: float) -> Callable[[], ClosableHarness
 
     ``reference`` is the reference in process; anything else is an adapter
     command, split like a shell would (the caller has checked it splits).
-    The harness side of `conformance.adapters.lifecycle.codec_connector`.
+    The harness side of `reqfold.conformance.adapters.lifecycle.codec_connector`.
     """
     if impl == REFERENCE:
-        from conformance.adapters.inprocess import InProcessHarness
+        from reqfold.conformance.adapters.inprocess import InProcessHarness
 
         return lambda: InProcessHarness(timeout=timeout)
     argv = shlex.split(impl)
@@ -122,8 +126,8 @@ def run_scenarios(
     result of its ``initialize``: the run uses it first (and closes it)
     instead of starting one; `connect` starts the restarts.
     """
-    from fakes import FakeProvider
-    from fakes.server import running_server
+    from reqfold.fakes import FakeProvider
+    from reqfold.fakes.server import running_server
 
     chosen = load_scenarios() if scenarios is None else scenarios
     fake = provider if provider is not None else FakeProvider("deepseek")
@@ -359,15 +363,15 @@ def _leaks(evidence: Evidence | None) -> list[CheckResult]:
 
 
 def judge(evidence: Evidence) -> list[CheckResult]:
-    """`conformance.harness.checks.judge`, imported when a run is judged."""
-    from conformance.harness import checks
+    """`reqfold.conformance.harness.checks.judge`, imported when a run is judged."""
+    from reqfold.conformance.harness import checks
 
     return checks.judge(evidence)
 
 
 def judge_leaks(evidence: Evidence) -> list[CheckResult]:
-    """`conformance.harness.checks.judge_leaks`, imported when first needed."""
-    from conformance.harness import checks
+    """`reqfold.conformance.harness.checks.judge_leaks`, imported when first needed."""
+    from reqfold.conformance.harness import checks
 
     return checks.judge_leaks(evidence)
 

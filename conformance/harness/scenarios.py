@@ -26,10 +26,10 @@ from typing import Any, Final
 
 from jsonschema import Draft202012Validator
 
-from conformance.adapters.messages import registry
-from conformance.loaded_files import FileBytes, LoadedFiles, file_bytes
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.adapters.messages import registry
+from reqfold.conformance.loaded_files import FileBytes, LoadedFiles, file_bytes
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 SCENARIOS_DIR: Final = Path(__file__).resolve().parent.parent / "scenarios"
 """Where the scenario files live."""

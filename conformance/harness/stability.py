@@ -20,18 +20,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from conformance.codec.judge_equal import same_json
-from conformance.harness.results import Judge
-from fakes import CapturedRequest
-from reference.json_values import JsonObject
-from reference.reconstruct import (
+from reqfold.conformance.codec.judge_equal import same_json
+from reqfold.conformance.harness.results import Judge
+from reqfold.fakes import CapturedRequest
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.reconstruct import (
     HEADER_TYPES,
     RebuiltRequest,
     fold_through,
     rebuild_requests,
 )
-from reference.request import contract_view
-from reference.revisions import Revision
+from reqfold.reference.request import contract_view
+from reqfold.reference.revisions import Revision
 
 EXTENDS = ("append", "repeat")
 """Diagnostic relations under which a request extends its closest one."""

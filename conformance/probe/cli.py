@@ -23,27 +23,27 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
-from conformance.adapters.lifecycle import timeout_problem
-from conformance.interrupts import run_guarded
-from conformance.outcomes import MARKS, Outcome
-from conformance.probe.driver import (
+from reqfold.conformance.adapters.lifecycle import timeout_problem
+from reqfold.conformance.interrupts import run_guarded
+from reqfold.conformance.outcomes import MARKS, Outcome
+from reqfold.conformance.probe.driver import (
     ProbeDriver,
     ProbeEvidence,
     ProbeSettings,
     RunRecord,
 )
-from conformance.probe.fake import ProbeFake
-from conformance.probe.judge import (
+from reqfold.conformance.probe.fake import ProbeFake
+from reqfold.conformance.probe.judge import (
     TimelineRow,
     choose_revision,
     count_checks,
     log_checks,
     timeline,
 )
-from conformance.probe.logs import LogFinder
-from conformance.probe.turns import plan_turns, split_command
-from conformance.run.options import add_show_argument
-from conformance.run.verdict import (
+from reqfold.conformance.probe.logs import LogFinder
+from reqfold.conformance.probe.turns import plan_turns, split_command
+from reqfold.conformance.run.options import add_show_argument
+from reqfold.conformance.run.verdict import (
     NO_VERDICT,
     Check,
     exit_status,
@@ -51,9 +51,9 @@ from conformance.run.verdict import (
     rule_table,
     verdict_text,
 )
-from conformance.terminal_text import printable
-from fakes import dump_capture_jsonl
-from reference.revisions import Revision
+from reqfold.conformance.terminal_text import printable
+from reqfold.fakes import dump_capture_jsonl
+from reqfold.reference.revisions import Revision
 
 DIALECTS = ("deepseek", "openai")
 
@@ -236,7 +236,7 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
 def run(args: argparse.Namespace) -> int:
     """Probe the harness, print the report; returns the exit status.
 
-    SIGINT and SIGTERM unwind the probe (`conformance.interrupts`), so the
+    SIGINT and SIGTERM unwind the probe (`reqfold.conformance.interrupts`), so the
     harness's whole tree and the fake are stopped on the way out.
     """
     return run_guarded("reqfold probe", lambda: _run(args))

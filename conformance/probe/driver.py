@@ -24,11 +24,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from conformance.probe.fake import ProbeFake
-from conformance.probe.harness import HarnessProcess
-from conformance.probe.logs import LogFinder, LogWatch, Mark
-from conformance.probe.turns import fill
-from fakes import CapturedRequest
+from reqfold.conformance.probe.fake import ProbeFake
+from reqfold.conformance.probe.harness import HarnessProcess
+from reqfold.conformance.probe.logs import LogFinder, LogWatch, Mark
+from reqfold.conformance.probe.turns import fill
+from reqfold.fakes import CapturedRequest
 
 POLL = 0.05
 """The longest wait between two looks at the log file (seconds)."""

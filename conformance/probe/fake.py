@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from fakes import CapturedRequest, FakeProvider, Profile, key_digest
-from fakes.app import create_app
-from fakes.server import running_server
+from reqfold.fakes import CapturedRequest, FakeProvider, Profile, key_digest
+from reqfold.fakes.app import create_app
+from reqfold.fakes.server import running_server
 
 CONTROL = "/_fake"
 

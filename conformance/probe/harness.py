@@ -19,7 +19,7 @@ import termios
 import threading
 from collections.abc import Mapping
 
-from conformance.probe.tree import ProcessTree
+from reqfold.conformance.probe.tree import ProcessTree
 
 TAIL_BYTES = 4096
 """How much of each output stream is kept for messages."""

@@ -1,7 +1,7 @@
 """Judging a probe session: evidence in, checks and a cache timeline out (pure).
 
 The log and the captures are judged exactly as ``reqfold run`` judges a
-scenario's (`conformance.harness.checks.judge`): every rule of the offline
+scenario's (`reqfold.conformance.harness.checks.judge`): every rule of the offline
 checker on the log, the reconstruction theorem against the captured
 requests, each process's first request anchoring its instance (WRITER-1,
 the resume snapshot), and cache stability request by request (CACHE-1
@@ -11,7 +11,7 @@ handled and sent at least one request. No log, no request, or fewer turns
 handled than fed is a failure whatever the harness's exit status.
 
 The revision: ``--revision``, else the storage line's, else inferred from
-the header events (`conformance.check.revision_inference`).
+the header events (`reqfold.conformance.check.revision_inference`).
 """
 
 from __future__ import annotations
@@ -21,14 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.check.revision_inference import declared_revision, infer_revision
-from conformance.harness.checks import judge
-from conformance.harness.evidence import Evidence
-from conformance.harness.scenarios import Scenario
-from conformance.outcomes import Outcome
-from conformance.probe.driver import ProbeEvidence, RunRecord
-from conformance.run.verdict import Check
-from reference.revisions import LATEST, Revision
+from reqfold.conformance.check.revision_inference import (
+    declared_revision,
+    infer_revision,
+)
+from reqfold.conformance.harness.checks import judge
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.scenarios import Scenario
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.probe.driver import ProbeEvidence, RunRecord
+from reqfold.conformance.run.verdict import Check
+from reqfold.reference.revisions import LATEST, Revision
 
 PART = "probe"
 

@@ -7,14 +7,14 @@ pytest run of an environment that installs reqfold (the ``pytest11``
 entry point), including this project's own, so this module is inert: it
 declares the options and the marker, imports nothing of the suite, and
 only ``--reqfold-impl`` registers the working part
-(`conformance.pytest_plugin.suite`).
+(`reqfold.conformance.pytest_plugin.suite`).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from conformance.pytest_plugin.names import MARKER, ReqfoldShouldWarning
+from reqfold.conformance.pytest_plugin.names import MARKER, ReqfoldShouldWarning
 
 _NEEDS_IMPL = (
     "reqfold_revision",
@@ -90,7 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"{', '.join(given)} need --reqfold-impl (the adapter to judge)"
             )
         return
-    from conformance.pytest_plugin.suite import activate
+    from reqfold.conformance.pytest_plugin.suite import activate
 
     activate(config, impl)
 

@@ -18,18 +18,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from conformance.adapters.connection import Connection
-from conformance.codec.cases import VectorCase
-from conformance.codec.runner import (
+from reqfold.conformance.adapters.connection import Connection
+from reqfold.conformance.codec.cases import VectorCase
+from reqfold.conformance.codec.runner import (
     MAX_TIMEOUTS_IN_A_ROW,
     CaseResult,
     case_result,
     run_vectors,
 )
-from conformance.errors import AdapterTimeout
-from conformance.outcomes import Outcome
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.errors import AdapterTimeout
+from reqfold.conformance.outcomes import Outcome
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 MAX_FAILED_STARTS = 3
 """Starts in a row that may fail before the remaining cases are not run."""

@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from conformance.outcomes import Outcome
-from conformance.pytest_plugin.names import MARKER, ReqfoldShouldWarning
-from conformance.pytest_plugin.state import STATE_KEY, SuiteState
-from reference.json_values import JsonObject
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.pytest_plugin.names import MARKER, ReqfoldShouldWarning
+from reqfold.conformance.pytest_plugin.state import STATE_KEY, SuiteState
+from reqfold.reference.json_values import JsonObject
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 """Where ``conformance/`` lives: vector and scenario files are shown from here."""
@@ -87,8 +87,8 @@ class VectorPart(pytest.Collector):
     """Every vector case the implementation runs, under each declared revision."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from conformance.codec.loading import load_cases
-        from reference.revisions import Revision
+        from reqfold.conformance.codec.loading import load_cases
+        from reqfold.reference.revisions import Revision
 
         cases = {case.id: case for case in load_cases()}
         for revision, case_id in _state(self).plan(self.config).vectors:
@@ -105,7 +105,7 @@ class ScenarioPart(pytest.Collector):
     """Every check the judge gave on the scenarios played at collection."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from conformance.harness.scenarios import load_scenarios
+        from reqfold.conformance.harness.scenarios import load_scenarios
 
         scenarios = {scenario.id: scenario for scenario in load_scenarios()}
         for check in _state(self).plan(self.config).checks:
@@ -174,7 +174,7 @@ class CheckItem(pytest.Item):
             pytest.skip(self._message or "not run")
 
     def _report(self, verdict: str) -> str:
-        from conformance.rules import load_rules
+        from reqfold.conformance.rules import load_rules
 
         registry = load_rules()
         found = self._message.splitlines() or ["(no message)"]

@@ -1,7 +1,7 @@
 """The names the plugin's parts share: its marker and its warning class.
 
 A module of its own, so the parts import it and never the package's
-entry point (`conformance.pytest_plugin`), which imports them lazily.
+entry point (`reqfold.conformance.pytest_plugin`), which imports them lazily.
 """
 
 from __future__ import annotations
@@ -13,6 +13,6 @@ MARKER = "reqfold_rule"
 class ReqfoldShouldWarning(UserWarning):
     """A check found a SHOULD rule broken: reported, not failed (unless strict).
 
-    Filter it by this name (``conformance.pytest_plugin.ReqfoldShouldWarning``)
+    Filter it by this name (``reqfold.conformance.pytest_plugin.ReqfoldShouldWarning``)
     to keep it a warning in a run whose warnings are errors.
     """

@@ -7,7 +7,7 @@ what is collected follows what the implementation declares, like
 ``reqfold run``:
 
 * ``codec`` declared: one vector item per case and declared revision, run
-  later, item by item (`conformance.pytest_plugin.codec`);
+  later, item by item (`reqfold.conformance.pytest_plugin.codec`);
 * ``harness`` declared: one item per check of every scenario run, carrying
   the result the judge already gave.
 
@@ -22,7 +22,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference.json_values import JsonObject
+from reqfold.reference.json_values import JsonObject
 
 FORMAT = "reqfold-pytest-plan/1"
 
@@ -49,8 +49,8 @@ MAX_TIMEOUT = 86_400.0
 
 def check_options(options: Options) -> str | None:
     """What is wrong with the options, in one line, or None."""
-    from conformance.adapters.lifecycle import REFERENCE
-    from reference.revisions import parse_revision
+    from reqfold.conformance.adapters.lifecycle import REFERENCE
+    from reqfold.reference.revisions import parse_revision
 
     if options.impl != REFERENCE:
         try:
@@ -68,7 +68,7 @@ def check_options(options: Options) -> str | None:
         except ValueError as error:
             return f"--reqfold-revision: {error}"
     if options.scenarios:
-        from conformance.harness.scenarios import load_scenarios
+        from reqfold.conformance.harness.scenarios import load_scenarios
 
         known = {scenario.id for scenario in load_scenarios()}
         unknown = [name for name in options.scenarios if name not in known]
@@ -134,12 +134,12 @@ def make_plan(options: Options) -> Plan:
 
 
 def _make_plan(options: Options) -> Plan:
-    from conformance.adapters.lifecycle import declared_revisions
-    from conformance.codec.loading import iter_cases
-    from conformance.codec.runner import claimed_profiles
-    from conformance.harness.runner import harness_connector, run_scenarios
-    from conformance.harness.scenarios import ScenarioError, load_scenarios
-    from reference.revisions import parse_revision
+    from reqfold.conformance.adapters.lifecycle import declared_revisions
+    from reqfold.conformance.codec.loading import iter_cases
+    from reqfold.conformance.codec.runner import claimed_profiles
+    from reqfold.conformance.harness.runner import harness_connector, run_scenarios
+    from reqfold.conformance.harness.scenarios import ScenarioError, load_scenarios
+    from reqfold.reference.revisions import parse_revision
 
     try:
         scenarios = load_scenarios()

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from conformance.pytest_plugin.codec import CodecSession
-from conformance.pytest_plugin.plan import Options, Plan, make_plan
+from reqfold.conformance.pytest_plugin.codec import CodecSession
+from reqfold.conformance.pytest_plugin.plan import Options, Plan, make_plan
 
 WORKER_KEY = "reqfold_plan"
 """Where the xdist controller puts the plan in each worker's input."""
@@ -46,7 +46,7 @@ class SuiteState:
     def codec(self) -> CodecSession:
         """This process's codec implementation, started on first use."""
         if self._codec is None:
-            from conformance.adapters.lifecycle import codec_connector
+            from reqfold.conformance.adapters.lifecycle import codec_connector
 
             self._codec = CodecSession(
                 codec_connector(self.options.impl, self.options.timeout)

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from conformance.outcomes import Outcome
-from conformance.pytest_plugin.items import (
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.pytest_plugin.items import (
     CheckItem,
     CheckProblem,
     ContractBroken,
     ReqfoldSuite,
 )
-from conformance.pytest_plugin.plan import Options, check_options
-from conformance.pytest_plugin.state import STATE_KEY, WORKER_KEY, SuiteState
+from reqfold.conformance.pytest_plugin.plan import Options, check_options
+from reqfold.conformance.pytest_plugin.state import STATE_KEY, WORKER_KEY, SuiteState
 
 PLUGIN_NAME = "reqfold-suite"
 
@@ -54,9 +54,9 @@ def _expected_failures(path: str | None) -> dict[str, str]:
     file ``reqfold run --expected-failures`` reads; a usage error when unusable."""
     if path is None:
         return {}
-    from conformance.codec.loading import iter_cases
-    from conformance.harness.scenarios import load_scenarios
-    from conformance.report.expected import (
+    from reqfold.conformance.codec.loading import iter_cases
+    from reqfold.conformance.harness.scenarios import load_scenarios
+    from reqfold.conformance.report.expected import (
         ExpectedFailuresError,
         parse_expected,
         unknown_ids as unknown,
@@ -139,7 +139,7 @@ class SuitePlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "teardown" or not report.nodeid.startswith("reqfold::"):
             return
-        from conformance.run.verdict import Check
+        from reqfold.conformance.run.verdict import Check
 
         properties = report.user_properties
         rules = tuple(
@@ -168,7 +168,7 @@ class SuitePlugin:
         plan = self.state.made_plan()
         if not self.state.expected or plan is None or plan.error is not None:
             return []
-        from conformance.report.expected import unseen_ids
+        from reqfold.conformance.report.expected import unseen_ids
 
         checks = [str(check["id"]) for check in plan.checks]
         played = {check_id.partition("/")[0] for check_id in checks}
@@ -187,7 +187,7 @@ class SuitePlugin:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from conformance.run.verdict import render_table, rule_table
+        from reqfold.conformance.run.verdict import render_table, rule_table
 
         plan = self.state.made_plan()
         if plan is None or plan.error is not None:

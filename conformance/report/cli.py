@@ -1,7 +1,7 @@
 """``reqfold compare OLD.json NEW.json``: what changed between two run reports.
 
 Prints the checks newly failing and newly passing and each scenario's
-cache hit ratio in both (`conformance.report.compare`). Exit status: 0 no
+cache hit ratio in both (`reqfold.conformance.report.compare`). Exit status: 0 no
 regression, 1 a regression (`Comparison.regression`), 2 a file that cannot
 be read or is not a ``reqfold-run/1`` report (one line says why).
 """
@@ -12,9 +12,9 @@ import argparse
 import os
 import sys
 
-from conformance.report.compare import compare_reports, render_comparison
-from conformance.report.json_report import ReportError, read_report
-from reference.json_values import JsonObject
+from reqfold.conformance.report.compare import compare_reports, render_comparison
+from reqfold.conformance.report.json_report import ReportError, read_report
+from reqfold.reference.json_values import JsonObject
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

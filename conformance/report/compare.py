@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference.json_values import JsonObject
+from reqfold.reference.json_values import JsonObject
 
 BAD = frozenset({"fail", "error", "xpass"})
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from conformance.codec.cases import VectorCase
-from conformance.codec.property_table import PROPERTIES
-from conformance.harness.results import BROKEN_RUN
-from conformance.harness.scenarios import Scenario
-from conformance.report.strict_json import strict_json_loads
+from reqfold.conformance.codec.cases import VectorCase
+from reqfold.conformance.codec.property_table import PROPERTIES
+from reqfold.conformance.harness.results import BROKEN_RUN
+from reqfold.conformance.harness.scenarios import Scenario
+from reqfold.conformance.report.strict_json import strict_json_loads
 
 
 class ExpectedFailuresError(ValueError):

@@ -18,7 +18,7 @@ import json
 from collections.abc import Sequence
 from html import escape
 
-from conformance.report.model import (
+from reqfold.conformance.report.model import (
     PROBLEMS,
     STATUSES,
     CheckRecord,

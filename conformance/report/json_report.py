@@ -15,9 +15,9 @@ from typing import Final
 
 from jsonschema import Draft202012Validator
 
-from conformance.report.model import FORMAT, RunReport
-from conformance.report.strict_json import strict_json_loads
-from reference.json_values import JsonObject
+from reqfold.conformance.report.model import FORMAT, RunReport
+from reqfold.conformance.report.strict_json import strict_json_loads
+from reqfold.reference.json_values import JsonObject
 
 SCHEMA_PATH: Final = Path(__file__).resolve().parent / "run-report.schema.json"
 """The JSON Schema (draft 2020-12) of the report."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from conformance.report.model import CheckRecord, RunReport
+from reqfold.conformance.report.model import CheckRecord, RunReport
 
 _INVALID_XML = {code: None for code in range(0x20) if chr(code) not in "\t\n\r"} | {
     0xFFFE: None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import json
 
-from conformance.report.model import PROBLEMS, STATUSES, CheckRecord, RunReport
+from reqfold.conformance.report.model import PROBLEMS, STATUSES, CheckRecord, RunReport
 
 
 def _cell(value: object) -> str:

@@ -19,9 +19,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from conformance.outcomes import Outcome
-from conformance.run.verdict import Check, rule_table, status_of
-from reference.json_values import JsonObject, JsonValue
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.run.verdict import Check, rule_table, status_of
+from reqfold.reference.json_values import JsonObject, JsonValue
 
 FORMAT = "reqfold-run/1"
 """The format id of the JSON report; the number changes when a member's

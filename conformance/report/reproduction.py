@@ -15,11 +15,11 @@ import math
 import re
 import shlex
 
-from conformance.codec.cases import VectorCase
-from conformance.harness.evidence import Evidence
-from conformance.harness.scenarios import Scenario, Step
-from conformance.report.model import Reproduction
-from reference.json_values import JsonObject, JsonValue
+from reqfold.conformance.codec.cases import VectorCase
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.scenarios import Scenario, Step
+from reqfold.conformance.report.model import Reproduction
+from reqfold.reference.json_values import JsonObject, JsonValue
 
 EXCERPT = 300
 """Longest string kept in a reproduction's `found` (longer ones are cut)."""
@@ -305,7 +305,7 @@ _FINDING = re.compile(
     re.DOTALL,
 )
 """A log check's message: the checker's first finding, ``line N, seq S: ... at
-PATH (expected X, found Y)`` (conformance.harness.checks)."""
+PATH (expected X, found Y)`` (reqfold.conformance.harness.checks)."""
 
 
 def _log_finding(message: str) -> tuple[JsonValue, JsonValue, str | None]:

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
-from conformance.codec.cases import VECTORS_DIR
-from conformance.harness.scenarios import SCENARIOS_DIR
-from reference.json_values import JsonObject
+from reqfold.conformance.codec.cases import VECTORS_DIR
+from reqfold.conformance.harness.scenarios import SCENARIOS_DIR
+from reqfold.reference.json_values import JsonObject
 
 
 def digest_files(files: Iterable[tuple[str, bytes]]) -> str:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from conformance.harness.evidence import Evidence
-from conformance.report.model import RequestPoint, ScenarioTrace
-from conformance.run.verdict import Check
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.report.model import RequestPoint, ScenarioTrace
+from reqfold.conformance.run.verdict import Check
 
 EXTENDS = ("append", "repeat")
 

@@ -38,41 +38,41 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.adapters.connection import Connection
-from conformance.adapters.lifecycle import (
+from reqfold.conformance.adapters.connection import Connection
+from reqfold.conformance.adapters.lifecycle import (
     codec_connector,
     declared_revisions,
     describe,
     impl_problem,
     timeout_problem,
 )
-from conformance.adapters.messages import check_result
-from conformance.codec.cases import PROFILES
-from conformance.errors import AdapterError, AdapterProtocolError
-from conformance.harness.runner import ClosableHarness, harness_connector
-from conformance.harness.scenarios import ScenarioError, load_scenarios
-from conformance.interrupts import (
+from reqfold.conformance.adapters.messages import check_result
+from reqfold.conformance.codec.cases import PROFILES
+from reqfold.conformance.errors import AdapterError, AdapterProtocolError
+from reqfold.conformance.harness.runner import ClosableHarness, harness_connector
+from reqfold.conformance.harness.scenarios import ScenarioError, load_scenarios
+from reqfold.conformance.interrupts import (
     Interrupted,
     run_guarded,
 )
-from conformance.outcomes import MARKS, Outcome
-from conformance.report.model import STATUSES
-from conformance.run.options import add_show_argument
-from conformance.run.parts import (
+from reqfold.conformance.outcomes import MARKS, Outcome
+from reqfold.conformance.report.model import STATUSES
+from reqfold.conformance.run.options import add_show_argument
+from reqfold.conformance.run.parts import (
     run_property_part,
     run_scenario_part,
     run_vector_part,
 )
-from conformance.run.progress import Progress
-from conformance.run.record import PROBLEM_OUTCOMES, RunRecord
-from conformance.run.reporting import (
+from reqfold.conformance.run.progress import Progress
+from reqfold.conformance.run.record import PROBLEM_OUTCOMES, RunRecord
+from reqfold.conformance.run.reporting import (
     add_report_arguments,
     read_expected_failures,
     report_problem,
     unseen_expected,
     write_reports,
 )
-from conformance.run.verdict import (
+from reqfold.conformance.run.verdict import (
     NO_VERDICT,
     Check,
     exit_status,
@@ -81,11 +81,11 @@ from conformance.run.verdict import (
     status_of,
     verdict_text,
 )
-from conformance.snapshots import options as snapshots
-from reference.revisions import Revision, parse_revision
+from reqfold.conformance.snapshots import options as snapshots
+from reqfold.reference.revisions import Revision, parse_revision
 
 if TYPE_CHECKING:
-    from conformance.snapshots.recorder import SnapshotRecorder
+    from reqfold.conformance.snapshots.recorder import SnapshotRecorder
 
 NOTHING_TO_RUN = 2
 """The exit status when the options select nothing the implementation has
@@ -96,7 +96,7 @@ PARTS = ("vectors", "properties", "scenarios")
 
 def default_impl() -> str:
     """The reference's harness adapter as a child process."""
-    return f"{shlex.quote(sys.executable)} -m reference.harness_adapter"
+    return f"{shlex.quote(sys.executable)} -P -m reqfold.reference.harness_adapter"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -432,7 +432,7 @@ def _write_reports(
     verdict: str,
     seconds: float,
 ) -> int:
-    """Every report asked for (`conformance.run.reporting`); the exit status."""
+    """Every report asked for (`reqfold.conformance.run.reporting`); the exit status."""
     return write_reports(
         args,
         outcome,

@@ -12,26 +12,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.adapters.connection import Connection
-from conformance.adapters.lifecycle import declared_revisions
-from conformance.codec.cases import STRICT
-from conformance.codec.runner import judged_profiles, run_vectors
-from conformance.harness.evidence import Evidence
-from conformance.harness.runner import ClosableHarness, run_scenarios
-from conformance.harness.scenarios import iter_runs
-from conformance.report.model import Reproduction
-from conformance.report.reproduction import (
+from reqfold.conformance.adapters.connection import Connection
+from reqfold.conformance.adapters.lifecycle import declared_revisions
+from reqfold.conformance.codec.cases import STRICT
+from reqfold.conformance.codec.runner import judged_profiles, run_vectors
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.runner import ClosableHarness, run_scenarios
+from reqfold.conformance.harness.scenarios import iter_runs
+from reqfold.conformance.report.model import Reproduction
+from reqfold.conformance.report.reproduction import (
     property_reproduction,
     scenario_reproduction,
     vector_reproduction,
 )
-from conformance.run.record import PROBLEM_OUTCOMES, RunRecord
-from conformance.run.verdict import Check
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.run.record import PROBLEM_OUTCOMES, RunRecord
+from reqfold.conformance.run.verdict import Check
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 if TYPE_CHECKING:
-    from conformance.snapshots.recorder import SnapshotRecorder
+    from reqfold.conformance.snapshots.recorder import SnapshotRecorder
 
 
 def quiet(check: Check) -> None:
@@ -46,7 +46,7 @@ def run_vector_part(
     profile: str | None = None,
 ) -> None:
     """Every codec vector: the judged profiles as checks, the others in a note."""
-    from conformance.codec.loading import iter_cases
+    from reqfold.conformance.codec.loading import iter_cases
 
     outcome.parts.append("vectors")
     selected = list(iter_cases(revisions=revisions))
@@ -106,8 +106,8 @@ def run_property_part(
     """The differential properties: generated inputs, compared with the reference."""
     from hypothesis.configuration import set_hypothesis_home_dir
 
-    from conformance.codec import properties
-    from conformance.codec.property_table import PROPERTIES
+    from reqfold.conformance.codec import properties
+    from reqfold.conformance.codec.property_table import PROPERTIES
 
     outcome.parts.append("properties")
     declared = declared_revisions(outcome.identity)

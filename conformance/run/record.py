@@ -3,7 +3,7 @@ the evidence and the reproductions, recorded as each part yields them.
 
 Plain data and one method (`RunRecord.record`); the parts
 (`conformance.run.parts`) fill it in, the verdict (`conformance.run.cli`) and
-the reports (`conformance.run.reporting`) read it.
+the reports (`reqfold.conformance.run.reporting`) read it.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.harness.evidence import Evidence
-from conformance.harness.results import level_of
-from conformance.interrupts import raise_if_stopped
-from conformance.outcomes import Outcome
-from conformance.report.model import Reproduction
-from conformance.run.progress import Progress
-from conformance.run.recording import Recorder
-from conformance.run.verdict import Check
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.results import level_of
+from reqfold.conformance.interrupts import raise_if_stopped
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.report.model import Reproduction
+from reqfold.conformance.run.progress import Progress
+from reqfold.conformance.run.recording import Recorder
+from reqfold.conformance.run.verdict import Check
 
 PROBLEM_OUTCOMES = (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
 """The outcomes a run lists as they come (and a reproduction is built for)."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
-from conformance.adapters.connection import Connection
-from conformance.codec.values import encode_json
-from reference.json_values import JsonObject
+from reqfold.conformance.adapters.connection import Connection
+from reqfold.conformance.codec.values import encode_json
+from reqfold.reference.json_values import JsonObject
 
 LIMIT = 4096
 """Answers kept (a property's shrinking asks a few hundred inputs)."""

@@ -1,7 +1,7 @@
 """The report side of ``reqfold run``: its options, the expected-failures
 file, and writing every report asked for (docs/reports.md).
 
-The reports themselves are built and rendered by `conformance.report`;
+The reports themselves are built and rendered by `reqfold.conformance.report`;
 this module is the thin shell between them and the command line.
 """
 
@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conformance.harness.scenarios import load_scenarios
-from conformance.interrupts import say_stderr
-from conformance.run.record import RunRecord
-from conformance.run.verdict import status_of
-from conformance.written_files import write_whole
+from reqfold.conformance.harness.scenarios import load_scenarios
+from reqfold.conformance.interrupts import say_stderr
+from reqfold.conformance.run.record import RunRecord
+from reqfold.conformance.run.verdict import status_of
+from reqfold.conformance.written_files import write_whole
 
 REPORTS = {
     "report-json": "the JSON report (format reqfold-run/1, with a JSON Schema)",
@@ -82,8 +82,8 @@ def read_expected_failures(args: argparse.Namespace) -> dict[str, str]:
     """The expected failures file, read and checked; ValueError says what is wrong."""
     if args.expected_failures is None:  # before the imports: they bring hypothesis
         return {}
-    from conformance.codec.loading import load_cases
-    from conformance.report.expected import parse_expected, unknown_ids
+    from reqfold.conformance.codec.loading import load_cases
+    from reqfold.conformance.report.expected import parse_expected, unknown_ids
 
     path = args.expected_failures
     try:
@@ -108,7 +108,7 @@ def unseen_expected(outcome: RunRecord) -> list[str]:
     """Listed ids whose part, scenario and revision ran without such a check."""
     if not outcome.expected:
         return []
-    from conformance.report.expected import unseen_ids
+    from reqfold.conformance.report.expected import unseen_ids
 
     judged = {check.revision for check in outcome.checks}
     played = {
@@ -148,10 +148,10 @@ def write_reports(
     }
     if not targets:
         return status
-    from conformance.report import html, json_report, junit, markdown
-    from conformance.report.model import build_report
-    from conformance.report.suite import suite_identity
-    from conformance.report.traces import scenario_trace
+    from reqfold.conformance.report import html, json_report, junit, markdown
+    from reqfold.conformance.report.model import build_report
+    from reqfold.conformance.report.suite import suite_identity
+    from reqfold.conformance.report.traces import scenario_trace
 
     expected = outcome.expected
     statuses = {check.id: status_of(check, expected) for check in outcome.checks}

@@ -26,8 +26,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from conformance.outcomes import Outcome
-from conformance.rules import load_rules
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.rules import load_rules
 
 CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3
 

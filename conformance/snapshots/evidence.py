@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from conformance.harness.evidence import Evidence
-from conformance.snapshots.normalize import session_snapshot
-from fakes import dump_captured_request
-from reference.json_values import JsonObject
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.snapshots.normalize import session_snapshot
+from reqfold.fakes import dump_captured_request
+from reqfold.reference.json_values import JsonObject
 
 
 def snapshot_name(evidence: Evidence) -> str:

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from reference.json_values import JsonObject, JsonValue
+from reqfold.reference.json_values import JsonObject, JsonValue
 
 TIME_MEMBERS = frozenset(
     {"time", "createdAt", "timestamp", "created", "updatedAt", "startedAt", "endedAt"}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conformance.snapshots.recorder import SnapshotRecorder
+    from reqfold.conformance.snapshots.recorder import SnapshotRecorder
 
 
 def usage_problem(args: argparse.Namespace) -> str | None:
@@ -55,6 +55,6 @@ def open_recorder(args: argparse.Namespace) -> SnapshotRecorder | None:
     """The recorder the options ask for, or None without ``--snapshot-dir``."""
     if getattr(args, "snapshot_dir", None) is None:
         return None
-    from conformance.snapshots.recorder import SnapshotRecorder
+    from reqfold.conformance.snapshots.recorder import SnapshotRecorder
 
     return SnapshotRecorder.from_args(args)

@@ -1,8 +1,8 @@
 """What ``reqfold run --snapshot-dir`` does with each scenario run's evidence.
 
 `SnapshotRecorder.record` turns the evidence into snapshot data
-(`conformance.snapshots.evidence`) and compares it with the folder
-(`conformance.snapshots.store`); `report` is the run's "Snapshots" section;
+(`reqfold.conformance.snapshots.evidence`) and compares it with the folder
+(`reqfold.conformance.snapshots.store`); `report` is the run's "Snapshots" section;
 `exit_status` applies ``--snapshot-strict``. Drift is reported, never
 judged: the spec allows a harness to change what it sends between versions,
 so a drift leaves the verdict alone unless the user asks for
@@ -16,9 +16,9 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from conformance.harness.evidence import Evidence
-from conformance.snapshots.evidence import evidence_snapshot, snapshot_name
-from conformance.snapshots.store import (
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.snapshots.evidence import evidence_snapshot, snapshot_name
+from reqfold.conformance.snapshots.store import (
     Comparison,
     SnapshotStore,
     Status,

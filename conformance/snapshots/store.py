@@ -2,7 +2,7 @@
 
 Each scenario run's snapshot is one file, ``NAME.ambr`` (NAME is
 ``scenario@revision``), in the format the project's golden tests keep
-(`conformance.snapshots.extension`). `SnapshotStore.compare` serializes the
+(`reqfold.conformance.snapshots.extension`). `SnapshotStore.compare` serializes the
 data with that extension, reads what the folder holds, and says whether it
 is the same, new (then written), drifted (with syrupy's line diff), or
 updated (drifted, and rewritten because the user asked). A file that cannot
@@ -26,9 +26,9 @@ from syrupy.exceptions import TaintedSnapshotError
 from syrupy.extensions.amber.serializer import MalformedAmberFile, MissingVersionError
 from syrupy.terminal import disable_color
 
-from conformance.snapshots.extension import SessionSnapshotExtension
-from conformance.snapshots.where import changed_members, first_change
-from reference.json_values import JsonValue
+from reqfold.conformance.snapshots.extension import SessionSnapshotExtension
+from reqfold.conformance.snapshots.where import changed_members, first_change
+from reqfold.reference.json_values import JsonValue
 
 if TYPE_CHECKING:
     from syrupy.types import SerializedData

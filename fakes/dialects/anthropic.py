@@ -43,13 +43,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from fakes.cache_index import PrefixCacheIndex
-from fakes.dialects.common import derive_hex, split_text
-from fakes.errors import InvalidRequest
-from fakes.jsontypes import JsonObject, JsonValue, dumps_compact, json_object, type_name
-from fakes.profiles import Profile, RenderSection
-from fakes.prompt import RenderedPrompt, Segment
-from fakes.script import Reply
+from reqfold.fakes.cache_index import PrefixCacheIndex
+from reqfold.fakes.dialects.common import derive_hex, split_text
+from reqfold.fakes.errors import InvalidRequest
+from reqfold.fakes.jsontypes import (
+    JsonObject,
+    JsonValue,
+    dumps_compact,
+    json_object,
+    type_name,
+)
+from reqfold.fakes.profiles import Profile, RenderSection
+from reqfold.fakes.prompt import RenderedPrompt, Segment
+from reqfold.fakes.script import Reply
 
 MESSAGES_PATHS = ("/v1/messages", "/anthropic/v1/messages")
 TTL_CLASSES = ("5m", "1h")

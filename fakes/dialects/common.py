@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import uuid
 
-from fakes.script import Reply
-from fakes.tokenizer import count_tokens
+from reqfold.fakes.script import Reply
+from reqfold.fakes.tokenizer import count_tokens
 
 EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import msgspec
 
-from fakes.dialects import openai_chat
-from fakes.jsontypes import JsonValue
-from fakes.prompt import Segment, json_value_key, renderer
-from fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
+from reqfold.fakes.dialects import openai_chat
+from reqfold.fakes.jsontypes import JsonValue
+from reqfold.fakes.prompt import Segment, json_value_key, renderer
+from reqfold.fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
 
 DEFAULT_MAX_PROMPTS = 8
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024

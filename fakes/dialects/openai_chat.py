@@ -3,7 +3,7 @@
 Longer than the house's usual ~500 lines: the module is one dialect's whole
 wire format (request validation, prompt segments, responses and streaming),
 kept together so it reads against the providers' documentation in one
-place; the parts every dialect shares live in `fakes.dialects.table`.
+place; the parts every dialect shares live in `reqfold.fakes.dialects.table`.
 
 Endpoints: `POST /chat/completions` and `POST /v1/chat/completions`.
 
@@ -45,12 +45,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from fakes.dialects.common import derive_hex, derive_uuid, split_text
-from fakes.errors import InvalidRequest
-from fakes.jsontypes import JsonObject, JsonValue, dumps_compact, json_object, type_name
-from fakes.profiles import Profile, RenderSection
-from fakes.prompt import Segment
-from fakes.script import Reply
+from reqfold.fakes.dialects.common import derive_hex, derive_uuid, split_text
+from reqfold.fakes.errors import InvalidRequest
+from reqfold.fakes.jsontypes import (
+    JsonObject,
+    JsonValue,
+    dumps_compact,
+    json_object,
+    type_name,
+)
+from reqfold.fakes.profiles import Profile, RenderSection
+from reqfold.fakes.prompt import Segment
+from reqfold.fakes.script import Reply
 
 CHAT_PATHS = ("/chat/completions", "/v1/chat/completions")
 ROLES = ("system", "developer", "user", "assistant", "tool")

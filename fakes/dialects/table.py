@@ -8,7 +8,7 @@ fault are rendered, and what an unknown model gets. No code outside this
 table compares dialect names or tests which kind of call it holds.
 
 - `deepseek` and `openai`: `ChatDialect` (chat completions; automatic
-  prefix caching in blocks, `fakes.cache_index`);
+  prefix caching in blocks, `reqfold.fakes.cache_index`);
 - `anthropic`: `MessagesDialect` (messages; `cache_control` breakpoints).
 """
 
@@ -18,21 +18,21 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
-from fakes.cache_index import PrefixCacheIndex
-from fakes.diagnostics import Comparison, DivergenceLedger
-from fakes.dialects import anthropic, openai_chat
-from fakes.dialects.common import EPOCH, output_tokens
-from fakes.dialects.message_memo import MessagePrefixMemo, render_messages
-from fakes.errors import InvalidRequest
-from fakes.jsontypes import JsonObject, JsonValue, json_object
-from fakes.profiles import Profile
-from fakes.prompt import (
+from reqfold.fakes.cache_index import PrefixCacheIndex
+from reqfold.fakes.diagnostics import Comparison, DivergenceLedger
+from reqfold.fakes.dialects import anthropic, openai_chat
+from reqfold.fakes.dialects.common import EPOCH, output_tokens
+from reqfold.fakes.dialects.message_memo import MessagePrefixMemo, render_messages
+from reqfold.fakes.errors import InvalidRequest
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
+from reqfold.fakes.profiles import Profile
+from reqfold.fakes.prompt import (
     RenderedPrompt,
     Segment,
     render_prompt,
 )
-from fakes.script import Fault, Reply
-from fakes.tokenizer import SegmentEncoder
+from reqfold.fakes.script import Fault, Reply
+from reqfold.fakes.tokenizer import SegmentEncoder
 
 CallT = TypeVar("CallT", openai_chat.ChatCall, anthropic.MessagesCall)
 

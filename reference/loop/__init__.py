@@ -1,27 +1,27 @@
 """The reference agent loop: the harness every rule of docs/spec.md is shown by.
 
 The shell around the pure codec and session log: asyncio turns and steps
-(`reference.loop.agent`), the seams listeners plug into and the contexts
-they see (`reference.loop.contexts`, `reference.loop.waterfall`), tool
-calls (`reference.loop.tool_calls`), cancel and dispose
-(`reference.loop.abort`), deep freezing (`reference.loop.freeze`), the
-dev-mode request invariant (`reference.loop.invariant`), tools
+(`reqfold.reference.loop.agent`), the seams listeners plug into and the contexts
+they see (`reqfold.reference.loop.contexts`, `reqfold.reference.loop.waterfall`), tool
+calls (`reqfold.reference.loop.tool_calls`), cancel and dispose
+(`reqfold.reference.loop.abort`), deep freezing (`reqfold.reference.loop.freeze`), the
+dev-mode request invariant (`reqfold.reference.loop.invariant`), tools
 (`reference.loop.tools`), compaction (`reference.loop.compaction`) and the
-httpx chat-completions client (`reference.loop.client`).
+httpx chat-completions client (`reqfold.reference.loop.client`).
 docs/reference-harness.md is the guided tour.
 """
 
-from reference.loop.abort import AbortSignal
-from reference.loop.agent import AgentLoop, TurnResult
-from reference.loop.client import (
+from reqfold.reference.loop.abort import AbortSignal
+from reqfold.reference.loop.agent import AgentLoop, TurnResult
+from reqfold.reference.loop.client import (
     ChatCompletionsClient,
     Provider,
     ProviderReply,
     map_usage,
 )
-from reference.loop.clock import Clock, counter_clock, wall_clock
-from reference.loop.compaction import Compactor, estimate_tokens
-from reference.loop.contexts import (
+from reqfold.reference.loop.clock import Clock, counter_clock, wall_clock
+from reqfold.reference.loop.compaction import Compactor, estimate_tokens
+from reqfold.reference.loop.contexts import (
     AssembleContext,
     Assembly,
     DispatchContext,
@@ -34,7 +34,7 @@ from reference.loop.contexts import (
     RequestMessagesContext,
     ToolContext,
 )
-from reference.loop.errors import (
+from reqfold.reference.loop.errors import (
     AgentError,
     ListenerCancelled,
     LoopDisposed,
@@ -44,11 +44,11 @@ from reference.loop.errors import (
     ProviderProtocolError,
     RequestDiverges,
 )
-from reference.loop.freeze import deep_freeze, is_frozen, thaw
-from reference.loop.frozen_request import FrozenRequest
-from reference.loop.invariant import check_request
-from reference.loop.persistence import create_session_file, open_session_file
-from reference.loop.tools import Tool, ToolResult
+from reqfold.reference.loop.freeze import deep_freeze, is_frozen, thaw
+from reqfold.reference.loop.frozen_request import FrozenRequest
+from reqfold.reference.loop.invariant import check_request
+from reqfold.reference.loop.persistence import create_session_file, open_session_file
+from reqfold.reference.loop.tools import Tool, ToolResult
 
 __all__ = [
     "AbortSignal",

@@ -8,7 +8,7 @@ reason.
 
 Whether an instance is running a turn, and what stopped it, is one frozen
 `RunState`, replaced whole on every change (where the *log* stands in its
-turns is `reference.turns`): whether a turn runs, the running step's signal,
+turns is `reqfold.reference.turns`): whether a turn runs, the running step's signal,
 the `Interruption` (a cancel or a dispose) that the turn's next
 checkpoint obeys, and the end reason of a turn the sink stranded.
 """
@@ -19,7 +19,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Literal
 
-from reference.json_values import JsonObject
+from reqfold.reference.json_values import JsonObject
 
 
 class AbortSignal:

@@ -2,7 +2,7 @@
 
 Implements docs/spec.md sections 8 to 11 (TURN-*, REQ-*, RMSG-*, PREFIX-*)
 on top of the pure codec (`reference.header`, `reference.writer`) and the
-session log (`reference.session_log`). docs/reference-harness.md walks
+session log (`reqfold.reference.session_log`). docs/reference-harness.md walks
 through it with the demo's log.
 
 Theory of operation. An `AgentLoop` is one *instance* over a session: it
@@ -39,18 +39,18 @@ Two invariants hold whatever listeners, sinks and cancels do:
 
 Around it: the seams and the contexts their listeners see live in
 `reference.loop.contexts`; running a tool call in `reference.loop.tool_calls`;
-appending (validate, persist, log, notify) in `reference.loop.appending`;
+appending (validate, persist, log, notify) in `reqfold.reference.loop.appending`;
 what interrupted a turn (a cancel or a dispose, the step's signal) is one
-frozen `reference.loop.abort.RunState`; where the log stands in its turns
+frozen `reqfold.reference.loop.abort.RunState`; where the log stands in its turns
 and steps (the open step, its unanswered calls) is the pure fold of
-`reference.turns`, which `reference.reconstruct` shares.
+`reqfold.reference.turns`, which `reqfold.reference.reconstruct` shares.
 
 Why one class of ~830 lines: `_step` and `_run_turn` are the contract's
 order of operations and read top to bottom, and each step part they call
 is a method because the bad-harness gallery (tests/conformance/
 bad_harnesses/) overrides them one at a time to show each bug.
 
-Seams (`Hooks`), with the dispatch semantics of `reference.loop.waterfall`:
+Seams (`Hooks`), with the dispatch semantics of `reqfold.reference.loop.waterfall`:
 
 ==================  ==========  =====================================  ==========
 seam                kind        seed / context                         revisions
@@ -72,23 +72,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from reference.header import Header, canonical_header, check_header, fold_step
-from reference.json_values import (
+from reqfold.reference.header import Header, canonical_header, check_header, fold_step
+from reqfold.reference.json_values import (
     JsonObject,
     escape_lone_surrogates,
     json_equal,
 )
-from reference.loop.abort import (
+from reqfold.reference.loop.abort import (
     DISPOSED,
     AbortSignal,
     Interruption,
     RunState,
     task_cancelled,
 )
-from reference.loop.appending import SessionAppender
-from reference.loop.client import Provider, ProviderReply
-from reference.loop.clock import Clock, wall_clock
-from reference.loop.contexts import (
+from reqfold.reference.loop.appending import SessionAppender
+from reqfold.reference.loop.client import Provider, ProviderReply
+from reqfold.reference.loop.clock import Clock, wall_clock
+from reqfold.reference.loop.contexts import (
     AssembleContext,
     Assembly,
     DispatchContext,
@@ -100,24 +100,24 @@ from reference.loop.contexts import (
     RequestContext,
     RequestMessagesContext,
 )
-from reference.loop.errors import (
+from reqfold.reference.loop.errors import (
     AgentError,
     LoopDisposed,
     NoModel,
     PersistenceFailed,
     RequestDiverges,
 )
-from reference.loop.freeze import FrozenObject, deep_freeze, thaw
-from reference.loop.frozen_request import FrozenRequest
-from reference.loop.invariant import check_request
-from reference.loop.persistence import EventSink
-from reference.loop.tool_calls import run_tool
-from reference.loop.tools import Content, Tool, content_blocks
-from reference.request import request_messages
-from reference.revisions import LATEST, Revision
-from reference.session_log import SessionLog, make_event
-from reference.turns import as_int, unanswered_result
-from reference.writer import record_header
+from reqfold.reference.loop.freeze import FrozenObject, deep_freeze, thaw
+from reqfold.reference.loop.frozen_request import FrozenRequest
+from reqfold.reference.loop.invariant import check_request
+from reqfold.reference.loop.persistence import EventSink
+from reqfold.reference.loop.tool_calls import run_tool
+from reqfold.reference.loop.tools import Content, Tool, content_blocks
+from reqfold.reference.request import request_messages
+from reqfold.reference.revisions import LATEST, Revision
+from reqfold.reference.session_log import SessionLog, make_event
+from reqfold.reference.turns import as_int, unanswered_result
+from reqfold.reference.writer import record_header
 
 USER_SOURCE: JsonObject = {"kind": "user"}
 POST_EXECUTE_SOURCE: JsonObject = {"kind": "plugin", "plugin": "post-execute"}
@@ -219,7 +219,7 @@ class AgentLoop:
         self._prefix: tuple[FrozenObject, ...] | None = None
         self._lock = asyncio.Lock()
         self._state = RunState()
-        """Whether a turn runs, what interrupted it (`reference.loop.abort`)."""
+        """Whether a turn runs, what interrupted it (`reqfold.reference.loop.abort`)."""
         self._repair_open_turn()
 
     # ------------------------------------------------------------ public API
@@ -357,7 +357,7 @@ class AgentLoop:
         in the log before any listener runs, so a listener that raises
         leaves it logged. Listeners and the caller get the same deep-frozen
         copy of the event; the log's own event is never handed out (REQ-7).
-        See `reference.loop.appending`.
+        See `reqfold.reference.loop.appending`.
         """
         return self._log.append(
             kind, data, surface_op=surface_op, source_event_seqs=source_event_seqs
@@ -658,7 +658,7 @@ class AgentLoop:
         abort races a fetch; so does `failure` (a header-event listener's
         error), which is raised once the call is aborted. Whether the bytes
         reached the provider first is the race's outcome: either way the log
-        shows the header event and no response (`reference.reconstruct`).
+        shows the header event and no response (`reqfold.reference.reconstruct`).
         """
         self.requests.append(request)
         call = asyncio.ensure_future(self.provider.complete(request, signal))

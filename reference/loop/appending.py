@@ -9,7 +9,7 @@ sink took it; a sink failure raises `PersistenceFailed` with nothing logged.
 synchronously, in order, each with the same deep-frozen copy, so the
 session's own events are never reachable through the loop (REQ-7).
 
-The appender also folds each logged event into `reference.turns`, so
+The appender also folds each logged event into `reqfold.reference.turns`, so
 `SessionAppender.turns` always says where the log stands.
 """
 
@@ -19,19 +19,19 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from reference.json_values import (
+from reqfold.reference.json_values import (
     JsonObject,
     check_json_value,
     copy_json,
     escape_lone_surrogates,
 )
-from reference.loop.clock import Clock
-from reference.loop.contexts import EventListener
-from reference.loop.errors import ListenerCancelled, PersistenceFailed
-from reference.loop.freeze import FrozenObject, deep_freeze
-from reference.loop.persistence import EventSink
-from reference.session_log import SessionLog, make_event
-from reference.turns import Turns, track
+from reqfold.reference.loop.clock import Clock
+from reqfold.reference.loop.contexts import EventListener
+from reqfold.reference.loop.errors import ListenerCancelled, PersistenceFailed
+from reqfold.reference.loop.freeze import FrozenObject, deep_freeze
+from reqfold.reference.loop.persistence import EventSink
+from reqfold.reference.session_log import SessionLog, make_event
+from reqfold.reference.turns import Turns, track
 
 
 class SessionAppender:

@@ -1,7 +1,7 @@
 """The provider client: one request out, one assistant reply back, over httpx.
 
 Implements the DeepSeek/OpenAI chat-completions dialect as docs/spec.md
-section 12 maps it (the body is `reference.request.build_chat_body`, sent
+section 12 maps it (the body is `reqfold.reference.request.build_chat_body`, sent
 as compact JSON, WIRE-5) and reads the answer back, streaming (SSE, ending
 ``data: [DONE]``) or not.
 
@@ -36,12 +36,12 @@ from functools import cache
 from types import TracebackType
 from typing import Any, Protocol
 
-from reference.json_values import JsonObject, canonical_json
-from reference.loop.abort import AbortSignal
-from reference.loop.errors import ProviderError, ProviderProtocolError
-from reference.loop.frozen_request import FrozenRequest
-from reference.loop.httpx_import import httpx
-from reference.request import check_settings
+from reqfold.reference.json_values import JsonObject, canonical_json
+from reqfold.reference.loop.abort import AbortSignal
+from reqfold.reference.loop.errors import ProviderError, ProviderProtocolError
+from reqfold.reference.loop.frozen_request import FrozenRequest
+from reqfold.reference.loop.httpx_import import httpx
+from reqfold.reference.request import check_settings
 
 USER_AGENT = "reqfold-reference/0.1.0"
 
@@ -280,7 +280,7 @@ class ChatCompletionsClient:
             ``reasoning_effort``); the log does not record them (WIRE-5).
             Naming a contract member (``model``, ``messages``, ``tools``,
             ``temperature``, ``max_tokens``, ``stop``) or a stream member
-            raises `ValueError` here (`reference.request.check_settings`).
+            raises `ValueError` here (`reqfold.reference.request.check_settings`).
     """
 
     def __init__(

@@ -33,12 +33,12 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reference.json_values import JsonObject, canonical_json, copy_json
-from reference.loop.freeze import thaw
-from reference.messages import derive_event_message
+from reqfold.reference.json_values import JsonObject, canonical_json, copy_json
+from reqfold.reference.loop.freeze import thaw
+from reqfold.reference.messages import derive_event_message
 
 if TYPE_CHECKING:
-    from reference.loop.contexts import PreStepContext
+    from reqfold.reference.loop.contexts import PreStepContext
 
 COMPACT_SOURCE: JsonObject = {"kind": "plugin", "plugin": "compact"}
 

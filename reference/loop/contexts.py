@@ -1,9 +1,9 @@
 """What the loop's listeners see: the seams (`Hooks`) and their contexts.
 
 Each seam of docs/reference-harness.md's table is a `Waterfall` or a
-`SerialHook` (`reference.loop.waterfall`) on `Hooks`; each context is the
+`SerialHook` (`reqfold.reference.loop.waterfall`) on `Hooks`; each context is the
 frozen record a listener of that seam receives. A context names the loop
-as a `LoopHandle`, the part of `reference.loop.agent.AgentLoop` a listener
+as a `LoopHandle`, the part of `reqfold.reference.loop.agent.AgentLoop` a listener
 may use (this module does not import the loop, which imports it).
 """
 
@@ -13,14 +13,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reference.json_values import JsonObject
-from reference.loop.abort import AbortSignal
-from reference.loop.freeze import FrozenObject
-from reference.loop.frozen_request import FrozenRequest
-from reference.loop.tools import Content, ToolResult
-from reference.loop.waterfall import SerialHook, Waterfall
-from reference.revisions import ALL_REVISIONS, Revision
-from reference.session_log import SessionLog
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop.abort import AbortSignal
+from reqfold.reference.loop.freeze import FrozenObject
+from reqfold.reference.loop.frozen_request import FrozenRequest
+from reqfold.reference.loop.tools import Content, ToolResult
+from reqfold.reference.loop.waterfall import SerialHook, Waterfall
+from reqfold.reference.revisions import ALL_REVISIONS, Revision
+from reqfold.reference.session_log import SessionLog
 
 EventListener = Callable[[FrozenObject], None]
 """A session-event listener: called with a deep-frozen copy of each event."""

@@ -3,7 +3,7 @@
 Implements docs/spec.md REQ-7: once the writer has logged the step's header
 event, nothing can change what is sent. A `FrozenRequest` is a frozen
 dataclass whose header and messages are deep-frozen JSON
-(`reference.loop.freeze`): assigning an attribute, setting a member or
+(`reqfold.reference.loop.freeze`): assigning an attribute, setting a member or
 appending a message raises. The provider client works from `plain_header`
 and `plain_messages`, which are fresh mutable copies, so it cannot reach
 back into the request either.
@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reference.header import Header
-from reference.json_values import JsonObject
-from reference.loop.freeze import FrozenObject, deep_freeze, thaw
-from reference.request import build_chat_body
+from reqfold.reference.header import Header
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop.freeze import FrozenObject, deep_freeze, thaw
+from reqfold.reference.request import build_chat_body
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

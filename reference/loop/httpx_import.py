@@ -17,7 +17,7 @@ installed, to run under trio as well: about 0.1 s of CPU and an
 ``ldconfig`` child process at every start of a harness adapter that runs
 on asyncio only (where trio is installed). `import_httpcore_without_trio`
 imports httpcore with trio hidden, for the entry point of such a process
-(``python -m reference.harness_adapter``) and nowhere else: httpcore then
+(``python -m reqfold.reference.harness_adapter``) and nowhere else: httpcore then
 keeps ``trio = None`` for the rest of the process, so httpx under trio
 fails there, and a thread importing trio meanwhile would fail too. A
 program that uses the reference client as a library imports httpcore as

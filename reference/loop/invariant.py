@@ -5,7 +5,7 @@ Implements the loop-side guard of docs/spec.md REQ-1 .. REQ-7 (anchor: the
 loop calls `check_request`: it rebuilds the step's request from a *fresh*
 session log seeded with the events strictly before the step's
 ``step/start`` plus the fold of the header events
-(`reference.reconstruct.rebuild_step`), and compares header, messages and
+(`reqfold.reference.reconstruct.rebuild_step`), and compares header, messages and
 the contract members of the wire body with the frozen request, by value and
 byte for byte (the canonical text: ``0`` and ``0.0`` are equal values but
 different bytes on the wire). Any difference raises `RequestDiverges`
@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference.json_values import JsonObject, canonical_json, json_equal
-from reference.loop.errors import RequestDiverges
-from reference.loop.freeze import is_frozen
-from reference.loop.frozen_request import FrozenRequest
-from reference.reconstruct import rebuild_step
-from reference.request import build_chat_body, contract_view
-from reference.revisions import Revision
+from reqfold.reference.json_values import JsonObject, canonical_json, json_equal
+from reqfold.reference.loop.errors import RequestDiverges
+from reqfold.reference.loop.freeze import is_frozen
+from reqfold.reference.loop.frozen_request import FrozenRequest
+from reqfold.reference.reconstruct import rebuild_step
+from reqfold.reference.request import build_chat_body, contract_view
+from reqfold.reference.revisions import Revision
 
 MESSAGE_RULE = {
     Revision.HEADER_EVENTS: "REQ-3",

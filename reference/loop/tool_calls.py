@@ -1,6 +1,6 @@
 """Running one tool call of a step: ``tool/call``, execute, ``tool/result``.
 
-The loop's step 14 (`reference.loop.agent.AgentLoop._step`) runs a step's
+The loop's step 14 (`reqfold.reference.loop.agent.AgentLoop._step`) runs a step's
 calls one after another through `run_tool`, so a call and its result stay
 adjacent on the surface (the result's ``sourceEventSeqs`` is the call's
 seq). `execute_tool` never fails the turn: an unknown tool, an exception,
@@ -15,11 +15,16 @@ import asyncio
 import json
 from collections.abc import Mapping
 
-from reference.errors import NotJsonValue
-from reference.json_values import JsonObject, escape_lone_surrogates
-from reference.loop.abort import AbortSignal, task_cancelled
-from reference.loop.contexts import Hooks, LoopHandle, PostExecuteContext, ToolContext
-from reference.loop.tools import Content, Tool, ToolResult, content_blocks
+from reqfold.reference.errors import NotJsonValue
+from reqfold.reference.json_values import JsonObject, escape_lone_surrogates
+from reqfold.reference.loop.abort import AbortSignal, task_cancelled
+from reqfold.reference.loop.contexts import (
+    Hooks,
+    LoopHandle,
+    PostExecuteContext,
+    ToolContext,
+)
+from reqfold.reference.loop.tools import Content, Tool, ToolResult, content_blocks
 
 
 async def run_tool(

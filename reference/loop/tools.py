@@ -11,7 +11,7 @@ lone surrogate from a ``surrogateescape``'d file name...), becomes an error
 result (``isError: true``), never a failed turn.
 
 What a running tool knows (`ToolContext`, `PostExecuteContext`) lives with
-the loop in `reference.loop.contexts`: this module imports neither.
+the loop in `reqfold.reference.loop.contexts`: this module imports neither.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference.json_values import JsonObject, check_json_value
+from reqfold.reference.json_values import JsonObject, check_json_value
 
 Content = str | list[JsonObject]
 """Message content as a listener or tool may give it: text or content blocks."""
@@ -30,7 +30,7 @@ def content_blocks(content: Content) -> list[JsonObject]:
     """Normalise text to ``[{"type": "text", "text": ...}]``; check blocks.
 
     Raises `TypeError` for anything else, and
-    `reference.errors.NotJsonValue` for content that cannot be logged (a
+    `reqfold.reference.errors.NotJsonValue` for content that cannot be logged (a
     lone surrogate, a NaN... JSON-1), so it fails here, before any append.
     """
     if isinstance(content, str):
@@ -56,7 +56,7 @@ class ToolResult:
 
 Execute = Callable[[Any, Any], Awaitable["ToolResult | Content"]]
 """``execute(arguments, context)``: the parsed arguments, and the call's
-`reference.loop.contexts.ToolContext` (typed loosely here so this module does
+`reqfold.reference.loop.contexts.ToolContext` (typed loosely here so this module does
 not import the contexts, which import it)."""
 
 

@@ -18,7 +18,7 @@ vendored cordis ``events.ts``), which docs/reference-harness.md restates:
   registration order, each with the same context; their results are
   collected in that order.
 
-The seed is frozen (`reference.loop.freeze`), so a listener that tries to
+The seed is frozen (`reqfold.reference.loop.freeze`), so a listener that tries to
 change it in place raises; a contribution is a *returned* extension.
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection
 from typing import Generic, TypeVar
 
-from reference.revisions import Revision
+from reqfold.reference.revisions import Revision
 
 C = TypeVar("C")
 T = TypeVar("T")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import importlib
 from pathlib import Path
 
 import pytest
+from import_names import imported_names, top_level
 
 ROOT = Path(__file__).resolve().parents[2]
 PURE_MODULES = (
@@ -32,14 +32,7 @@ IMPURE = {
 
 
 def imported_top_levels(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+    return {top_level(name) for name in imported_names(path)}
 
 
 @pytest.mark.parametrize(
@@ -63,7 +56,7 @@ def test_the_codec_and_log_modules_do_no_io(module: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["reference", "conformance", "fakes"])
-def test_generic_package_names_resolve_to_this_project(name: str) -> None:
-    module = importlib.import_module(name)
+def test_the_three_parts_resolve_to_this_project_under_one_name(name: str) -> None:
+    module = importlib.import_module(f"reqfold.{name}")
     assert module.__file__ is not None
     assert Path(module.__file__).resolve().is_relative_to(ROOT)

@@ -15,10 +15,10 @@ machine; nothing reqfold depends on brings it)."""
 
 ASK_A_CLOSED_PORT = """
 import asyncio
-from reference.loop.abort import AbortSignal
-from reference.loop.client import ChatCompletionsClient
-from reference.loop.errors import ProviderError
-from reference.loop.frozen_request import FrozenRequest
+from reqfold.reference.loop.abort import AbortSignal
+from reqfold.reference.loop.client import ChatCompletionsClient
+from reqfold.reference.loop.errors import ProviderError
+from reqfold.reference.loop.frozen_request import FrozenRequest
 
 request = FrozenRequest.build(
     turn=1, step=1, boundary=0, header={"config": {"model": "m"}},
@@ -51,7 +51,7 @@ def _modules_after(statement: str, *names: str) -> dict[str, bool]:
 
 def test_the_reference_client_imports_httpx_without_its_command_line() -> None:
     loaded = _modules_after(
-        "import reference.loop.client, httpx; assert httpx.AsyncClient",
+        "import reqfold.reference.loop.client, httpx; assert httpx.AsyncClient",
         "httpx",
         "httpx._main",
     )
@@ -60,7 +60,7 @@ def test_the_reference_client_imports_httpx_without_its_command_line() -> None:
 
 def test_httpx_command_line_still_loads_when_asked_for() -> None:
     loaded = _modules_after(
-        "import reference.loop.client, httpx._main; assert httpx._main.main",
+        "import reqfold.reference.loop.client, httpx._main; assert httpx._main.main",
         "httpx._main",
     )
     assert loaded == {"httpx._main": True}
@@ -69,10 +69,10 @@ def test_httpx_command_line_still_loads_when_asked_for() -> None:
 HARNESS_ADAPTER = """
 import os, sys
 sys.stdin = open(os.devnull)  # no request: the adapter starts and ends
-from reference.harness_adapter import main
+from reqfold.reference.harness_adapter import main
 assert main([]) == 0
 """
-"""`python -m reference.harness_adapter`'s entry point, given no request."""
+"""`python -m reqfold.reference.harness_adapter`'s entry point, given no request."""
 
 
 def test_the_harness_adapters_network_transport_leaves_trio_unloaded() -> None:
@@ -116,14 +116,16 @@ def test_a_trio_loaded_before_the_harness_adapter_is_the_one_httpcore_uses() -> 
 
 def test_serving_the_fake_does_not_import_httpx() -> None:
     loaded = _modules_after(
-        "import fakes.server, fakes.cli", "httpx", "fakes.transport"
+        "import reqfold.fakes.server, reqfold.fakes.cli",
+        "httpx",
+        "reqfold.fakes.transport",
     )
-    assert loaded == {"httpx": False, "fakes.transport": False}
+    assert loaded == {"httpx": False, "reqfold.fakes.transport": False}
 
 
 VECTORS_ONLY = """
 import contextlib, io
-from conformance.cli import main
+from reqfold.conformance.cli import main
 
 with contextlib.redirect_stdout(io.StringIO()):
     status = main(
@@ -135,7 +137,12 @@ assert status == 0, status
 
 
 def test_a_reqfold_run_that_plays_no_scenario_imports_no_fake_and_no_checks() -> None:
-    names = ("uvicorn", "fakes.server", "fakes", "conformance.harness.checks")
+    names = (
+        "uvicorn",
+        "reqfold.fakes.server",
+        "fakes",
+        "reqfold.conformance.harness.checks",
+    )
     loaded = _modules_after(f"exec({VECTORS_ONLY!r})", *names)
     assert loaded == dict.fromkeys(names, False)
 
@@ -159,6 +166,6 @@ def test_the_fake_transport_is_still_reached_as_before(
     statement: str, loads_transport: bool
 ) -> None:
     """Each spelling works (a failing statement fails `_modules_after`)."""
-    assert _modules_after(statement, "fakes.transport") == {
-        "fakes.transport": loads_transport
+    assert _modules_after(statement, "reqfold.fakes.transport") == {
+        "reqfold.fakes.transport": loads_transport
     }

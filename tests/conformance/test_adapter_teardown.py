@@ -23,11 +23,11 @@ import pytest
 from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
 
-from conformance.adapters.connection import StdioConnection
-from conformance.codec.loading import iter_cases
-from conformance.codec.runner import MAX_TIMEOUTS_IN_A_ROW, run_vectors
-from conformance.outcomes import Outcome
-from reference.revisions import Revision
+from reqfold.conformance.adapters.connection import StdioConnection
+from reqfold.conformance.codec.loading import iter_cases
+from reqfold.conformance.codec.runner import MAX_TIMEOUTS_IN_A_ROW, run_vectors
+from reqfold.conformance.outcomes import Outcome
+from reqfold.reference.revisions import Revision
 
 BAD = Path(__file__).parent / "bad_adapters"
 
@@ -38,7 +38,7 @@ def adapter(name: str) -> list[str]:
 
 def vectors(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "conformance.cli", "vectors", *args],
+        [sys.executable, "-m", "reqfold.conformance.cli", "vectors", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -104,7 +104,7 @@ def test_ending_an_adapter_never_waits_on_a_pipe_something_else_still_holds() ->
     nor leave a reader thread behind."""
     threads_before = threading.active_count()
     connection = StdioConnection(
-        [sys.executable, "-m", "reference.adapter"], timeout=10
+        [sys.executable, "-m", "reqfold.reference.adapter"], timeout=10
     )
     connection.initialize()
     holder = os.open(f"/proc/{connection._process.pid}/fd/1", os.O_WRONLY)
@@ -230,7 +230,14 @@ def test_sigterm_to_reqfold_run_kills_a_hung_harness_adapter_without_waiting(
     chaos = Path(__file__).parent / "chaos_harnesses" / "never_answers_send.py"
     process = subprocess.Popen(
         [
-            *(sys.executable, "-m", "conformance.cli", "run", "--only", "scenarios"),
+            *(
+                sys.executable,
+                "-m",
+                "reqfold.conformance.cli",
+                "run",
+                "--only",
+                "scenarios",
+            ),
             *("--impl", f"{sys.executable} {chaos}", "--timeout", "600"),
             *("--revision", "session-prefix", "--scenario", "plain-turns"),
         ],
@@ -261,10 +268,10 @@ def test_a_sigterm_in_the_middle_of_killing_an_adapter_waits_until_it_is_gone(
     kill itself, from a thread that is not the main one, as the kernel may
     pick any thread): the adapter is killed and reaped, then the run is
     interrupted."""
-    from conformance.adapters import process_tree
-    from conformance.interrupts import run_guarded
+    from reqfold.conformance.adapters import process_tree
+    from reqfold.conformance.interrupts import run_guarded
 
-    connection = StdioConnection([sys.executable, "-m", "reference.adapter"])
+    connection = StdioConnection([sys.executable, "-m", "reqfold.reference.adapter"])
     connection.initialize()
     pid = connection._process.pid
     real_kill_tree = process_tree.kill_tree

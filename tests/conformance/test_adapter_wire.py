@@ -1,6 +1,6 @@
 """Reading an adapter's stdout lines as JSON-RPC 2.0, without a process.
 
-`conformance.adapters.wire` is the pure half of `StdioConnection`: these
+`reqfold.conformance.adapters.wire` is the pure half of `StdioConnection`: these
 pin what it accepts and what it refuses (the process tests in
 test_vector_run.py and test_connection_notifications.py show the
 connection killing an adapter that writes such a line).
@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.adapters.wire import is_notification, parse_message, response_problem
+from reqfold.conformance.adapters.wire import (
+    is_notification,
+    parse_message,
+    response_problem,
+)
 
 
 def test_a_json_rpc_line_is_read_with_its_members_in_order() -> None:

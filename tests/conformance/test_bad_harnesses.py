@@ -1,8 +1,8 @@
 """`reqfold run`: every known-bad harness is caught, by the check that should.
 
 Each module in ``bad_harnesses/`` is the reference harness with one
-realistic bug (a subclass of `reference.loop.AgentLoop` or of
-`reference.harness_adapter.HarnessServer`, or one function patched), run
+realistic bug (a subclass of `reqfold.reference.loop.AgentLoop` or of
+`reqfold.reference.harness_adapter.HarnessServer`, or one function patched), run
 as a real child process exactly as a harness in another language would be:
 ``reqfold run --impl "python bad_harnesses/NAME.py" --only scenarios
 --scenario ID``. The gallery below says, per harness, the scenario that
@@ -476,7 +476,7 @@ GALLERY = [
 CASES: list[Bad] = [param.values[0] for param in GALLERY]
 REFERENCES = [
     Job(
-        shlex.join([sys.executable, "-m", "reference.harness_adapter"]),
+        shlex.join([sys.executable, "-m", "reqfold.reference.harness_adapter"]),
         tuple(sorted({case.scenario for case in CASES if case.revision == revision})),
         strict=True,
         revision=revision,

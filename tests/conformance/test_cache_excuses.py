@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.harness.stability import _excuse
-from reference.json_values import JsonObject
-from reference.reconstruct import RebuiltRequest
+from reqfold.conformance.harness.stability import _excuse
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.reconstruct import RebuiltRequest
 
 
 def step(boundary: int, header_seq: int | None, **header: object) -> RebuiltRequest:

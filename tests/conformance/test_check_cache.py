@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from conformance.check import check_lines, read_captures
-from fakes import FakeProvider, FakeTransport, dump_captured_request
-from reference.jsonl import dump_line, make_storage_line
-from reference.loop import AgentLoop, ChatCompletionsClient, counter_clock
-from reference.session_log import SessionLog
+from reqfold.conformance.check import check_lines, read_captures
+from reqfold.fakes import FakeProvider, FakeTransport, dump_captured_request
+from reqfold.reference.jsonl import dump_line, make_storage_line
+from reqfold.reference.loop import AgentLoop, ChatCompletionsClient, counter_clock
+from reqfold.reference.session_log import SessionLog
 
 USER = {"kind": "user"}
 

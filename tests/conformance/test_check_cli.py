@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from cli_in_process import reqfold_here
 
-from conformance.check.log_rules import LogChecker
-from conformance.check.opening_rules import OpeningRules
-from conformance.rules import load_rules
+from reqfold.conformance.check.log_rules import LogChecker
+from reqfold.conformance.check.opening_rules import OpeningRules
+from reqfold.conformance.rules import load_rules
 
 FIXTURES = Path(__file__).parent / "check_fixtures"
 VALID = FIXTURES / "valid" / "session-prefix.jsonl"
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 COMMAND = (
     [shutil.which("reqfold")]  # the installed console script
     if shutil.which("reqfold")
-    else [sys.executable, "-m", "conformance.cli"]
+    else [sys.executable, "-m", "reqfold.conformance.cli"]
 )
 
 
@@ -298,7 +298,7 @@ def test_a_reader_that_stops_early_gets_no_traceback_and_the_status_so_far(
 
 MEASURED = (
     "import re, sys\n"
-    "from conformance.cli import main\n"
+    "from reqfold.conformance.cli import main\n"
     "status = main(['check', *sys.argv[1:]])\n"
     "with open('/proc/self/status') as status_file:\n"
     "    peak = re.search(r'VmHWM:\\s+(\\d+)', status_file.read())[1]\n"

@@ -10,10 +10,14 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from msgspec import UNSET
 
-from conformance.check import check_lines
-from conformance.check.envelope_rules import KNOWN_TYPES, EnvelopeRules, data_object
-from conformance.check.lines import Envelope
-from reference.session_log import sources_problem
+from reqfold.conformance.check import check_lines
+from reqfold.conformance.check.envelope_rules import (
+    KNOWN_TYPES,
+    EnvelopeRules,
+    data_object,
+)
+from reqfold.conformance.check.lines import Envelope
+from reqfold.reference.session_log import sources_problem
 
 TYPES = st.sampled_from([*sorted(KNOWN_TYPES), "", "x/unknown"])
 RAW_DATA = st.sampled_from([b"{}", b'{"a":1}', b"[]", b'"text"', b"1", b"null"])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.check import APPLIED_RULES, check_lines
-from conformance.rules import load_rules
+from reqfold.conformance.check import APPLIED_RULES, check_lines
+from reqfold.conformance.rules import load_rules
 
 FIXTURES = Path(__file__).parent / "check_fixtures"
 EXPECTED: dict[str, dict[str, object]] = json.loads(

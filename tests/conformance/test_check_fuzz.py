@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conformance.check import check_lines
-from conformance.rules import load_rules
+from reqfold.conformance.check import check_lines
+from reqfold.conformance.rules import load_rules
 
 VALID = Path(__file__).parent / "check_fixtures" / "valid" / "session-prefix.jsonl"
 LINES = VALID.read_bytes().splitlines(keepends=True)

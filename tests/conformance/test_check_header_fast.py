@@ -20,18 +20,22 @@ import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conformance.check import canonical as canonical_module, check_lines, log_rules
-from conformance.check.findings import Finding
-from conformance.check.header_rules import HeaderFold, proven_json
-from reference.errors import CodecError
-from reference.header import (
+from reqfold.conformance.check import (
+    canonical as canonical_module,
+    check_lines,
+    log_rules,
+)
+from reqfold.conformance.check.findings import Finding
+from reqfold.conformance.check.header_rules import HeaderFold, proven_json
+from reqfold.reference.errors import CodecError
+from reqfold.reference.header import (
     SNAPSHOT_REASONS,
     apply_to_canonical,
     canonical_header,
     diff_header,
 )
-from reference.json_values import copy_json
-from reference.revisions import Revision
+from reqfold.reference.json_values import copy_json
+from reqfold.reference.revisions import Revision
 
 REVISIONS = st.sampled_from(list(Revision))
 

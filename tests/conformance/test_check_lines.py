@@ -8,9 +8,13 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conformance.check import check_lines
-from conformance.check.lines import WINDOW, has_long_integer
-from conformance.check.strict_json import JsonDamaged, _parse_iteratively, parse_json
+from reqfold.conformance.check import check_lines
+from reqfold.conformance.check.lines import WINDOW, has_long_integer
+from reqfold.conformance.check.strict_json import (
+    JsonDamaged,
+    _parse_iteratively,
+    parse_json,
+)
 
 STORAGE = b'{"type":"session","version":0,"id":"s","createdAt":0}\n'
 
@@ -140,7 +144,7 @@ def test_a_bad_storage_line_is_reported_at_line_one(first: bytes) -> None:
 
 @pytest.mark.spec("JSONL-1")
 def test_the_storage_lines_revision_is_used_unless_overridden() -> None:
-    from reference.revisions import Revision
+    from reqfold.reference.revisions import Revision
 
     first = (
         b'{"type":"session","version":0,"id":"s","createdAt":0,'
@@ -276,7 +280,7 @@ def test_a_long_line_holds_a_long_integer_wherever_it_lies(
 def test_a_replace_costs_the_run_it_removes_not_the_whole_surface() -> None:
     import time
 
-    from conformance.check.surface import ReplaceRefused, Surface
+    from reqfold.conformance.check.surface import ReplaceRefused, Surface
 
     surface = Surface(derive=True)
     count = 40_000
@@ -295,8 +299,8 @@ def test_a_replace_costs_the_run_it_removes_not_the_whole_surface() -> None:
 
 @pytest.mark.spec("LOG-7")
 def test_unknown_event_types_are_counted_by_name_only_up_to_a_cap() -> None:
-    from conformance.check.log_rules import UNKNOWN_TYPES_KEPT
-    from conformance.check.report import FileReport, render_text
+    from reqfold.conformance.check.log_rules import UNKNOWN_TYPES_KEPT
+    from reqfold.conformance.check.report import FileReport, render_text
 
     count = UNKNOWN_TYPES_KEPT + 50
     lines = turn_of(*(event(i + 1, f"plugin/t{i}", "{}") for i in range(count)))
@@ -362,7 +366,7 @@ def test_sources_holding_a_list_or_an_object_are_an_ordinary_finding(
 def test_a_crash_inside_a_rule_is_an_error_not_a_finding_against_the_log(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from conformance.check.turn_rules import TurnRules
+    from reqfold.conformance.check.turn_rules import TurnRules
 
     def crash(*args: object) -> None:
         raise RuntimeError("a bug in a rule")
@@ -393,8 +397,8 @@ def test_a_crash_inside_a_rule_is_an_error_not_a_finding_against_the_log(
 
 @pytest.mark.spec("JSON-2")
 def test_an_expected_null_is_shown_as_null_and_absence_as_absence() -> None:
-    from conformance.check.findings import finding
-    from conformance.check.report import FileReport, render_text
+    from reqfold.conformance.check.findings import finding
+    from reqfold.conformance.check.report import FileReport, render_text
 
     null = finding("REQ-1", 3, 1, "differs", expected=None, found="")
     nothing = finding("REQ-1", 4, 2, "differs", found="x")
@@ -467,7 +471,7 @@ def test_a_compaction_event_carrying_a_surface_op_is_reported() -> None:
 def test_what_a_line_showed_before_a_rule_crashed_on_it_is_kept(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from conformance.check.turn_rules import TurnRules
+    from reqfold.conformance.check.turn_rules import TurnRules
 
     def crash(*args: object) -> None:
         raise RuntimeError("a bug in a rule")
@@ -484,7 +488,7 @@ def test_what_a_line_showed_before_a_rule_crashed_on_it_is_kept(
 def test_a_handler_put_in_the_table_replaces_the_rules_of_its_type(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from conformance.check import log_rules
+    from reqfold.conformance.check import log_rules
 
     def crash(*args: object) -> None:
         raise RuntimeError("a bug in a rule")

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conformance.check import FileReport, check_lines, log_rules
-from conformance.check.lines import EVENT_DECODER
-from conformance.check.reader import (
+from reqfold.conformance.check import FileReport, check_lines, log_rules
+from reqfold.conformance.check.lines import EVENT_DECODER
+from reqfold.conformance.check.reader import (
     DECODE_ERRORS,
     LineReader,
     ReadLine,

@@ -11,11 +11,16 @@ from pathlib import Path
 import pytest
 from messages import user
 
-from conformance.check import check_lines, read_captures
-from fakes import FakeProvider, FakeTransport, dump_captured_request
-from reference.jsonl import dump_line, make_storage_line
-from reference.loop import AgentLoop, ChatCompletionsClient, Framing, counter_clock
-from reference.revisions import Revision
+from reqfold.conformance.check import check_lines, read_captures
+from reqfold.fakes import FakeProvider, FakeTransport, dump_captured_request
+from reqfold.reference.jsonl import dump_line, make_storage_line
+from reqfold.reference.loop import (
+    AgentLoop,
+    ChatCompletionsClient,
+    Framing,
+    counter_clock,
+)
+from reqfold.reference.revisions import Revision
 
 
 @pytest.mark.slow
@@ -37,7 +42,7 @@ def test_the_demo_session_passes_and_every_request_rebuilds(tmp_path: Path) -> N
         [
             sys.executable,
             "-m",
-            "conformance.cli",
+            "reqfold.conformance.cli",
             "demo",
             "--log",
             str(log),

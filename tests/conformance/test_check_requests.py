@@ -8,19 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from conformance.check import (
+from reqfold.conformance.check import (
     CaptureUnreadable,
     check_lines,
     read_captures,
     render_text,
 )
-from conformance.check.findings import SHOULD, finding
-from conformance.check.log_rules import LogChecker
-from conformance.check.reconstruction import first_difference
-from conformance.check.turn_rules import OpenStep
-from reference.jsonl import dump_line, make_storage_line
-from reference.request import build_chat_body, request_messages
-from reference.session_log import SessionLog
+from reqfold.conformance.check.findings import SHOULD, finding
+from reqfold.conformance.check.log_rules import LogChecker
+from reqfold.conformance.check.reconstruction import first_difference
+from reqfold.conformance.check.turn_rules import OpenStep
+from reqfold.reference.jsonl import dump_line, make_storage_line
+from reqfold.reference.request import build_chat_body, request_messages
+from reqfold.reference.session_log import SessionLog
 
 FIXTURES = Path(__file__).parent / "check_fixtures"
 LOG = FIXTURES / "valid" / "session-prefix.jsonl"
@@ -213,8 +213,8 @@ def test_a_step_with_neither_header_event_nor_response_is_matched_only_if_equal(
 
 @pytest.mark.spec("CHECK-1", "REQ-1")
 def test_a_maybe_sent_step_takes_a_capture_only_if_it_is_its_rebuild() -> None:
-    from reference.reconstruct import compare_with_captures, rebuild_requests
-    from reference.session_log import SessionLog
+    from reqfold.reference.reconstruct import compare_with_captures, rebuild_requests
+    from reqfold.reference.session_log import SessionLog
 
     log = SessionLog()
     log.append("turn/start", {"turn": 1}, time=0)

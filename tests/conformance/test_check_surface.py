@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from msgspec import UNSET
 
-from conformance.check.lines import Envelope
-from conformance.check.surface import ReplaceRefused, Surface
-from conformance.check.surface_rules import SurfaceRules
+from reqfold.conformance.check.lines import Envelope
+from reqfold.conformance.check.surface import ReplaceRefused, Surface
+from reqfold.conformance.check.surface_rules import SurfaceRules
 
 HUGE = 1 << 64
 SEQS = st.integers(0, 40) | st.sampled_from([-1, HUGE, -HUGE])

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conformance.check.findings import Finding
-from conformance.check.lines import Envelope
-from conformance.check.turn_rules import OpenStep, TurnRules
+from reqfold.conformance.check.findings import Finding
+from reqfold.conformance.check.lines import Envelope
+from reqfold.conformance.check.turn_rules import OpenStep, TurnRules
 
 KINDS = ("turn/start", "turn/end", "step/start", "step/end")
 

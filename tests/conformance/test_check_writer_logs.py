@@ -10,28 +10,28 @@ import msgspec
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from conformance.check import check_lines, read_captures
-from conformance.check.header_rules import (
+from reqfold.conformance.check import check_lines, read_captures
+from reqfold.conformance.check.header_rules import (
     _SHAPES,
     _Config,
     fast_canonical,
     fold_diff,
     proven_json,
 )
-from reference.errors import CodecError
-from reference.header import (
+from reqfold.reference.errors import CodecError
+from reqfold.reference.header import (
     apply_header_delta,
     apply_to_canonical,
     canonical_header,
     diff_canonical,
     diff_header,
 )
-from reference.json_values import check_json_value
-from reference.jsonl import dump_line, make_storage_line
-from reference.request import build_chat_body, request_messages
-from reference.revisions import Revision
-from reference.session_log import SessionLog
-from reference.writer import record_header
+from reqfold.reference.json_values import check_json_value
+from reqfold.reference.jsonl import dump_line, make_storage_line
+from reqfold.reference.request import build_chat_body, request_messages
+from reqfold.reference.revisions import Revision
+from reqfold.reference.session_log import SessionLog
+from reqfold.reference.writer import record_header
 
 NAMES = ("grep", "list_dir", "read_file", "write_file")
 

@@ -21,7 +21,7 @@ from cli_in_process import reqfold_here
 from commands import reqfold
 from processes import run_with_small_files
 
-from conformance import demo
+from reqfold.conformance import demo
 
 ROOT = Path(__file__).resolve().parents[2]
 VALID_LOG = ROOT / "tests" / "conformance" / "check_fixtures" / "valid"
@@ -113,7 +113,7 @@ def test_demo_whose_reader_went_away_still_writes_its_files_quietly(
     os.close(read_end)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "conformance.cli", "demo", *DEMO_OUTPUTS],
+            [sys.executable, "-m", "reqfold.conformance.cli", "demo", *DEMO_OUTPUTS],
             cwd=tmp_path,
             stdout=write_end,
             stderr=subprocess.PIPE,
@@ -257,7 +257,7 @@ def test_demo_whose_files_cannot_be_written_whole_exits_2_and_leaves_the_old_one
         (tmp_path / name).write_text("OLD\n")
 
     done = run_with_small_files(
-        [sys.executable, "-m", "conformance.cli", "demo", *DEMO_OUTPUTS],
+        [sys.executable, "-m", "reqfold.conformance.cli", "demo", *DEMO_OUTPUTS],
         limit,
         cwd=tmp_path,
     )
@@ -284,7 +284,7 @@ def test_ctrl_c_in_a_command_without_signal_handling_is_one_line_and_130(
     # the interpreter's start-up.
     fifo = tmp_path / "input"
     os.mkfifo(fifo)
-    argv = [sys.executable, "-m", "conformance.cli", command, str(fifo)]
+    argv = [sys.executable, "-m", "reqfold.conformance.cli", command, str(fifo)]
     if command == "compare":
         argv.append(str(fifo))
     child = subprocess.Popen(

@@ -20,7 +20,7 @@ import commands
 import pytest
 from cli_in_process import reqfold_here
 
-from conformance.report.compare import compare_reports
+from reqfold.conformance.report.compare import compare_reports
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDING = shlex.join(

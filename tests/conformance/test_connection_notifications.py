@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from conformance.adapters.connection import StdioConnection
-from conformance.errors import AdapterProtocolError, AdapterTimeout
+from reqfold.conformance.adapters.connection import StdioConnection
+from reqfold.conformance.errors import AdapterProtocolError, AdapterTimeout
 
 # An adapter that answers every request after sending a notification naming it,
 # and, for "chatter", also writes a line that is neither answer nor notification.

@@ -21,25 +21,30 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from conformance.adapters.connection import Connection, StdioConnection
-from conformance.adapters.inprocess import DirectConnection
-from conformance.codec.cases import FAMILIES, SCHEMA_PATH, SCHEMA_REF, VectorCase
-from conformance.codec.loading import load_cases, load_file
-from conformance.codec.properties import (
+from reqfold.conformance.adapters.connection import Connection, StdioConnection
+from reqfold.conformance.adapters.inprocess import DirectConnection
+from reqfold.conformance.codec.cases import (
+    FAMILIES,
+    SCHEMA_PATH,
+    SCHEMA_REF,
+    VectorCase,
+)
+from reqfold.conformance.codec.loading import load_cases, load_file
+from reqfold.conformance.codec.properties import (
     DEFAULT_EXAMPLES,
     PropertyResult,
     render_vector,
     run_properties,
 )
-from conformance.codec.property_table import PROPERTIES, CodecProperty
-from conformance.codec.runner import run_vectors
-from conformance.errors import AdapterCrashed, AdapterStartupFailed
-from conformance.outcomes import Outcome
-from conformance.rules import load_rules
-from reference.header import diff_header
-from reference.json_values import JsonObject
-from reference.revisions import Revision
-from reference.writer import record_header
+from reqfold.conformance.codec.property_table import PROPERTIES, CodecProperty
+from reqfold.conformance.codec.runner import run_vectors
+from reqfold.conformance.errors import AdapterCrashed, AdapterStartupFailed
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.rules import load_rules
+from reqfold.reference.header import diff_header
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
+from reqfold.reference.writer import record_header
 
 BAD = Path(__file__).parent / "bad_adapters"
 RULES = load_rules()
@@ -189,7 +194,9 @@ def test_the_in_process_reference_agrees_with_itself_on_every_property() -> None
 @pytest.mark.spec("DELTA-2", "DELTA-3", "FOLD-3", "WRITER-4", "EQ-2", "HDR-5")
 def test_the_reference_adapter_process_passes_every_property() -> None:
     results = run_properties(
-        lambda: StdioConnection([sys.executable, "-m", "reference.adapter"], timeout=10)
+        lambda: StdioConnection(
+            [sys.executable, "-m", "reqfold.reference.adapter"], timeout=10
+        )
     )
     assert len(results) == len(PROPERTIES) * len(Revision)
     assert {result.outcome for result in results} == {Outcome.PASS}
@@ -362,7 +369,7 @@ def test_a_hypothesis_lacking_a_part_the_hiding_touches_is_left_as_it_is(
 ) -> None:
     from hypothesis.internal.conjecture import providers
 
-    from conformance.codec.local_constants import without_local_constants
+    from reqfold.conformance.codec.local_constants import without_local_constants
 
     monkeypatch.setattr(providers, missing, None)
     seam = providers._get_local_constants

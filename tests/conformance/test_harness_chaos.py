@@ -8,7 +8,7 @@ real child process of ``reqfold run``, with a time limit: a suite that
 hangs fails the test instead of blocking it. ``reqfold run`` itself is
 called in the test's process (`cli_in_process`), so a run does not pay for
 importing the suite again; the first test runs it as a real child process
-(``python -m conformance.cli``), as a user does. Whatever the adapter
+(``python -m reqfold.conformance.cli``), as a user does. Whatever the adapter
 does, the run must end with exit status
 3 (no verdict), name an ERROR for the scenario with what went wrong and
 where (and the tail of the adapter's stderr), print no traceback, and
@@ -37,15 +37,15 @@ import pytest
 from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
 
-from conformance.adapters import connection as connection_module
-from conformance.adapters.connection import StdioConnection
-from conformance.adapters.inprocess import InProcessHarness
-from conformance.errors import AdapterProtocolError
-from conformance.harness import runner
-from conformance.harness.runner import run_scenarios
-from conformance.harness.scenarios import load_scenarios
-from conformance.outcomes import Outcome
-from reference.revisions import Revision
+from reqfold.conformance.adapters import connection as connection_module
+from reqfold.conformance.adapters.connection import StdioConnection
+from reqfold.conformance.adapters.inprocess import InProcessHarness
+from reqfold.conformance.errors import AdapterProtocolError
+from reqfold.conformance.harness import runner
+from reqfold.conformance.harness.runner import run_scenarios
+from reqfold.conformance.harness.scenarios import load_scenarios
+from reqfold.conformance.outcomes import Outcome
+from reqfold.reference.revisions import Revision
 
 CHAOS = Path(__file__).parent / "chaos_harnesses"
 TIMEOUT = 2

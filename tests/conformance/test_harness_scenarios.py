@@ -19,25 +19,29 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance.adapters.connection import StdioConnection
-from conformance.adapters.inprocess import InProcessHarness
-from conformance.adapters.messages import check_notification, check_params, registry
-from conformance.harness.checks import judge
-from conformance.harness.driver import ScenarioDriver
-from conformance.harness.evidence import Evidence
-from conformance.harness.results import CheckResult
-from conformance.harness.runner import run_scenarios
-from conformance.harness.scenarios import (
+from reqfold.conformance.adapters.connection import StdioConnection
+from reqfold.conformance.adapters.inprocess import InProcessHarness
+from reqfold.conformance.adapters.messages import (
+    check_notification,
+    check_params,
+    registry,
+)
+from reqfold.conformance.harness.checks import judge
+from reqfold.conformance.harness.driver import ScenarioDriver
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.results import CheckResult
+from reqfold.conformance.harness.runner import run_scenarios
+from reqfold.conformance.harness.scenarios import (
     SCENARIOS_DIR,
     ScenarioError,
     load_scenario,
     load_scenarios,
     scenario_files,
 )
-from conformance.outcomes import Outcome
-from fakes import FakeProvider
-from fakes.server import running_server
-from reference.revisions import Revision
+from reqfold.conformance.outcomes import Outcome
+from reqfold.fakes import FakeProvider
+from reqfold.fakes.server import running_server
+from reqfold.reference.revisions import Revision
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -168,7 +172,7 @@ def test_a_scenario_file_that_is_not_json_is_refused_without_a_traceback(
 def test_scenarios_are_given_again_without_checking_until_a_file_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conformance.harness import scenarios
+    from reqfold.conformance.harness import scenarios
 
     checked: list[Path] = []
     real = scenarios.load_scenario
@@ -256,7 +260,7 @@ def test_the_in_process_reference_passes_every_scenario_of_every_revision(
 def test_the_reference_as_a_child_process_passes_every_scenario_of_every_revision(
     tmp_path: Path,
 ) -> None:
-    command = [sys.executable, "-m", "reference.harness_adapter"]
+    command = [sys.executable, "-m", "reqfold.reference.harness_adapter"]
     report = run_scenarios(
         lambda: StdioConnection(command, timeout=10), workdir=tmp_path
     )
@@ -293,7 +297,7 @@ def test_a_run_whose_captures_the_fake_dropped_is_no_verdict_not_a_pass(
 def test_a_checker_bug_is_no_verdict_but_a_broken_must_rule_still_fails(
     played: Callable[[str, str], Evidence], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conformance.check import log_rules
+    from reqfold.conformance.check import log_rules
 
     evidence = played("plain-turns", "session-prefix")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import signal
 
-from conformance.interrupts import run_guarded, signals_deferred
+from reqfold.conformance.interrupts import run_guarded, signals_deferred
 
 
 def test_a_sigterm_inside_a_deferred_block_interrupts_only_once_it_is_done() -> None:

@@ -26,14 +26,14 @@ import pytest
 from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
 
-from conformance.probe import driver
+from reqfold.conformance.probe import driver
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = Path(__file__).parent / "bad_probe_harnesses"
 PYTHON = shlex.quote(sys.executable)
-CHAT = f"{PYTHON} -m reference.chat"
+CHAT = f"{PYTHON} -m reqfold.reference.chat"
 
 
 def env(**extra: str) -> dict[str, str]:
@@ -63,7 +63,7 @@ def bad(name: str) -> str:
 HUNG = "2"
 """The --timeout of a probe whose harness leaves a turn unhandled, which the
 test waits out (seconds). The same timeout bounds what the harness does
-right: start (0.25 s for ``reference.chat``, 0.6 s with six busy processes
+right: start (0.25 s for ``reqfold.reference.chat``, 0.6 s with six busy processes
 on two cores), read its line, call the fake, log the turn."""
 
 
@@ -333,7 +333,7 @@ def test_an_interrupt_kills_the_harness_and_everything_it_started(
         [
             sys.executable,
             "-m",
-            "conformance.cli",
+            "reqfold.conformance.cli",
             "probe",
             "--base-url-env",
             "OPENAI_BASE_URL",

@@ -7,15 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from conformance.outcomes import Outcome
-from conformance.probe.cli import NO_VERDICT_REASONS
-from conformance.probe.driver import ProbeEvidence, RunRecord, TurnRecord
-from conformance.probe.judge import choose_revision, count_checks, timeline
-from conformance.probe.logs import LogFinder, LogWatch
-from conformance.probe.turns import DEFAULT_TURNS, fill, plan_turns, split_command
-from conformance.run.verdict import Check, exit_status, verdict_text
-from fakes import CapturedRequest
-from reference.revisions import Revision
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.probe.cli import NO_VERDICT_REASONS
+from reqfold.conformance.probe.driver import ProbeEvidence, RunRecord, TurnRecord
+from reqfold.conformance.probe.judge import choose_revision, count_checks, timeline
+from reqfold.conformance.probe.logs import LogFinder, LogWatch
+from reqfold.conformance.probe.turns import (
+    DEFAULT_TURNS,
+    fill,
+    plan_turns,
+    split_command,
+)
+from reqfold.conformance.run.verdict import Check, exit_status, verdict_text
+from reqfold.fakes import CapturedRequest
+from reqfold.reference.revisions import Revision
 
 
 def test_without_a_file_the_default_turns_are_fed_and_the_last_one_resumes() -> None:
@@ -223,7 +228,7 @@ def test_the_timeline_marks_where_the_cache_broke_and_attributes_turns() -> None
 def test_the_run_line_counts_requests_the_fake_answered_with_an_error(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from conformance.probe.cli import _print_run
+    from reqfold.conformance.probe.cli import _print_run
 
     evidence = ProbeEvidence(log_path="s.jsonl", log=b"x\n")
     record = _run([(0, 2, True)], planned=1)

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.codec.loading import iter_cases
-from reference.revisions import Revision
+from reqfold.conformance.codec.loading import iter_cases
+from reqfold.reference.revisions import Revision
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.slow
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BAD_ADAPTERS = ROOT / "tests" / "conformance" / "bad_adapters"
 BAD_HARNESSES = ROOT / "tests" / "conformance" / "bad_harnesses"
 CHAOS_HARNESSES = ROOT / "tests" / "conformance" / "chaos_harnesses"
-PLUGIN = ("-p", "conformance.pytest_plugin")
+PLUGIN = ("-p", "reqfold.conformance.pytest_plugin")
 SESSION_PREFIX = ("--reqfold-revision", "session-prefix")
 
 OWN_TEST = """
@@ -119,13 +119,13 @@ def test_without_reqfold_impl_nothing_is_collected_and_no_suite_module_loaded(
         import sys
 
         def test_the_plugin_loaded_nothing_of_the_suite():
-            assert "conformance.pytest_plugin" in sys.modules
+            assert "reqfold.conformance.pytest_plugin" in sys.modules
             heavy = [
                 name
                 for name in (
-                    "conformance.pytest_plugin.suite",
-                    "conformance.harness.runner",
-                    "conformance.codec.cases",
+                    "reqfold.conformance.pytest_plugin.suite",
+                    "reqfold.conformance.harness.runner",
+                    "reqfold.conformance.codec.cases",
                     "fakes",
                     "uvicorn",
                 )
@@ -368,7 +368,7 @@ def test_expected_failures_marked_xfail_in_a_conftest_pass_until_they_go_stale(
     assert expected.ret == pytest.ExitCode.OK
     assert outcomes(expected)["xfailed"] == 1
     expected.stdout.fnmatch_lines([f"XFAIL {known} - our canonical form keeps system*"])
-    reference_codec = shlex.join([sys.executable, "-m", "reference.adapter"])
+    reference_codec = shlex.join([sys.executable, "-m", "reqfold.reference.adapter"])
     stale = pytester.runpytest(
         *PLUGIN, "--reqfold-impl", reference_codec, *SESSION_PREFIX, *selection
     )
@@ -394,7 +394,7 @@ def test_the_expected_failures_file_of_reqfold_run_gives_xfail_and_stale_entries
     assert expected.ret == pytest.ExitCode.OK
     assert outcomes(expected)["xfailed"] == 1
     expected.stdout.fnmatch_lines([f"XFAIL reqfold::vectors::{known} - our canon*"])
-    reference_codec = shlex.join([sys.executable, "-m", "reference.adapter"])
+    reference_codec = shlex.join([sys.executable, "-m", "reqfold.reference.adapter"])
     stale = pytester.runpytest(
         *PLUGIN, "--reqfold-impl", reference_codec, *options, *selection
     )
@@ -422,7 +422,7 @@ def test_the_expected_failures_file_of_reqfold_run_gives_xfail_and_stale_entries
 def test_deselected_vectors_never_start_the_codec_implementation(
     pytester: pytest.Pytester, project: Path
 ) -> None:
-    impl, log = counted(pytester, "reference.harness_adapter")
+    impl, log = counted(pytester, "reqfold.reference.harness_adapter")
     base = (*PLUGIN, "--reqfold-impl", impl, *SESSION_PREFIX)
     scenarios_only = pytester.inline_run(
         *base, "--reqfold-scenario", "plain-turns", "-k", "scenarios"
@@ -551,4 +551,4 @@ def test_bad_options_are_a_usage_error_with_a_one_line_reason(
 def test_the_entry_point_names_the_plugin_module() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     entry_points = project["project"]["entry-points"]["pytest11"]
-    assert entry_points == {"reqfold": "conformance.pytest_plugin"}
+    assert entry_points == {"reqfold": "reqfold.conformance.pytest_plugin"}

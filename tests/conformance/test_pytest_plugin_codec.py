@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.codec.cases import VectorCase
-from conformance.codec.loading import iter_cases
-from conformance.codec.runner import MAX_TIMEOUTS_IN_A_ROW
-from conformance.errors import AdapterCrashed, AdapterStartupFailed, AdapterTimeout
-from conformance.outcomes import Outcome
-from conformance.pytest_plugin.codec import MAX_FAILED_STARTS, CodecSession
-from reference.json_values import JsonObject
-from reference.revisions import Revision
+from reqfold.conformance.codec.cases import VectorCase
+from reqfold.conformance.codec.loading import iter_cases
+from reqfold.conformance.codec.runner import MAX_TIMEOUTS_IN_A_ROW
+from reqfold.conformance.errors import (
+    AdapterCrashed,
+    AdapterStartupFailed,
+    AdapterTimeout,
+)
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.pytest_plugin.codec import MAX_FAILED_STARTS, CodecSession
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import Revision
 
 REVISION = Revision.SESSION_PREFIX
 IDENTITY: JsonObject = {

@@ -22,7 +22,7 @@ pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = ("-p", "conformance.pytest_plugin")
+PLUGIN = ("-p", "reqfold.conformance.pytest_plugin")
 PLAIN_TURNS = (
     *("--reqfold-revision", "session-prefix", "--reqfold-scenario", "plain-turns"),
     *("-k", "scenarios"),

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import reqfold_here
 
-from conformance.report.html import SEVERITY
+from reqfold.conformance.report.html import SEVERITY
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDING = shlex.join(

@@ -14,26 +14,26 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conformance.codec.loading import load_cases
-from conformance.harness.scenarios import load_scenarios
-from conformance.outcomes import Outcome
-from conformance.report.compare import compare_reports
-from conformance.report.expected import (
+from reqfold.conformance.codec.loading import load_cases
+from reqfold.conformance.harness.scenarios import load_scenarios
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.report.compare import compare_reports
+from reqfold.conformance.report.expected import (
     ExpectedFailuresError,
     parse_expected,
     unknown_ids,
     unseen_ids,
 )
-from conformance.report.html import render_html
-from conformance.report.json_report import render_json, schema_problems
-from conformance.report.junit import render_junit
-from conformance.report.markdown import render_markdown
-from conformance.report.model import Reproduction, RunReport, build_report
-from conformance.report.reproduction import first_difference
-from conformance.report.suite import digest_files
-from conformance.run.progress import Progress, progress_line
-from conformance.run.recording import LIMIT, Recorder
-from conformance.run.verdict import (
+from reqfold.conformance.report.html import render_html
+from reqfold.conformance.report.json_report import render_json, schema_problems
+from reqfold.conformance.report.junit import render_junit
+from reqfold.conformance.report.markdown import render_markdown
+from reqfold.conformance.report.model import Reproduction, RunReport, build_report
+from reqfold.conformance.report.reproduction import first_difference
+from reqfold.conformance.report.suite import digest_files
+from reqfold.conformance.run.progress import Progress, progress_line
+from reqfold.conformance.run.recording import LIMIT, Recorder
+from reqfold.conformance.run.verdict import (
     BROKEN,
     CONFORMANT,
     Check,
@@ -395,7 +395,7 @@ def test_a_lower_cache_hit_ratio_is_a_regression() -> None:
 def test_every_option_docs_reports_md_shows_exists() -> None:
     from pathlib import Path
 
-    from conformance.cli import build_parser
+    from reqfold.conformance.cli import build_parser
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text()
     parser = build_parser(["run"])
@@ -411,7 +411,7 @@ def test_every_option_docs_reports_md_shows_exists() -> None:
 
 
 def test_a_wrong_rejection_differs_in_its_code_whatever_its_kind() -> None:
-    from conformance.report.reproduction import answer_difference
+    from reqfold.conformance.report.reproduction import answer_difference
 
     expected = {"error": {"kind": "malformed-header"}}
     assert answer_difference(expected, {"error": {"code": -32602}}) == "$.error.code"

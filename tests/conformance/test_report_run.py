@@ -29,7 +29,7 @@ import pytest
 from cli_in_process import reqfold_here
 from processes import run_with_small_files
 
-from conformance.report.json_report import read_report, schema_problems
+from reqfold.conformance.report.json_report import read_report, schema_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD_HARNESSES = ROOT / "tests" / "conformance" / "bad_harnesses"
@@ -489,7 +489,7 @@ def test_a_bad_expected_failures_file_exits_2_with_one_line_and_no_run(
 def test_a_report_into_a_missing_folder_exits_2_before_running(tmp_path: Path) -> None:
     done = subprocess.run(
         [
-            *(sys.executable, "-m", "conformance.cli", "run"),
+            *(sys.executable, "-m", "reqfold.conformance.cli", "run"),
             *("--impl", str(tmp_path / "never-started")),
             *("--report-html", str(tmp_path / "no" / "such" / "run.html")),
         ],
@@ -567,7 +567,7 @@ def run_on_a_terminal(*args: str) -> tuple[int, str]:
     primary, secondary = pty.openpty()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "conformance.cli", "run", *args],
+            [sys.executable, "-m", "reqfold.conformance.cli", "run", *args],
             stdout=subprocess.DEVNULL,
             stderr=secondary,
             cwd=ROOT,
@@ -589,7 +589,7 @@ def run_on_a_terminal(*args: str) -> tuple[int, str]:
 
 
 QUICK = (
-    *("--impl", shlex.join([sys.executable, "-m", "reference.adapter"])),
+    *("--impl", shlex.join([sys.executable, "-m", "reqfold.reference.adapter"])),
     *("--only", "vectors", "--revision", REVISION),
 )
 """One revision's vectors against the reference's codec adapter, whose
@@ -618,7 +618,7 @@ def test_no_progress_bar_with_quiet_or_off_a_terminal(mode: str) -> None:
         status, shown = run_on_a_terminal(*QUICK, "--quiet")
     else:
         done = subprocess.run(
-            [sys.executable, "-m", "conformance.cli", "run", *QUICK],
+            [sys.executable, "-m", "reqfold.conformance.cli", "run", *QUICK],
             capture_output=True,
             text=True,
             timeout=RUN_TIMEOUT,
@@ -644,7 +644,8 @@ def sh(script: str, folder: Path) -> subprocess.CompletedProcess[str]:
     bin_dir = folder / "bin"
     bin_dir.mkdir(exist_ok=True)
     (bin_dir / "reqfold").write_text(
-        f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m conformance.cli "$@"\n'
+        f"#!/bin/sh\nexec {shlex.quote(sys.executable)} "
+        '-m reqfold.conformance.cli "$@"\n'
     )
     (bin_dir / "reqfold").chmod(0o755)
     env = {
@@ -667,12 +668,17 @@ def sh(script: str, folder: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("adapter", "baseline", "status"),
     [
-        pytest.param(["-m", "reference.adapter"], None, 0, id="a conformant codec"),
+        pytest.param(
+            ["-m", "reqfold.reference.adapter"], None, 0, id="a conformant codec"
+        ),
         pytest.param(
             [str(BAD_ADAPTERS / "drops_tool_removals.py")], None, 1, id="a broken codec"
         ),
         pytest.param(
-            ["-m", "reference.adapter"], "{}", 2, id="conformant, unreadable baseline"
+            ["-m", "reqfold.reference.adapter"],
+            "{}",
+            2,
+            id="conformant, unreadable baseline",
         ),
     ],
 )
@@ -750,7 +756,7 @@ def test_an_interrupted_run_still_writes_the_checks_that_ran(tmp_path: Path) -> 
     report = tmp_path / "run.json"
     process = subprocess.Popen(
         [
-            *(sys.executable, "-m", "conformance.cli", "run", "--show", "all"),
+            *(sys.executable, "-m", "reqfold.conformance.cli", "run", "--show", "all"),
             *("--only", "vectors", "--only", "properties", "--examples", "100000"),
             *("--report-json", str(report)),
         ],
@@ -793,7 +799,14 @@ def test_a_report_that_cannot_be_written_whole_leaves_the_previous_one(
     report.write_text('{"previous": true}\n')
 
     done = run_with_small_files(
-        [sys.executable, "-m", "conformance.cli", "run", *VECTORS_ONLY, str(report)],
+        [
+            sys.executable,
+            "-m",
+            "reqfold.conformance.cli",
+            "run",
+            *VECTORS_ONLY,
+            str(report),
+        ],
         65536,
     )
     assert done.returncode == 2, done.stdout + done.stderr

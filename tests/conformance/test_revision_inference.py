@@ -15,11 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from conformance.check.revision_inference import infer_revision
-from fakes import FakeProvider, FakeTransport, dump_capture_jsonl
-from reference.loop import AgentLoop, ChatCompletionsClient, Framing, counter_clock
-from reference.loop.persistence import create_session_file
-from reference.revisions import Revision
+from reqfold.conformance.check.revision_inference import infer_revision
+from reqfold.fakes import FakeProvider, FakeTransport, dump_capture_jsonl
+from reqfold.reference.loop import (
+    AgentLoop,
+    ChatCompletionsClient,
+    Framing,
+    counter_clock,
+)
+from reqfold.reference.loop.persistence import create_session_file
+from reqfold.reference.revisions import Revision
 
 STORAGE = b'{"type":"session","version":0,"id":"s","createdAt":1}\n'
 
@@ -157,7 +162,7 @@ def write_undeclared_request_messages_log(folder: Path) -> tuple[Path, Path]:
 
 def check(*args: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "check", *map(str, args)],
+        [sys.executable, "-m", "reqfold.conformance.cli", "check", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=60,

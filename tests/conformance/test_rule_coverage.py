@@ -14,9 +14,9 @@ import ast
 import json
 from pathlib import Path
 
-from conformance.check import APPLIED_RULES
-from conformance.harness.scenarios import load_scenarios
-from conformance.rules import load_rules
+from reqfold.conformance.check import APPLIED_RULES
+from reqfold.conformance.harness.scenarios import load_scenarios
+from reqfold.conformance.rules import load_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 

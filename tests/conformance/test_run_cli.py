@@ -6,7 +6,7 @@ saves the CPU a child ``reqfold`` spends importing the suite and warming
 hypothesis up (a run of one revision's vectors and properties: 2.0 s as a
 child, 1.2 to 1.4 s in a process that has run one before). What only a
 real process shows (exit statuses through ``python -m``, signals, no
-traceback on stderr) keeps a real ``python -m conformance.cli run``:
+traceback on stderr) keeps a real ``python -m reqfold.conformance.cli run``:
 exit statuses 2, 3 and 143 here, 0, 1 and 2 through the documented shell
 recipe in tests/conformance/test_report_run.py.
 """
@@ -23,9 +23,9 @@ import commands
 import pytest
 from cli_in_process import reqfold_here
 
-from conformance.outcomes import Outcome
-from conformance.run import cli as run_cli
-from conformance.run.verdict import (
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.run import cli as run_cli
+from reqfold.conformance.run.verdict import (
     BROKEN,
     CONFORMANT,
     NO_VERDICT,
@@ -127,7 +127,7 @@ def test_a_codec_only_implementation_gets_vectors_and_properties_but_no_scenario
     # test_vector_run.py and test_differential_properties.py.
     status, out, err = run_here(
         "--impl",
-        f"{sys.executable} -m reference.adapter",
+        f"{sys.executable} -m reqfold.reference.adapter",
         "--revision",
         "request-messages",
     )
@@ -262,7 +262,10 @@ def test_an_adapter_that_refuses_the_protocol_version_is_no_verdict() -> None:
 @pytest.mark.slow
 def test_options_that_select_nothing_exit_2_and_say_why() -> None:
     status, out, _ = run_here(
-        "--impl", f"{sys.executable} -m reference.adapter", "--only", "scenarios"
+        "--impl",
+        f"{sys.executable} -m reqfold.reference.adapter",
+        "--only",
+        "scenarios",
     )
     assert status == 2
     assert (
@@ -286,7 +289,14 @@ def test_sigterm_stops_a_run_at_once_and_leaves_no_adapter(tmp_path: Path) -> No
     """Even inside the properties, where hypothesis would take an exit for a failure."""
     process = subprocess.Popen(
         [
-            *(sys.executable, "-m", "conformance.cli", "run", "--only", "properties"),
+            *(
+                sys.executable,
+                "-m",
+                "reqfold.conformance.cli",
+                "run",
+                "--only",
+                "properties",
+            ),
             *("--examples", "100000"),
         ],
         stdout=subprocess.PIPE,

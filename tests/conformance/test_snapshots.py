@@ -16,18 +16,25 @@ import pytest
 from hypothesis import given, strategies as st
 from syrupy.extensions.amber.serializer import AmberDataSerializer
 
-from conformance.snapshots.extension import OrderedAmber, SessionSnapshotExtension
-from conformance.snapshots.normalize import (
+from reqfold.conformance.snapshots.extension import (
+    OrderedAmber,
+    SessionSnapshotExtension,
+)
+from reqfold.conformance.snapshots.normalize import (
     Masker,
     body_form,
     log_lines,
     request_snapshot,
     session_snapshot,
 )
-from conformance.snapshots.options import folder_problem, usage_problem
-from conformance.snapshots.recorder import DRIFTED, SnapshotRecorder
-from conformance.snapshots.store import Comparison, SnapshotStore, Status
-from conformance.snapshots.where import changed_members, first_change, render_path
+from reqfold.conformance.snapshots.options import folder_problem, usage_problem
+from reqfold.conformance.snapshots.recorder import DRIFTED, SnapshotRecorder
+from reqfold.conformance.snapshots.store import Comparison, SnapshotStore, Status
+from reqfold.conformance.snapshots.where import (
+    changed_members,
+    first_change,
+    render_path,
+)
 
 UUID = "3f2b8c1e-9a4d-4e6f-8b7a-0c1d2e3f4a5b"
 OTHER_UUID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"

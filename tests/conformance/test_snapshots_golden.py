@@ -1,7 +1,7 @@
 """Golden tests: the reference's own behaviour, kept as regression snapshots.
 
 The same snapshots ``reqfold run --snapshot-dir`` keeps (the normalized log
-and requests, `conformance.snapshots`), stored by syrupy's pytest fixture
+and requests, `reqfold.conformance.snapshots`), stored by syrupy's pytest fixture
 with the same extension under ``__snapshots__/test_snapshots_golden/``:
 
 * the session ``reqfold demo`` writes, and the requests the fake received;
@@ -23,17 +23,17 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from conformance import demo
-from conformance.adapters.inprocess import InProcessHarness
-from conformance.harness.evidence import Evidence
-from conformance.harness.runner import run_scenarios
-from conformance.harness.scenarios import load_scenarios
-from conformance.outcomes import Outcome
-from conformance.snapshots.evidence import evidence_snapshot, snapshot_name
-from conformance.snapshots.extension import SessionSnapshotExtension
-from conformance.snapshots.normalize import session_snapshot
-from reference.json_values import JsonObject
-from reference.revisions import ALL_REVISIONS
+from reqfold.conformance import demo
+from reqfold.conformance.adapters.inprocess import InProcessHarness
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.runner import run_scenarios
+from reqfold.conformance.harness.scenarios import load_scenarios
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.snapshots.evidence import evidence_snapshot, snapshot_name
+from reqfold.conformance.snapshots.extension import SessionSnapshotExtension
+from reqfold.conformance.snapshots.normalize import session_snapshot
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.revisions import ALL_REVISIONS
 
 SCENARIOS = load_scenarios()
 LATEST = {

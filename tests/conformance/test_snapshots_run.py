@@ -22,7 +22,7 @@ from cli_in_process import reqfold_here
 
 DRIFT = Path(__file__).parent / "drift_harnesses"
 REWORDS = f"{sys.executable} {DRIFT / 'rewords_the_system_prompt.py'}"
-REFERENCE = f"{sys.executable} -m reference.harness_adapter"
+REFERENCE = f"{sys.executable} -m reqfold.reference.harness_adapter"
 ONE_RUN = ("--only", "scenarios", "--scenario", "plain-turns")
 NAME = "plain-turns@session-prefix"
 

@@ -31,19 +31,19 @@ import pytest
 from cli_in_process import reqfold_here
 from processes import process_gone, wait_until
 
-from conformance.adapters.connection import StdioConnection
-from conformance.adapters.inprocess import DirectConnection
-from conformance.codec import cli as vectors_cli
-from conformance.codec.cases import CORE, STRICT
-from conformance.codec.judging import Verdict, judge_response
-from conformance.codec.loading import iter_cases
-from conformance.codec.runner import VectorReport, run_vectors
-from conformance.errors import (
+from reqfold.conformance.adapters.connection import StdioConnection
+from reqfold.conformance.adapters.inprocess import DirectConnection
+from reqfold.conformance.codec import cli as vectors_cli
+from reqfold.conformance.codec.cases import CORE, STRICT
+from reqfold.conformance.codec.judging import Verdict, judge_response
+from reqfold.conformance.codec.loading import iter_cases
+from reqfold.conformance.codec.runner import VectorReport, run_vectors
+from reqfold.conformance.errors import (
     AdapterProtocolError,
     AdapterStartupFailed,
     AdapterTimeout,
 )
-from conformance.outcomes import Outcome
+from reqfold.conformance.outcomes import Outcome
 
 BAD = Path(__file__).parent / "bad_adapters"
 

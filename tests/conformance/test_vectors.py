@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance.adapters.messages import check_codec_result, check_params
-from conformance.codec.cases import (
+from reqfold.conformance.adapters.messages import check_codec_result, check_params
+from reqfold.conformance.codec.cases import (
     CORE,
     ERROR_KINDS,
     FAMILIES,
@@ -24,20 +24,20 @@ from conformance.codec.cases import (
     VectorError,
     codec_rule_ids,
 )
-from conformance.codec.judging import Verdict, compare_results, judge_response
-from conformance.codec.loading import (
+from reqfold.conformance.codec.judging import Verdict, compare_results, judge_response
+from reqfold.conformance.codec.loading import (
     iter_cases,
     load_cases,
     load_file,
     stray_files,
     vector_files,
 )
-from conformance.codec.values import encode_json, load_json, values_equal
-from conformance.rules import load_rules
-from reference.errors import CodecError
-from reference.header import canonical_header
-from reference.json_values import JsonValue, json_equal
-from reference.revisions import Revision
+from reqfold.conformance.codec.values import encode_json, load_json, values_equal
+from reqfold.conformance.rules import load_rules
+from reqfold.reference.errors import CodecError
+from reqfold.reference.header import canonical_header
+from reqfold.reference.json_values import JsonValue, json_equal
+from reqfold.reference.revisions import Revision
 
 FILES = vector_files()
 CASES = load_cases()
@@ -751,7 +751,7 @@ def test_the_loader_takes_the_same_params_under_disjoint_revisions(
 def test_the_loader_gives_the_cases_again_without_parsing_until_a_file_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conformance.codec import loading
+    from reqfold.conformance.codec import loading
 
     parsed: list[Path] = []
     real = loading.load_file
@@ -916,7 +916,7 @@ def test_the_params_schemas_refuse_what_the_protocol_answers_with_32602() -> Non
 
 def test_the_loaders_old_module_still_offers_every_name_the_docs_gave_it() -> None:
     # docs/vectors.md named conformance/codec/corpus.py before the split
-    from conformance.codec import cases, corpus, judging, loading, values
+    from reqfold.conformance.codec import cases, corpus, judging, loading, values
 
     for name in corpus.__all__:
         homes = [m for m in (cases, judging, loading, values) if hasattr(m, name)]

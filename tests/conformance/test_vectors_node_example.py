@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from cli_in_process import reqfold_here
 
-from conformance.codec.cases import CORE
-from conformance.codec.loading import iter_cases
-from reference.revisions import Revision
+from reqfold.conformance.codec.cases import CORE
+from reqfold.conformance.codec.loading import iter_cases
+from reqfold.reference.revisions import Revision
 
 ADAPTER = Path(__file__).resolve().parents[2] / "examples" / "node-codec" / "adapter.js"
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from processes import run_with_small_files
 
-from conformance import written_files
-from conformance.written_files import write_whole
+from reqfold.conformance import written_files
+from reqfold.conformance.written_files import write_whole
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -118,7 +118,7 @@ def test_a_write_that_fails_half_way_leaves_the_old_file_whole(tmp_path: Path) -
 
     script = (
         "import sys\n"
-        "from conformance.written_files import write_whole\n"
+        "from reqfold.conformance.written_files import write_whole\n"
         "try:\n"
         "    write_whole(sys.argv[1], b'x' * 100_000)\n"
         "except OSError as error:\n"

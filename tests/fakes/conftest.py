@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from fakes import FakeProvider, FakeTransport
+from reqfold.fakes import FakeProvider, FakeTransport
 
 SSEParser = Callable[[str], list[tuple[str | None, str]]]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from fakes import FakeProvider, FakeTransport, Reply, ToolCall, count_tokens
+from reqfold.fakes import FakeProvider, FakeTransport, Reply, ToolCall, count_tokens
 
 BOOK = " ".join(["word"] * 3000)
 QUESTION = "What is the first word of the book?"

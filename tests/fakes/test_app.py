@@ -8,9 +8,9 @@ import json
 import httpx
 import pytest
 
-from fakes import FakeProvider, Reply, ToolCall, stream_cut
-from fakes.app import noop_app
-from fakes.server import running_server
+from reqfold.fakes import FakeProvider, Reply, ToolCall, stream_cut
+from reqfold.fakes.app import noop_app
+from reqfold.fakes.server import running_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 

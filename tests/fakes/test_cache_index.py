@@ -5,7 +5,7 @@ import array
 import pytest
 from hypothesis import given, strategies as st
 
-from fakes.cache_index import PrefixCacheIndex, block_keys, partition_root
+from reqfold.fakes.cache_index import PrefixCacheIndex, block_keys, partition_root
 
 
 def packed(ids: list[int]) -> bytes:

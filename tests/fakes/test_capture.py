@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fakes import FakeProvider, HttpRequest, dump_capture_jsonl
+from reqfold.fakes import FakeProvider, HttpRequest, dump_capture_jsonl
 
 BODY = (
     b'{"model": "deepseek-chat",  "messages": '

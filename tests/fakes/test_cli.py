@@ -19,13 +19,13 @@ import httpx
 import pytest
 from cli_in_process import reqfold_here
 
-from fakes import HttpRequest
-from fakes.cli import capture_path_problem, save_capture
+from reqfold.fakes import HttpRequest
+from reqfold.fakes.cli import capture_path_problem, save_capture
 
 pytestmark = pytest.mark.slow
 
 
-COMMAND = (sys.executable, "-m", "conformance.cli", "fake", "serve")
+COMMAND = (sys.executable, "-m", "reqfold.conformance.cli", "fake", "serve")
 
 
 def spawn(*args: str) -> subprocess.Popen[str]:
@@ -117,7 +117,7 @@ def test_a_seconds_option_refuses_values_that_are_not_finite_non_negative_number
 ):
     import argparse
 
-    from fakes.cli import add_arguments
+    from reqfold.fakes.cli import add_arguments
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -217,7 +217,7 @@ def test_a_capture_that_cannot_reach_its_path_at_exit_is_saved_elsewhere(tmp_pat
 def test_a_malformed_option_value_is_explained_in_words(option, value, message, capsys):
     import argparse
 
-    from fakes.cli import add_arguments
+    from reqfold.fakes.cli import add_arguments
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -231,7 +231,7 @@ def test_a_malformed_option_value_is_explained_in_words(option, value, message, 
 def test_the_log_level_option_lists_its_values(capsys):
     import argparse
 
-    from fakes.cli import add_arguments
+    from reqfold.fakes.cli import add_arguments
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from fakes import FakeProvider, FakeTransport, Reply, ToolCall
-from fakes.diagnostics import describe_divergence
-from fakes.prompt import Segment
+from reqfold.fakes import FakeProvider, FakeTransport, Reply, ToolCall
+from reqfold.fakes.diagnostics import describe_divergence
+from reqfold.fakes.prompt import Segment
 
 SYSTEM = {"role": "system", "content": "You are a careful coding agent. " * 20}
 

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
-import fakes
+from import_names import imported_names
+
+from reqfold import fakes
 
 PACKAGE = Path(fakes.__file__).resolve().parent
 FORBIDDEN = ("conformance", "reference")
 
 
 def _imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-    return names
+    return imported_names(path)
 
 
 def test_fakes_is_imported_from_this_repository():

@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from fakes import FakeProvider
-from fakes.server import running_server
-from fakes.tokenizer import SegmentEncoder
+from reqfold.fakes import FakeProvider
+from reqfold.fakes.server import running_server
+from reqfold.fakes.tokenizer import SegmentEncoder
 
 pytestmark = pytest.mark.slow
 
@@ -95,7 +95,7 @@ def _peak_rss_bytes(pid: int) -> int:
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 def test_a_large_request_costs_a_small_multiple_of_its_body_in_memory():
     child = subprocess.Popen(
-        [sys.executable, "-m", "conformance.cli", "fake", "serve"],
+        [sys.executable, "-m", "reqfold.conformance.cli", "fake", "serve"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -175,7 +175,7 @@ def test_the_ledger_forgets_the_oldest_prompts_past_its_bound_and_says_so():
 
 
 def test_tokenizing_window_by_window_gives_the_pieces_of_the_whole_text():
-    from fakes.tokenizer import _PIECE, _piece_windows, split_pieces
+    from reqfold.fakes.tokenizer import _PIECE, _piece_windows, split_pieces
 
     rng = random.Random(3)
     alphabet = "ab cd\n\t  12345 中文 x_!é"

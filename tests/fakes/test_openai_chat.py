@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from fakes import FakeProvider, FakeTransport, Reply, ToolCall
+from reqfold.fakes import FakeProvider, FakeTransport, Reply, ToolCall
 
 SYSTEM = {"role": "system", "content": "You are terse."}
 USER = {"role": "user", "content": "list files"}

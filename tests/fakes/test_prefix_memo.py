@@ -11,13 +11,13 @@ import json
 import msgspec
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from fakes import FakeProvider, HttpRequest
-from fakes.block_memo import BlockKeyMemo
-from fakes.cache_index import PrefixCacheIndex, block_keys, partition_root
-from fakes.dialects.message_memo import MessagePrefixMemo, render_messages
-from fakes.dialects.table import DIALECTS
-from fakes.prompt import Segment, render_prompt
-from fakes.tokenizer import SegmentEncoder
+from reqfold.fakes import FakeProvider, HttpRequest
+from reqfold.fakes.block_memo import BlockKeyMemo
+from reqfold.fakes.cache_index import PrefixCacheIndex, block_keys, partition_root
+from reqfold.fakes.dialects.message_memo import MessagePrefixMemo, render_messages
+from reqfold.fakes.dialects.table import DIALECTS
+from reqfold.fakes.prompt import Segment, render_prompt
+from reqfold.fakes.tokenizer import SegmentEncoder
 
 ROOT = partition_root("deepseek", "deepseek-chat", "key:test")
 

@@ -7,9 +7,9 @@ import json
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from fakes import FakeProvider, HttpRequest, Reply
-from fakes.prompt import render_prompt
-from fakes.tokenizer import TOKEN_BYTES
+from reqfold.fakes import FakeProvider, HttpRequest, Reply
+from reqfold.fakes.prompt import render_prompt
+from reqfold.fakes.tokenizer import TOKEN_BYTES
 
 
 def words(count: int, word: str = "x") -> str:
@@ -398,7 +398,7 @@ def test_reset_forgets_cache_and_captures(deepseek):
 
 
 def test_a_full_reset_restarts_numbering_so_the_same_requests_get_the_same_bytes():
-    from fakes import ToolCall
+    from reqfold.fakes import ToolCall
 
     provider = FakeProvider("deepseek")
     body = {"model": "deepseek-chat", "messages": [{"role": "user", "content": "x"}]}

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from fakes import FakeProvider
-from fakes.server import running_server
+from reqfold.fakes import FakeProvider
+from reqfold.fakes.server import running_server
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from fakes import (
+from reqfold.fakes import (
     Fault,
     Reply,
     ScriptError,
@@ -15,7 +15,7 @@ from fakes import (
     rate_limited,
     server_error,
 )
-from fakes.script import dump_script_item
+from reqfold.fakes.script import dump_script_item
 
 USER = {"role": "user", "content": "hi"}
 

@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-import fakes.server
-from fakes.app import noop_app
-from fakes.server import QuietServer, bind_socket, running_server
+from reqfold import fakes
+from reqfold.fakes.app import noop_app
+from reqfold.fakes.server import QuietServer, bind_socket, running_server
 
 pytestmark = pytest.mark.slow  # each test serves on a real socket
 

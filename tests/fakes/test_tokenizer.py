@@ -4,7 +4,7 @@ import array
 
 from hypothesis import given, strategies as st
 
-from fakes.tokenizer import (
+from reqfold.fakes.tokenizer import (
     BOUNDARY_TOKEN,
     SegmentEncoder,
     count_tokens,

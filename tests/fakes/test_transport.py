@@ -8,7 +8,7 @@ import httpx
 import pytest
 import respx
 
-from fakes import (
+from reqfold.fakes import (
     FakeProvider,
     FakeTransport,
     Reply,

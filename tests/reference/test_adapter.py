@@ -1,4 +1,4 @@
-"""`python -m reference.adapter`: the codec over newline-delimited JSON-RPC.
+"""`python -m reqfold.reference.adapter`: the codec over newline-delimited JSON-RPC.
 
 These tests spawn the adapter as a real child process and talk to it over
 its pipes, as an implementation in another language would be driven.
@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from conformance.adapters.connection import StdioConnection
+from reqfold.conformance.adapters.connection import StdioConnection
 
 pytestmark = pytest.mark.slow
 
 
-ADAPTER = [sys.executable, "-m", "reference.adapter"]
+ADAPTER = [sys.executable, "-m", "reqfold.reference.adapter"]
 
 
 @pytest.fixture
@@ -240,7 +240,7 @@ def test_a_result_that_cannot_be_written_is_an_internal_error_not_a_crash(
 
 def test_an_adapter_whose_stdout_is_gone_exits_without_a_traceback() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "reference.adapter"],
+        [sys.executable, "-m", "reqfold.reference.adapter"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

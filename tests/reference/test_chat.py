@@ -1,4 +1,4 @@
-"""``python -m reference.chat`` as a child process: bad input is one line on
+"""``python -m reqfold.reference.chat`` as a child process: bad input is one line on
 stderr and exit 2, never a traceback (its sessions are driven under
 ``reqfold probe`` in tests/conformance/test_probe.py)."""
 
@@ -24,7 +24,7 @@ def chat(
     if base_url is not None:
         env["OPENAI_BASE_URL"] = base_url
     return subprocess.run(
-        [sys.executable, "-m", "reference.chat", *args],
+        [sys.executable, "-m", "reqfold.reference.chat", *args],
         input="",
         capture_output=True,
         text=True,

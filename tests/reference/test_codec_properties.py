@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
-from conformance.rules import load_rules
-from conformance.strategies import header_sequences, headers
-from reference.errors import CodecError
-from reference.header import (
+from reqfold.conformance.rules import load_rules
+from reqfold.conformance.strategies import header_sequences, headers
+from reqfold.reference.errors import CodecError
+from reqfold.reference.header import (
     apply_header_delta,
     canonical_header,
     delta_round_trips,
@@ -19,8 +19,8 @@ from reference.header import (
     fold_request_header,
     header_equals,
 )
-from reference.revisions import Revision
-from reference.writer import record_header
+from reqfold.reference.revisions import Revision
+from reqfold.reference.writer import record_header
 
 revisions = st.sampled_from(list(Revision))
 SPEC_RULES = frozenset(load_rules())

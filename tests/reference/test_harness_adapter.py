@@ -1,8 +1,8 @@
-"""`reference.harness_adapter`: the reference loop behind the harness methods.
+"""`reqfold.reference.harness_adapter`: the reference loop behind the harness methods.
 
 Most tests drive `HarnessServer` in process (its ``handle`` is the protocol
 as async calls, its ``notify`` callback the notifications); the last ones
-drive ``python -m reference.harness_adapter`` as a child process over its
+drive ``python -m reqfold.reference.harness_adapter`` as a child process over its
 pipes, as the suite drives any adapter. Either way the loop talks to the
 fake provider over real HTTP (uvicorn on a loopback socket), and every
 test waits on notifications, never on time.
@@ -21,16 +21,16 @@ from typing import Any
 import pytest
 from messages import types, user
 
-from conformance.adapters.connection import StdioConnection
-from conformance.errors import AdapterCrashed
-from fakes import FakeProvider, Reply, ToolCall
-from fakes.server import running_server
-from reference.adapter import RpcError
-from reference.harness_adapter import STATE_ERROR, HarnessServer
-from reference.jsonl import load_session_file
-from reference.loop import AgentLoop
-from reference.reconstruct import compare_with_captures
-from reference.revisions import Revision
+from reqfold.conformance.adapters.connection import StdioConnection
+from reqfold.conformance.errors import AdapterCrashed
+from reqfold.fakes import FakeProvider, Reply, ToolCall
+from reqfold.fakes.server import running_server
+from reqfold.reference.adapter import RpcError
+from reqfold.reference.harness_adapter import STATE_ERROR, HarnessServer
+from reqfold.reference.jsonl import load_session_file
+from reqfold.reference.loop import AgentLoop
+from reqfold.reference.reconstruct import compare_with_captures
+from reqfold.reference.revisions import Revision
 
 WAIT_SECONDS = 20
 """The most a test waits for a notification before it fails (not a sleep)."""
@@ -753,9 +753,10 @@ def next_notification(child: StdioConnection, method: str) -> Any:
 
 @pytest.fixture
 def child() -> Iterator[StdioConnection]:
-    """``python -m reference.harness_adapter``, spoken to over its pipes."""
+    """``python -m reqfold.reference.harness_adapter``, spoken to over its pipes."""
     running = StdioConnection(
-        [sys.executable, "-m", "reference.harness_adapter"], timeout=WAIT_SECONDS
+        [sys.executable, "-m", "reqfold.reference.harness_adapter"],
+        timeout=WAIT_SECONDS,
     )
     yield running
     running.kill()
@@ -844,7 +845,7 @@ def test_the_stdio_adapter_answers_bad_lines_and_at_end_of_input_disposes_and_ex
 @pytest.mark.slow
 def test_the_stdio_adapter_exits_1_without_a_traceback_once_its_stdout_is_gone():
     process = subprocess.Popen(
-        [sys.executable, "-m", "reference.harness_adapter"],
+        [sys.executable, "-m", "reqfold.reference.harness_adapter"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

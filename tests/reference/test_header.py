@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rejections import rejects
 
-from reference.errors import (
+from reqfold.reference.errors import (
     CodecError,
     DeltaBeforeSnapshot,
     DeltaConflict,
@@ -14,7 +14,7 @@ from reference.errors import (
     MalformedHeader,
     NotJsonValue,
 )
-from reference.header import (
+from reqfold.reference.header import (
     apply_header_delta,
     canonical_header,
     check_snapshot_data,
@@ -27,7 +27,7 @@ from reference.header import (
     join_system_lines,
     system_lines,
 )
-from reference.revisions import Revision
+from reqfold.reference.revisions import Revision
 
 M = {"model": "m"}
 

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from rejections import rejects
 
-from conformance.codec.judge_equal import same_json
-from reference.errors import NotJsonValue
-from reference.json_values import (
+from reqfold.conformance.codec.judge_equal import same_json
+from reqfold.reference.errors import NotJsonValue
+from reqfold.reference.json_values import (
     _plainly_json,
     _walk_json,
     canonical_json,

@@ -9,21 +9,21 @@ from pathlib import Path
 import pytest
 from rejections import rejects
 
-from reference.errors import (
+from reqfold.reference.errors import (
     LogDamaged,
     MalformedEvent,
     NotJsonValue,
     PersistenceError,
     TornTail,
 )
-from reference.jsonl import (
+from reqfold.reference.jsonl import (
     JsonlWriter,
     cut_torn_tail,
     load_session_file,
     make_storage_line,
 )
-from reference.revisions import LATEST, Revision
-from reference.session_log import make_event
+from reqfold.reference.revisions import LATEST, Revision
+from reqfold.reference.session_log import make_event
 
 STORAGE = make_storage_line("demo-1", 1_700_000_000_000, revision="session-prefix")
 
@@ -188,8 +188,8 @@ def test_a_loaded_file_seeds_a_session_in_its_declared_revision(tmp_path: Path) 
 
 PARTIAL_WRITE = """
 import os, resource, signal, sys
-from reference.jsonl import JsonlWriter, load_session_file, make_storage_line
-from reference.session_log import make_event
+from reqfold.reference.jsonl import JsonlWriter, load_session_file, make_storage_line
+from reqfold.reference.session_log import make_event
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 path = sys.argv[1]
@@ -243,8 +243,8 @@ def test_the_storage_line_reads_integral_floats_and_rejects_bad_optional_members
 
 FULL_DISK_CREATE = """
 import os, resource, signal, sys
-from reference.jsonl import JsonlWriter, load_session_file, make_storage_line
-from reference.session_log import make_event
+from reqfold.reference.jsonl import JsonlWriter, load_session_file, make_storage_line
+from reqfold.reference.session_log import make_event
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 path = sys.argv[1]
@@ -455,8 +455,8 @@ def test_appends_are_fsynced_when_asked_and_only_then(
 
 ASCII_LOCALE_WRITE = """
 import sys
-from reference.jsonl import JsonlWriter, make_storage_line
-from reference.session_log import make_event
+from reqfold.reference.jsonl import JsonlWriter, make_storage_line
+from reqfold.reference.session_log import make_event
 
 event = make_event("note", 0, 0, {"x": "caf\\u00e9"})
 JsonlWriter.create(sys.argv[1], make_storage_line("s", 0), [event])

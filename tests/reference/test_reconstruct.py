@@ -10,14 +10,14 @@ from __future__ import annotations
 import pytest
 from messages import text
 
-from reference.reconstruct import (
+from reqfold.reference.reconstruct import (
     compare_with_captures,
     fold_through,
     is_provider_error_code,
     rebuild_requests,
 )
-from reference.revisions import Revision
-from reference.session_log import SessionLog
+from reqfold.reference.revisions import Revision
+from reqfold.reference.session_log import SessionLog
 
 HEADER = {"header": {"config": {"model": "m"}}, "reason": "initial"}
 OTHER_MODEL = {"config": {"model": "n"}}

@@ -6,14 +6,14 @@ import pytest
 from messages import text
 from rejections import rejects
 
-from reference.errors import (
+from reqfold.reference.errors import (
     DeltaBeforeSnapshot,
     MalformedEvent,
     NotJsonValue,
     SurfaceError,
 )
-from reference.messages import derive_event_message
-from reference.session_log import SessionLog
+from reqfold.reference.messages import derive_event_message
+from reqfold.reference.session_log import SessionLog
 
 USER = {"kind": "user"}
 

@@ -1,10 +1,10 @@
-"""The turn and step fold (`reference.turns`) the loop and the rebuild share."""
+"""The turn and step fold (`reqfold.reference.turns`) the loop and the rebuild share."""
 
 from __future__ import annotations
 
 import pytest
 
-from reference.turns import Turns, Unanswered, track, unanswered_result
+from reqfold.reference.turns import Turns, Unanswered, track, unanswered_result
 
 
 def event(seq, kind, **data):

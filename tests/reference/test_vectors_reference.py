@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from conformance.adapters.connection import StdioConnection
-from conformance.codec.cases import VectorCase
-from conformance.codec.judging import REJECTED, Verdict, judge_response
-from conformance.codec.loading import iter_cases
-from conformance.codec.values import encode_json
-from reference.adapter import RpcError, dispatch
-from reference.revisions import Revision
+from reqfold.conformance.adapters.connection import StdioConnection
+from reqfold.conformance.codec.cases import VectorCase
+from reqfold.conformance.codec.judging import REJECTED, Verdict, judge_response
+from reqfold.conformance.codec.loading import iter_cases
+from reqfold.conformance.codec.values import encode_json
+from reqfold.reference.adapter import RpcError, dispatch
+from reqfold.reference.revisions import Revision
 
 RUNS = [
     pytest.param(
@@ -90,7 +90,7 @@ def test_answers_differing_only_in_member_order_never_fail() -> None:
 def adapter() -> Iterator[StdioConnection]:
     """One adapter process for the whole run: initialize, the cases, shutdown."""
     running = StdioConnection(
-        [sys.executable, "-m", "reference.adapter"], timeout=READ_TIMEOUT
+        [sys.executable, "-m", "reqfold.reference.adapter"], timeout=READ_TIMEOUT
     )
     try:
         init = running.request("initialize", {"protocolVersion": 1})
@@ -150,7 +150,7 @@ def test_the_adapter_refuses_json_text_no_vector_can_hold_as_a_parse_error(
         f' "params": {{"header": {line}}}}}\n'
     )
     process = subprocess.run(
-        [sys.executable, "-m", "reference.adapter"],
+        [sys.executable, "-m", "reqfold.reference.adapter"],
         input=request,
         capture_output=True,
         text=True,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from rejections import rejects
 
-from reference.errors import MalformedHeader
-from reference.header import apply_header_delta, fold_request_header
-from reference.revisions import Revision
-from reference.writer import record_header
+from reqfold.reference.errors import MalformedHeader
+from reqfold.reference.header import apply_header_delta, fold_request_header
+from reqfold.reference.revisions import Revision
+from reqfold.reference.writer import record_header
 
 M = {"model": "m"}
 

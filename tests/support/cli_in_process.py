@@ -1,6 +1,6 @@
 """``reqfold`` called inside the test's own process, with a time limit.
 
-A child ``python -m conformance.cli`` spends about 0.45 s of CPU importing
+A child ``python -m reqfold.conformance.cli`` spends about 0.45 s of CPU importing
 the suite before it does anything; tests about what a command reports,
 rather than about the process boundary, call `reqfold_here` instead. What
 is under test is untouched by this: an adapter or harness given with
@@ -14,7 +14,7 @@ takes any text, even a lone surrogate a process could not write): the
 test fails otherwise. A run that hangs must fail its test, never block
 it, as a child's ``subprocess.run(timeout=...)`` did. After `limit`
 seconds (SIGALRM) the run is stopped as SIGTERM would stop it
-(`conformance.interrupts`: its adapters killed at once, not asked to shut
+(`reqfold.conformance.interrupts`: its adapters killed at once, not asked to shut
 down), or, outside the part a signal can stop, by raising `TooLong`;
 either way the test fails saying so. Importable as ``cli_in_process``
 (`pythonpath = ["tests/support"]`).
@@ -33,8 +33,8 @@ from typing import Any
 
 import pytest
 
-from conformance import interrupts
-from conformance.cli import main
+from reqfold.conformance import interrupts
+from reqfold.conformance.cli import main
 
 
 class TooLong(BaseException):
@@ -91,7 +91,7 @@ def reqfold_here(
     env: Mapping[str, str] | None = None,
     limit: float = 120,
 ) -> tuple[int, str, str]:
-    """``reqfold ARGS`` run by `conformance.cli.main` in this process.
+    """``reqfold ARGS`` run by `reqfold.conformance.cli.main` in this process.
 
     Returns the exit status, stdout and stderr as a child would give them:
     argparse's own exits (bad arguments) become their status. `env` holds

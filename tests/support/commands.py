@@ -1,6 +1,6 @@
 """Running ``reqfold`` as a user does, in a child process: one spelling for every test.
 
-`reqfold` runs ``python -m conformance.cli`` (not the console script, which
+`reqfold` runs ``python -m reqfold.conformance.cli`` (not the console script, which
 an editable install may point at another checkout) with the test's own
 interpreter and ``PYTHONPATH``, and hands back the exit status and both
 outputs. Importable as ``commands`` (`pythonpath = ["tests/support"]` in
@@ -27,7 +27,7 @@ def reqfold(
     longer than `timeout` seconds is killed and fails the test."""
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "conformance.cli", *args],
+            [sys.executable, "-m", "reqfold.conformance.cli", *args],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from reference.errors import CodecError
+from reqfold.reference.errors import CodecError
 
 
 @contextmanager

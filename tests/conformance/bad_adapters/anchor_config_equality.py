@@ -6,7 +6,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reference import adapter, header
+from reqfold.reference import adapter, header
 
 KNOWN = ("model", "temperature", "maxTokens", "stop")
 

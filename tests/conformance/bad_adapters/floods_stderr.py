@@ -8,7 +8,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reference import adapter
+from reqfold.reference import adapter
 
 original = adapter.METHODS["initialize"]
 

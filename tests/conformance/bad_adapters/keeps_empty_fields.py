@@ -5,7 +5,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reference import adapter, header
+from reqfold.reference import adapter, header
 
 
 def canonical(params: dict[str, Any]) -> dict[str, Any]:

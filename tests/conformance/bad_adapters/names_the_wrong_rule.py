@@ -15,8 +15,8 @@ from typing import Any
 
 from _serve import Handler, serve_broken
 
-from reference import adapter
-from reference.errors import CodecError
+from reqfold.reference import adapter
+from reqfold.reference.errors import CodecError
 
 METHOD_RULES = {
     "codec/canonical": "HDR-4",

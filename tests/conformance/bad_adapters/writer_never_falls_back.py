@@ -6,7 +6,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reference import adapter, header, writer
+from reqfold.reference import adapter, header, writer
 
 
 def record(params: dict[str, Any]) -> dict[str, Any]:

@@ -5,11 +5,11 @@ Caught by ``prefix-append-while-composing``: ``request-0`` [PREFIX-4]."""
 
 from collections.abc import Sequence
 
-from reference.harness_adapter import main
-from reference.header import Header
-from reference.json_values import JsonObject
-from reference.loop import AbortSignal, AgentLoop, Framing, deep_freeze
-from reference.loop.freeze import FrozenObject
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.header import Header
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop import AbortSignal, AgentLoop, Framing, deep_freeze
+from reqfold.reference.loop.freeze import FrozenObject
 
 
 class ComposesAfterTheBoundary(AgentLoop):

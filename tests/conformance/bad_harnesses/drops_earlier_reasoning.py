@@ -6,9 +6,15 @@ reconstruction check ``log/REQ-1`` [REQ-1]."""
 
 import dataclasses
 
-from reference.harness_adapter import main
-from reference.loop import AbortSignal, AgentLoop, FrozenRequest, deep_freeze, thaw
-from reference.loop.client import ProviderReply
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.loop import (
+    AbortSignal,
+    AgentLoop,
+    FrozenRequest,
+    deep_freeze,
+    thaw,
+)
+from reqfold.reference.loop.client import ProviderReply
 
 
 class DropsEarlierReasoning(AgentLoop):

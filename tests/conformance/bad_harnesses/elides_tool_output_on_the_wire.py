@@ -7,9 +7,15 @@ by ``tool-call-turn``: ``request-1`` [REQ-1] and the reconstruction check
 import dataclasses
 from typing import Any
 
-from reference.harness_adapter import main
-from reference.loop import AbortSignal, AgentLoop, FrozenRequest, deep_freeze, thaw
-from reference.loop.client import ProviderReply
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.loop import (
+    AbortSignal,
+    AgentLoop,
+    FrozenRequest,
+    deep_freeze,
+    thaw,
+)
+from reqfold.reference.loop.client import ProviderReply
 
 ELIDED = [{"type": "text", "text": "[tool output elided]"}]
 

@@ -5,9 +5,9 @@ checker's ``log/WRITER-6`` (a log's first header event is ``initial``)."""
 
 from typing import Any
 
-from reference.harness_adapter import main
-from reference.loop import agent
-from reference.writer import record_header
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.loop import agent
+from reqfold.reference.writer import record_header
 
 
 def record_header_resume(*args: Any, **kwargs: Any) -> Any:

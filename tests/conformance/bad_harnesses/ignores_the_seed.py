@@ -2,8 +2,8 @@
 log, so the history the harness sends lacks them. Caught by
 ``seeded-session-continues``: ``request-0`` [LOG-6, REQ-1]."""
 
-from reference.harness_adapter import HarnessServer, main
-from reference.json_values import JsonObject
+from reqfold.reference.harness_adapter import HarnessServer, main
+from reqfold.reference.json_values import JsonObject
 
 
 class IgnoresTheSeed(HarnessServer):

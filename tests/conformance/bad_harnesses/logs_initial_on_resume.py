@@ -4,9 +4,9 @@ resumed instance whose log already has a header. Caught by the checker on
 
 from typing import Any
 
-from reference.harness_adapter import main
-from reference.loop import agent
-from reference.writer import record_header
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.loop import agent
+from reqfold.reference.writer import record_header
 
 
 def record_header_initial(*args: Any, **kwargs: Any) -> Any:

@@ -3,9 +3,9 @@ and sent, where an empty composition is canonical absence (the request is
 the bare history). Caught by ``prefix-empty-composition``: ``request-0``
 does not open with the user's message [PREFIX-3], and by no other check."""
 
-from reference.harness_adapter import main
-from reference.json_values import JsonObject
-from reference.loop import AbortSignal, AgentLoop
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop import AbortSignal, AgentLoop
 
 PLACEHOLDER: JsonObject = {
     "role": "user",

@@ -3,9 +3,9 @@ instance. Caught by ``prefix-composed-once``: ``calls/rules@i1`` and
 ``calls/skills@i1`` [PREFIX-1]; by ``prefix-append-while-composing``:
 ``calls/notes@i1``; and by ``resume-without-drift``: ``calls/rules@i1``."""
 
-from reference.harness_adapter import main
-from reference.json_values import JsonObject
-from reference.loop import AgentLoop, TurnResult
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop import AgentLoop, TurnResult
 
 
 class RecomposesEveryTurn(AgentLoop):

@@ -5,10 +5,10 @@ so only the suite's ``anchor/i2`` check on ``resume-without-drift`` sees it."""
 
 from typing import Any
 
-from reference.harness_adapter import main
-from reference.header import header_equals
-from reference.loop import agent
-from reference.writer import record_header
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.header import header_equals
+from reqfold.reference.loop import agent
+from reqfold.reference.writer import record_header
 
 
 def record_header_equality_first(

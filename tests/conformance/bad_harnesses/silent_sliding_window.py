@@ -5,9 +5,9 @@ rewritten on every request, and the provider's cache misses. Caught on
 
 import dataclasses
 
-from reference.harness_adapter import main
-from reference.loop import AbortSignal, AgentLoop, FrozenRequest
-from reference.loop.client import ProviderReply
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.loop import AbortSignal, AgentLoop, FrozenRequest
+from reqfold.reference.loop.client import ProviderReply
 
 KEEP_PROMPTS = 2
 

@@ -3,9 +3,9 @@ run, so a composition that throws leaves it cached and the next turn never
 recomposes. Caught by ``prefix-throwing-contributor``: ``calls/catalog@i1``
 and ``request-0`` [PREFIX-5]."""
 
-from reference.harness_adapter import main
-from reference.json_values import JsonObject
-from reference.loop import AbortSignal, AgentLoop
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop import AbortSignal, AgentLoop
 
 
 class ThrowingCompositionStaysCached(AgentLoop):

@@ -5,10 +5,10 @@ the checker's ``log/WRITER-3`` (a no-op delta) and ``request-1`` [REQ-2]."""
 
 from typing import Any
 
-from reference.harness_adapter import main
-from reference.header import DELTA, diff_header
-from reference.loop import agent
-from reference.writer import record_header
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.header import DELTA, diff_header
+from reqfold.reference.loop import agent
+from reqfold.reference.writer import record_header
 
 
 def record_header_without_fallback(

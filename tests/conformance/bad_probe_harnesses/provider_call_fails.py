@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import socket
 
-from reference.chat import Chat, main
-from reference.loop import ChatCompletionsClient
+from reqfold.reference.chat import Chat, main
+from reqfold.reference.loop import ChatCompletionsClient
 
 
 def closed_port() -> int:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference.chat import Chat, main
-from reference.json_values import JsonObject
-from reference.loop import ChatCompletionsClient, FrozenRequest
+from reqfold.reference.chat import Chat, main
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop import ChatCompletionsClient, FrozenRequest
 
 
 class ForgetfulClient(ChatCompletionsClient):

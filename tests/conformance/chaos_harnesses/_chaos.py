@@ -2,7 +2,7 @@
 
 Each chaos harness in this folder is a script that calls `serve` with a
 `HarnessServer` subclass (or patches the stdio shell first); everything it
-does not break behaves like ``python -m reference.harness_adapter``. Run as
+does not break behaves like ``python -m reqfold.reference.harness_adapter``. Run as
 ``python tests/conformance/chaos_harnesses/NAME.py [options]``.
 
 Two environment variables let a test watch them:
@@ -24,8 +24,8 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from reference import harness_adapter
-from reference.harness_adapter import HarnessServer
+from reqfold.reference import harness_adapter
+from reqfold.reference.harness_adapter import HarnessServer
 
 PIDS = "REQFOLD_CHAOS_PIDS"
 ONCE = "REQFOLD_CHAOS_ONCE"

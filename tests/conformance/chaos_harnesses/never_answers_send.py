@@ -11,8 +11,8 @@ import os
 
 from _chaos import record_pid, say, serve
 
-from reference.harness_adapter import HarnessServer
-from reference.json_values import JsonObject
+from reqfold.reference.harness_adapter import HarnessServer
+from reqfold.reference.json_values import JsonObject
 
 
 class NeverAnswersSend(HarnessServer):

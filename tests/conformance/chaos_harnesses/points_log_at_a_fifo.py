@@ -10,8 +10,8 @@ import os
 
 from _chaos import say, serve
 
-from reference.harness_adapter import HarnessServer
-from reference.json_values import JsonObject
+from reqfold.reference.harness_adapter import HarnessServer
+from reqfold.reference.json_values import JsonObject
 
 
 class PointsLogAtAFifo(HarnessServer):

@@ -8,9 +8,9 @@ from typing import Any
 
 from _chaos import HARNESS_METHODS, say, serve
 
-from reference.adapter import RpcError
-from reference.harness_adapter import HarnessServer
-from reference.json_values import JsonObject
+from reqfold.reference.adapter import RpcError
+from reqfold.reference.harness_adapter import HarnessServer
+from reqfold.reference.json_values import JsonObject
 
 NOT_READY = -32001
 

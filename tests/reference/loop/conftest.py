@@ -26,12 +26,12 @@ from typing import Any, TypeVar
 
 import pytest
 
-from fakes import FakeProvider, FakeTransport
-from reference.json_values import canonical_json
-from reference.loop import AgentLoop, ChatCompletionsClient, counter_clock
-from reference.reconstruct import compare_with_captures, rebuild_requests
-from reference.revisions import Revision
-from reference.session_log import SessionLog
+from reqfold.fakes import FakeProvider, FakeTransport
+from reqfold.reference.json_values import canonical_json
+from reqfold.reference.loop import AgentLoop, ChatCompletionsClient, counter_clock
+from reqfold.reference.reconstruct import compare_with_captures, rebuild_requests
+from reqfold.reference.revisions import Revision
+from reqfold.reference.session_log import SessionLog
 
 T = TypeVar("T")
 

@@ -11,9 +11,9 @@ import certifi
 import httpx
 import pytest
 
-from fakes import FakeProvider, FakeTransport, Reply, ToolCall, server_error
-from reference.json_values import canonical_json
-from reference.loop import (
+from reqfold.fakes import FakeProvider, FakeTransport, Reply, ToolCall, server_error
+from reqfold.reference.json_values import canonical_json
+from reqfold.reference.loop import (
     AbortSignal,
     ChatCompletionsClient,
     FrozenRequest,
@@ -168,7 +168,7 @@ def test_an_error_status_raises_a_provider_error_with_its_code(status, code):
 
 
 def _fault(status):
-    from fakes import Fault
+    from reqfold.fakes import Fault
 
     return Fault(status=status, message="nope")
 
@@ -286,7 +286,7 @@ def test_a_broken_or_refused_stream_raises_with_a_stable_code(body, code):
 def test_deployment_settings_cannot_override_a_member_the_log_or_the_stream_determines(
     key,
 ):
-    from reference.request import build_chat_body
+    from reqfold.reference.request import build_chat_body
 
     with pytest.raises(ValueError, match=key):
         ChatCompletionsClient(base_url="http://fake", settings={key: "x"})
@@ -309,7 +309,7 @@ def test_every_client_of_a_process_shares_one_tls_context(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(ssl, "create_default_context", counting)
-    from reference.loop import client as client_module
+    from reqfold.reference.loop import client as client_module
 
     client_module._tls_for.cache_clear()
     for _ in range(3):
@@ -341,7 +341,7 @@ def _ask(base_url):
 def test_a_client_of_a_plain_http_url_reads_no_ca_bundle(monkeypatch):
     """A harness adapter talking to a local fake never uses TLS: it starts
     without reading the CA bundle (about 50 ms of CPU)."""
-    from reference.loop import client as client_module
+    from reqfold.reference.loop import client as client_module
 
     def refused(*args):
         raise AssertionError("the CA bundle was read")
@@ -365,7 +365,7 @@ def test_a_client_of_a_plain_http_url_reads_no_ca_bundle(monkeypatch):
 def test_a_client_that_may_use_tls_gets_the_default_context(
     monkeypatch, base_url, proxy
 ):
-    from reference.loop import client as client_module
+    from reqfold.reference.loop import client as client_module
 
     _without_proxies(monkeypatch)
     if proxy is not None:
@@ -381,7 +381,7 @@ def test_a_client_that_may_use_tls_gets_the_default_context(
 )
 def test_the_context_of_a_plain_http_client_trusts_no_certificate(monkeypatch, unused):
     """Also with proxy variables httpx does not route through (no, ftp)."""
-    from reference.loop import client as client_module
+    from reqfold.reference.loop import client as client_module
 
     _without_proxies(monkeypatch)
     if unused is not None:
@@ -395,7 +395,7 @@ def test_the_context_of_a_plain_http_client_trusts_no_certificate(monkeypatch, u
 def test_a_changed_ca_setting_gets_a_new_tls_context(monkeypatch):
     """httpx reads SSL_CERT_FILE when it builds a context: a process (a
     user's test) that sets it after its first client gets the new roots."""
-    from reference.loop import client as client_module
+    from reqfold.reference.loop import client as client_module
 
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from conformance.cli import main
-from reference.json_values import canonical_json
-from reference.jsonl import load_session_file
-from reference.reconstruct import compare_with_captures, header_events
+from reqfold.conformance.cli import main
+from reqfold.reference.json_values import canonical_json
+from reqfold.reference.jsonl import load_session_file
+from reqfold.reference.reconstruct import compare_with_captures, header_events
 
 
 def run_demo(tmp_path, name):

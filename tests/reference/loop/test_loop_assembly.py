@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 from messages import types
 
-from reference.loop import Assembly, Tool
+from reqfold.reference.loop import Assembly, Tool
 
 
 async def echo(arguments, context):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from messages import types
 
-from fakes import Reply, ToolCall
-from reference.loop import Tool
+from reqfold.fakes import Reply, ToolCall
+from reqfold.reference.loop import Tool
 
 
 async def echo(arguments, context):
@@ -62,7 +62,7 @@ def test_a_cancelled_error_raised_by_a_listener_is_a_listener_error_not_a_cancel
 def test_cancelling_the_caller_s_task_still_ends_the_turn_and_propagates(harness, fake):
     import asyncio
 
-    from fakes import Gate
+    from reqfold.fakes import Gate
 
     gate = Gate("held")
     fake.push(Reply(text="never", hold=gate))

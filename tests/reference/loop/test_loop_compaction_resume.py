@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from messages import text, types, user
 
-from fakes import Reply, ToolCall
-from reference.jsonl import load_session_file
-from reference.loop import (
+from reqfold.fakes import Reply, ToolCall
+from reqfold.reference.jsonl import load_session_file
+from reqfold.reference.loop import (
     AgentLoop,
     Compactor,
     Tool,
@@ -18,8 +18,8 @@ from reference.loop import (
     open_session_file,
     thaw,
 )
-from reference.reconstruct import header_events
-from reference.session_log import SessionLog
+from reqfold.reference.reconstruct import header_events
+from reqfold.reference.session_log import SessionLog
 
 
 @pytest.mark.spec("PREFIX-7", "SURF-1", "SURF-3", "SURF-4", "CACHE-1")
@@ -176,7 +176,7 @@ def test_a_resumed_instance_closes_a_turn_a_crashed_instance_left_open(harness):
 
 
 def test_a_disposed_instance_refuses_more_turns(harness):
-    from reference.loop import LoopDisposed
+    from reqfold.reference.loop import LoopDisposed
 
     async def scenario():
         loop = harness.loop()
@@ -188,7 +188,7 @@ def test_a_disposed_instance_refuses_more_turns(harness):
 
 
 def test_a_loop_refuses_a_session_read_under_another_revision(harness):
-    from reference.revisions import Revision
+    from reqfold.reference.revisions import Revision
 
     with pytest.raises(ValueError, match="session-prefix"):
         AgentLoop(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+from import_names import imported_names
 
-import reference
+from reqfold import reference
 
 ROOT = Path(reference.__file__).resolve().parent
 PURE = [
@@ -25,12 +25,7 @@ IMPURE = {"asyncio", "httpx", "time", "random", "socket", "subprocess", "uuid"}
 
 
 def imported_modules(path):
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            yield node.module
+    return imported_names(path)
 
 
 def test_reference_is_imported_from_this_checkout():

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from messages import types
 
-from fakes import Reply, rate_limited, stream_cut
-from reference.reconstruct import compare_with_captures, rebuild_requests
-from reference.request import contract_view
+from reqfold.fakes import Reply, rate_limited, stream_cut
+from reqfold.reference.reconstruct import compare_with_captures, rebuild_requests
+from reqfold.reference.request import contract_view
 
 
 class Recording:

@@ -10,15 +10,15 @@ from __future__ import annotations
 import pytest
 from messages import text, types, user
 
-from reference.loop import (
+from reqfold.reference.loop import (
     AgentLoop,
     FrozenRequest,
     RequestDiverges,
     check_request,
     thaw,
 )
-from reference.reconstruct import header_events
-from reference.revisions import Revision
+from reqfold.reference.reconstruct import header_events
+from reqfold.reference.revisions import Revision
 
 
 class DerivesAfterStepStart(AgentLoop):
@@ -52,7 +52,7 @@ def run_a_turn_that_derives_after_the_boundary(harness):
 
 
 def _log_with_one_step():
-    from reference.session_log import SessionLog
+    from reqfold.reference.session_log import SessionLog
 
     log = SessionLog()
     log.append("turn/start", {"turn": 1}, time=0)
@@ -129,7 +129,7 @@ def test_the_cross_check_rejects_an_unfrozen_request():
 
 @pytest.mark.spec("REQ-2")
 def test_the_cross_check_rejects_a_step_with_no_header_in_force():
-    from reference.session_log import SessionLog
+    from reqfold.reference.session_log import SessionLog
 
     log = SessionLog()
     log.append("turn/start", {"turn": 1}, time=0)
@@ -152,7 +152,7 @@ def test_the_dev_invariant_refuses_a_diverging_request_before_its_header_is_logg
 
 @pytest.mark.spec("REQ-2", "CACHE-1", "JSON-2")
 def test_the_cross_check_rejects_a_header_equal_by_value_but_spelled_differently():
-    from reference.session_log import SessionLog
+    from reqfold.reference.session_log import SessionLog
 
     log = SessionLog()
     log.append("turn/start", {"turn": 1}, time=0)

@@ -11,9 +11,9 @@ import errno
 import pytest
 from messages import types
 
-from fakes import Reply, ToolCall
-from reference.jsonl import load_session_file
-from reference.loop import PersistenceFailed, Tool, create_session_file
+from reqfold.fakes import Reply, ToolCall
+from reqfold.reference.jsonl import load_session_file
+from reqfold.reference.loop import PersistenceFailed, Tool, create_session_file
 
 
 class FlakySink:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 from messages import types, user
 
-from fakes import Reply, ToolCall
-from reference.header import fold_request_header
-from reference.loop import Tool, thaw
-from reference.reconstruct import header_events
+from reqfold.fakes import Reply, ToolCall
+from reqfold.reference.header import fold_request_header
+from reqfold.reference.loop import Tool, thaw
+from reqfold.reference.reconstruct import header_events
 
 
 def prepend(message, log=None):
@@ -342,7 +342,7 @@ def test_a_turn_that_fails_before_composition_does_not_consume_the_composition(h
 
 @pytest.mark.spec("PREFIX-1")
 def test_the_session_prefix_seam_does_not_exist_in_earlier_revisions(harness):
-    from reference.revisions import Revision
+    from reqfold.reference.revisions import Revision
 
     loop = harness.loop(revision=Revision.REQUEST_MESSAGES)
     with pytest.raises(ValueError, match="session-prefix"):

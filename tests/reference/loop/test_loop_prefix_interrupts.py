@@ -11,7 +11,7 @@ import asyncio
 import pytest
 from messages import types, user
 
-from reference.reconstruct import header_events
+from reqfold.reference.reconstruct import header_events
 
 
 @pytest.mark.spec("PREFIX-5", "TURN-1")

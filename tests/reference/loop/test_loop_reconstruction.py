@@ -9,16 +9,20 @@ from __future__ import annotations
 import pytest
 from messages import text, user
 
-from fakes import Reply, ToolCall
-from reference.header import fold_request_header
-from reference.json_values import canonical_json
-from reference.loop import (
+from reqfold.fakes import Reply, ToolCall
+from reqfold.reference.header import fold_request_header
+from reqfold.reference.json_values import canonical_json
+from reqfold.reference.loop import (
     FrozenRequest,
     Tool,
     is_frozen,
 )
-from reference.reconstruct import compare_with_captures, header_events, rebuild_requests
-from reference.revisions import Revision
+from reqfold.reference.reconstruct import (
+    compare_with_captures,
+    header_events,
+    rebuild_requests,
+)
+from reqfold.reference.revisions import Revision
 
 REVISIONS = pytest.mark.parametrize("revision", list(Revision), ids=lambda r: r.value)
 
@@ -44,7 +48,7 @@ def with_framing(loop):
 
         loop.hooks.session_prefix.register(prefix)
     elif loop.revision is Revision.REQUEST_MESSAGES:
-        from reference.loop import Framing
+        from reqfold.reference.loop import Framing
 
         async def framing(context, seed, next):
             return Framing(
@@ -276,8 +280,8 @@ def test_a_header_change_is_the_logged_reason_a_request_stops_extending_the_prev
 
 @pytest.mark.spec("REQ-7", "REQ-1", "JSONL-2")
 def test_a_listener_cannot_change_a_logged_event_or_the_next_request(harness, tmp_path):
-    from reference.jsonl import load_session_file
-    from reference.loop import create_session_file
+    from reqfold.reference.jsonl import load_session_file
+    from reqfold.reference.loop import create_session_file
 
     path = tmp_path / "session.jsonl"
 

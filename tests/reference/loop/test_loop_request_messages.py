@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from messages import text, user
 
-from reference.header import fold_request_header
-from reference.loop import Framing, thaw
-from reference.reconstruct import header_events
-from reference.revisions import Revision
+from reqfold.reference.header import fold_request_header
+from reqfold.reference.loop import Framing, thaw
+from reqfold.reference.reconstruct import header_events
+from reqfold.reference.revisions import Revision
 
 R3 = Revision.REQUEST_MESSAGES
 

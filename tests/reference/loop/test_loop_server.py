@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from fakes import FakeProvider, Reply, ToolCall
-from fakes.server import running_server
-from reference.loop import AgentLoop, ChatCompletionsClient, Tool, counter_clock
-from reference.reconstruct import compare_with_captures
+from reqfold.fakes import FakeProvider, Reply, ToolCall
+from reqfold.fakes.server import running_server
+from reqfold.reference.loop import AgentLoop, ChatCompletionsClient, Tool, counter_clock
+from reqfold.reference.reconstruct import compare_with_captures
 
 
 @pytest.mark.slow

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from messages import text, types
 
-from fakes import Reply, ToolCall
-from reference.loop import Tool, ToolResult
+from reqfold.fakes import Reply, ToolCall
+from reqfold.reference.loop import Tool, ToolResult
 
 
 async def echo(arguments, context):
@@ -351,7 +351,7 @@ def test_a_tool_may_return_an_explicit_error_result(harness, fake):
 
 @pytest.mark.spec("TURN-1", "JSON-5")
 def test_a_turn_numbered_with_an_integral_float_counts_as_that_integer(harness):
-    from reference.session_log import SessionLog
+    from reqfold.reference.session_log import SessionLog
 
     seed = SessionLog()
     trigger = {"kind": "message", "source": {"kind": "user"}}
@@ -371,7 +371,7 @@ def test_a_turn_numbered_with_an_integral_float_counts_as_that_integer(harness):
 
 @pytest.mark.spec("TURN-1", "TURN-4")
 def test_inject_on_a_disposed_loop_is_refused_and_logs_nothing(harness):
-    from reference.loop import LoopDisposed
+    from reqfold.reference.loop import LoopDisposed
 
     loop = harness.loop()
     loop.dispose()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from messages import types
 
-from reference.header import fold_request_header
-from reference.json_values import json_equal
-from reference.loop import Tool, thaw
-from reference.reconstruct import header_events
-from reference.revisions import Revision
+from reqfold.reference.header import fold_request_header
+from reqfold.reference.json_values import json_equal
+from reqfold.reference.loop import Tool, thaw
+from reqfold.reference.reconstruct import header_events
+from reqfold.reference.revisions import Revision
 
 REVISIONS = pytest.mark.parametrize("revision", list(Revision), ids=lambda r: r.value)
 
