@@ -30,6 +30,13 @@ from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.harness.scenarios import Scenario
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.driver import ProbeEvidence, RunRecord
+from reqfold.conformance.probe.perturb import (
+    AT_RESUME,
+    Request,
+    judge_compaction,
+    judge_fresh_session,
+    judge_resume,
+)
 from reqfold.conformance.run.verdict import Check
 from reqfold.reference.revisions import LATEST, Revision
 
@@ -171,6 +178,85 @@ def log_checks(evidence: ProbeEvidence, choice: RevisionChoice) -> list[Check]:
         )
         for result in judge(harness_evidence)
     ]
+
+
+# ------------------------------------------------------------ perturbations
+
+
+def perturbation_checks(evidence: ProbeEvidence) -> list[Check]:
+    """One check per perturbation asked for, judged from the fake's diagnostics."""
+    asked = evidence.perturbations
+    if not asked:
+        return []
+    records = [*evidence.runs, *evidence.fresh_runs]
+    position = {run.name: number for number, run in enumerate(records)}
+    pairs = [
+        *zip(evidence.captures, evidence.capture_runs, strict=True),
+        *zip(evidence.fresh_captures, evidence.fresh_capture_runs, strict=True),
+    ]
+    requests = sorted(
+        (
+            Request(
+                index=capture.index,
+                process=position[owner],
+                diagnostic=capture.diagnostic,
+                body=capture.body,
+            )
+            for capture, owner in pairs
+        ),
+        key=lambda request: request.index,
+    )
+    lines = []
+    at_resume = [name for name in asked if name in AT_RESUME]
+    if at_resume:
+        resumed = next((r for r in evidence.runs if r.phase == "resumed"), None)
+        clock = None
+        if resumed is not None and "next-day" in at_resume:
+            clock = resumed.clock_problem
+        lines.append(
+            judge_resume(
+                at_resume,
+                requests,
+                position[resumed.name] if resumed is not None else len(records),
+                clock_problem=clock,
+                applied=evidence.workspace_change,
+            )
+        )
+    if "compaction" in asked:
+        during, follow_up = _compaction_requests(evidence)
+        lines.append(judge_compaction(requests, during, follow_up))
+    if "fresh-session" in asked:
+        boundary = (
+            position[evidence.fresh_runs[0].name]
+            if evidence.fresh_runs
+            else len(records)
+        )
+        lines.append(judge_fresh_session(requests, boundary))
+    return [
+        _check(f"perturb/{line.name}", line.rules, line.outcome, line.message)
+        for line in lines
+    ]
+
+
+def _compaction_requests(evidence: ProbeEvidence) -> tuple[list[int], list[int]]:
+    """The request indices of the compaction turn and of the turn after it."""
+    during: list[int] = []
+    follow_up: list[int] = []
+    for record in evidence.runs:
+        mine = [
+            capture.index
+            for capture, owner in zip(
+                evidence.captures, evidence.capture_runs, strict=True
+            )
+            if owner == record.name
+        ]
+        for turn in record.turns:
+            sent = mine[turn.captures_before : turn.captures_after]
+            if turn.kind == "compact":
+                during.extend(sent)
+            elif turn.kind == "follow-up":
+                follow_up.extend(sent)
+    return during, follow_up
 
 
 # ---------------------------------------------------------------- the timeline
