@@ -323,9 +323,9 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
     resumes = resume is not None
     if args.drive == "process":
         lines = [] if text is None else [line.strip() for line in text.splitlines()]
-        resumes = RESUME_MARK in lines or any(
-            name in AT_RESUME for name in args.perturb.split(",") if args.perturb
-        )
+        asked = driving["perturbations"]
+        assert isinstance(asked, tuple)
+        resumes = RESUME_MARK in lines or any(name in AT_RESUME for name in asked)
     plan = plan_turns(text, resume=resumes)
     for name in (args.base_url_env, args.api_key_env):
         if name is not None and not _ENV_NAME.fullmatch(name):
@@ -372,7 +372,7 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
     default_logs = Path(log_dir) / "logs"
     default_logs.mkdir(exist_ok=True)
     finder = LogFinder(
-        Path(args.log_dir) if args.log_dir is not None else default_logs,
+        Path(args.log_dir).absolute() if args.log_dir is not None else default_logs,
         args.log_glob,
     )
     return ProbeSettings(
@@ -384,7 +384,9 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
         api_key_env=args.api_key_env,
         base_url_suffix=args.base_url_suffix,
         finder=finder,
-        log_dir=args.log_dir or str(default_logs),
+        log_dir=str(Path(args.log_dir).absolute())
+        if args.log_dir
+        else str(default_logs),
         timeout=args.timeout,
         ready=args.ready,
         workdir=str(Path(log_dir) / "work"),
@@ -496,6 +498,13 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
             if run.problem and run.output:
                 print(f"\n{run.name}: what the harness printed last")
                 print(printable(run.output.rstrip()))
+    perturbed = [c for c in checks if c.id.startswith("perturb/")]
+    if perturbed:
+        print()
+        print("Perturbations (expected outcome; what happened)")
+        for check in perturbed:
+            name = check.id.removeprefix("perturb/")
+            print(f"  {name}: {check.outcome.value} {check.message}")
     rows = timeline(evidence)
     if rows:
         print()

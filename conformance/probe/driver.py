@@ -43,6 +43,7 @@ from reqfold.conformance.probe.harness import HarnessProcess
 from reqfold.conformance.probe.logs import LogFinder, LogWatch, Mark
 from reqfold.conformance.probe.perturb import (
     FOLLOW_UP,
+    FOLLOW_UP_AGAIN,
     executable_of,
     faketime_library,
     is_static_elf,
@@ -74,8 +75,9 @@ class TurnRecord:
     captures_after: int = 0
     handled: bool = False
     kind: str = "turn"
-    """``turn``, ``compact`` (the turn that forces a compaction) or
-    ``follow-up`` (the turn after it)."""
+    """``turn``, ``compact`` (the turn that forces a compaction),
+    ``after-compact`` (the turn after it: an expected break) or
+    ``follow-up`` (the next one: append-only again)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -198,7 +200,7 @@ class ProbeDriver:
         first, resumed = list(settings.first_turns), list(settings.resumed_turns)
         compaction = "compaction" in settings.perturbations and settings.compact
         if compaction:
-            extra = [settings.compact or "", FOLLOW_UP]
+            extra = [settings.compact or "", FOLLOW_UP, FOLLOW_UP_AGAIN]
             (resumed if resumed else first).extend(extra)
         first_record = self._phase("first", first, starts_session=True)
         if resumed and first_record is not None and first_record.start_error is None:
@@ -333,7 +335,7 @@ class ProbeDriver:
             prompt_file = os.path.join(settings.scratch, f"prompt-{number}.txt")
             Path(prompt_file).write_text(turns[0], encoding="utf-8")
             values = {**values, "prompt": turns[0], "prompt_file": prompt_file}
-        argv = fill(template, values)
+        argv = _from_here(fill(template, values))
         record = RunRecord(
             name=name,
             argv=argv,
@@ -417,6 +419,8 @@ class ProbeDriver:
             if text == self.settings.compact:
                 kinds[position] = "compact"
             elif text == FOLLOW_UP:
+                kinds[position] = "after-compact"
+            elif text == FOLLOW_UP_AGAIN:
                 kinds[position] = "follow-up"
         return kinds
 
@@ -705,6 +709,15 @@ class _IdleWatch:
             self.why = f"its processes used no CPU for {IDLE:g} s"
             return True
         return False
+
+
+def _from_here(argv: list[str]) -> list[str]:
+    """A program named by a relative path is found from where the probe runs,
+    not from the working folder the harness runs in."""
+    program = argv[0]
+    if os.sep in program and not os.path.isabs(program) and os.path.exists(program):
+        return [os.path.abspath(program), *argv[1:]]
+    return argv
 
 
 def _text_of(readiness: Readiness | None, kind: str) -> str | None:

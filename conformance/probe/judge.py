@@ -100,7 +100,8 @@ def _check(
 def count_checks(evidence: ProbeEvidence) -> list[Check]:
     """CHECK-3: a log, and every turn fed handled with a request of its own."""
     checks = []
-    if evidence.log_path is None or not evidence.log:
+    has_log = evidence.log_path is not None and bool(evidence.log)
+    if not has_log:
         checks.append(
             _check(
                 "log",
@@ -113,11 +114,11 @@ def count_checks(evidence: ProbeEvidence) -> list[Check]:
     for run in evidence.runs:
         if run.start_error is not None:
             continue
-        checks.append(_turn_check(run))
+        checks.append(_turn_check(run, has_log=has_log))
     return checks
 
 
-def _turn_check(run: RunRecord) -> Check:
+def _turn_check(run: RunRecord, *, has_log: bool = True) -> Check:
     silent = [
         number
         for number, turn in enumerate(run.turns, start=1)
@@ -125,7 +126,7 @@ def _turn_check(run: RunRecord) -> Check:
     ]
     problems = []
     logged = run.turn_ends_after - run.turn_ends_before
-    if run.handled and logged < run.handled:
+    if has_log and run.handled and logged < run.handled:
         problems.append(
             f"the log shows {logged} turn(s) ended for the {run.handled} this"
             " process handled"

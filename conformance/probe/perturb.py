@@ -15,9 +15,10 @@ judged here from the fake's per-request diagnostics (pure):
 - ``fresh-session``: a second session in the same working folder; its
   requests should share the static opening (tools and system text) with
   the first session's (CACHE-2);
-- ``compaction``: a turn that forces one (``--compact TEXT``) and a turn
-  after it; the break at the compaction is expected, and the turn after it
-  should extend what was sent from the compaction on (CACHE-1).
+- ``compaction``: a turn that forces one (``--compact TEXT``) and two
+  turns after it; the summarizer's request and the first turn after it
+  break the cache as expected, and the second turn after it should extend
+  what was sent from the compaction on (CACHE-1, a MUST: a fail).
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ PERTURBATIONS = ("next-day", "workspace", "fresh-session", "compaction")
 AT_RESUME = ("next-day", "workspace")
 """The perturbations applied between the first and the resumed process."""
 FOLLOW_UP = "Go on: in one sentence, what have we talked about so far?"
-"""The turn fed after a compaction, to see the request that follows it."""
+"""The turn fed after a compaction: its request is the expected break."""
+FOLLOW_UP_AGAIN = "And in one word?"
+"""The turn after that: its request should extend the one before."""
 LIBRARY_GLOBS = (
     "/usr/lib/*/faketime/libfaketime.so.1",
     "/usr/lib/faketime/libfaketime.so.1",
@@ -129,13 +132,20 @@ def is_static_elf(path: str) -> bool:
 
 
 def maps_library(pid: int, library: str) -> bool | None:
-    """Whether a live process mapped `library` (None: it could not be read)."""
+    """Whether a live process mapped `library`; None when that cannot be told
+    yet: its maps cannot be read, or the dynamic loader has not loaded libc
+    yet (a preload is mapped before libc, so libc without it means never)."""
     name = os.path.basename(library)
     try:
         with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as maps:
-            return any(name in line for line in maps)
+            lines = maps.read().splitlines()
     except OSError:
         return None
+    if any(name in line for line in lines):
+        return True
+    if any("/libc.so" in line or "/libc-" in line for line in lines):
+        return False
+    return None
 
 
 # ------------------------------------------------------------------ judging
@@ -270,8 +280,9 @@ def judge_compaction(
     during: Sequence[int],
     follow_up: Sequence[int],
 ) -> PerturbationLine:
-    """compaction: requests `during` the compaction turn, then the turn after
-    it should extend one sent from the compaction on."""
+    """compaction: requests `during` the compaction turn; then `follow_up`,
+    the second turn after it, should extend one sent from the compaction on
+    (the first turn after it is the expected break)."""
     rules = ("CACHE-1",)
     by_index = {r.index: r for r in requests}
     if not during:
@@ -286,7 +297,7 @@ def judge_compaction(
             name="compaction",
             rules=rules,
             outcome=Outcome.SKIP,
-            message="not judged: the turn after the compaction sent no request",
+            message="not judged: the second turn after the compaction sent no request",
         )
     start = min(during)
     side = [
@@ -321,10 +332,10 @@ def judge_compaction(
     return PerturbationLine(
         name="compaction",
         rules=rules,
-        outcome=Outcome.WARN,
+        outcome=Outcome.FAIL,
         message=(
-            "expected: a break at the compaction, then append-only; the turn after"
-            f" it does not extend what was sent from #{start} on:"
+            "expected: a break at the compaction, then append-only; the second turn"
+            f" after it does not extend what was sent from #{start} on:"
             f" {_describe_break(first)}{note}"
         ),
     )
