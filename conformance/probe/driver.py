@@ -308,6 +308,9 @@ class ProbeDriver:
     def _env(self, key: str, phase: str) -> dict[str, str]:
         settings = self.settings
         env = dict(os.environ)
+        if settings.workdir:
+            # as a shell would: some runtimes take the project folder from PWD
+            env["PWD"] = settings.workdir
         if settings.base_url_env:
             env[settings.base_url_env] = self.fake.url + settings.base_url_suffix
         if settings.api_key_env:

@@ -224,8 +224,8 @@ def perturbation_checks(evidence: ProbeEvidence) -> list[Check]:
             )
         )
     if "compaction" in asked:
-        during, follow_up = _compaction_requests(evidence)
-        lines.append(judge_compaction(requests, during, follow_up))
+        during, after, follow_up = _compaction_requests(evidence)
+        lines.append(judge_compaction(requests, during, follow_up, after))
     if "fresh-session" in asked:
         boundary = (
             position[evidence.fresh_runs[0].name]
@@ -239,9 +239,12 @@ def perturbation_checks(evidence: ProbeEvidence) -> list[Check]:
     ]
 
 
-def _compaction_requests(evidence: ProbeEvidence) -> tuple[list[int], list[int]]:
-    """The request indices of the compaction turn and of the turn after it."""
+def _compaction_requests(
+    evidence: ProbeEvidence,
+) -> tuple[list[int], list[int], list[int]]:
+    """The request indices of the compaction turn and of the two after it."""
     during: list[int] = []
+    after: list[int] = []
     follow_up: list[int] = []
     for record in evidence.runs:
         mine = [
@@ -255,9 +258,11 @@ def _compaction_requests(evidence: ProbeEvidence) -> tuple[list[int], list[int]]
             sent = mine[turn.captures_before : turn.captures_after]
             if turn.kind == "compact":
                 during.extend(sent)
+            elif turn.kind == "after-compact":
+                after.extend(sent)
             elif turn.kind == "follow-up":
                 follow_up.extend(sent)
-    return during, follow_up
+    return during, after, follow_up
 
 
 # ---------------------------------------------------------------- the timeline

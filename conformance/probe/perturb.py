@@ -279,6 +279,7 @@ def judge_compaction(
     requests: Sequence[Request],
     during: Sequence[int],
     follow_up: Sequence[int],
+    after: Sequence[int] = (),
 ) -> PerturbationLine:
     """compaction: requests `during` the compaction turn; then `follow_up`,
     the second turn after it, should extend one sent from the compaction on
@@ -305,6 +306,21 @@ def judge_compaction(
         for index in during
         if (by_index[index].diagnostic or {}).get("relation") in ("first", "diverged")
     ]
+    broke = side or [
+        index
+        for index in after
+        if (by_index[index].diagnostic or {}).get("relation") in ("first", "diverged")
+    ]
+    if not broke:
+        return PerturbationLine(
+            name="compaction",
+            rules=rules,
+            outcome=Outcome.SKIP,
+            message=(
+                "not judged: nothing broke at the compaction turn or the turn after"
+                " it, so the harness did not compact (is --compact its command?)"
+            ),
+        )
     note = (
         f"; the compaction's own request(s) {', '.join(f'#{i}' for i in side)}"
         " broke from the conversation (expected)"
