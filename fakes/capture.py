@@ -17,6 +17,14 @@ per line, in arrival order, with members in this order::
      "raw_body_base64": null | "...when the body is not UTF-8...",
      "reply": {...} | null, "usage": {...} | null, "diagnostic": {...} | null}
 
+Each body is held once: where the exact text is what serializing ``body``
+gives back (``raw_body_form``: ``"compact"``, JSON with no spaces and
+non-ASCII kept, as JavaScript's ``JSON.stringify`` writes it; ``"spaced"``,
+``", "`` and ``": "`` with non-ASCII escaped, as Python's ``json.dumps``
+does), ``raw_body`` is null and `raw_body_text` rebuilds it; otherwise
+``raw_body`` holds the text and ``body`` the parsed form. A request to a
+path the fake does not serve ends with ``"unserved": true``.
+
 `reqfold check --requests CAPTURE.jsonl` reads `index`, `path` and `body`.
 """
 
@@ -51,6 +59,9 @@ class CapturedRequest:
     """A digest of the request's API key (never the key): attributes requests
     to the session or process that sent them."""
     diagnostic: Diagnostic | None = None
+    unserved: bool = False
+    """A request to a path (or with a method) the fake does not serve,
+    answered 404 or 405: captured so a user sees what the harness tried."""
 
     @property
     def json(self) -> JsonObject:
@@ -68,7 +79,8 @@ def dump_captured_request(record: CapturedRequest) -> JsonObject:
     except UnicodeDecodeError:
         raw_text = None
         raw_b64 = base64.b64encode(record.raw_body).decode("ascii")
-    return {
+    form = _body_form(record.body, raw_text) if raw_text is not None else None
+    line: JsonObject = {
         "index": record.index,
         "method": record.method,
         "path": record.path,
@@ -77,7 +89,7 @@ def dump_captured_request(record: CapturedRequest) -> JsonObject:
         "key": record.key,
         "headers": [[key, value] for key, value in record.headers],
         "body": record.body,
-        "raw_body": raw_text,
+        "raw_body": None if form is not None else raw_text,
         "raw_body_base64": raw_b64,
         "reply": record.reply,
         "usage": record.usage,
@@ -85,6 +97,41 @@ def dump_captured_request(record: CapturedRequest) -> JsonObject:
         if record.diagnostic is not None
         else None,
     }
+    if form is not None:
+        line["raw_body_form"] = form
+    if record.unserved:
+        line["unserved"] = True
+    return line
+
+
+_FORMS = {
+    "compact": {"ensure_ascii": False, "separators": (",", ":")},
+    "spaced": {"ensure_ascii": True},
+}
+
+
+def _body_form(body: JsonValue, raw_text: str) -> str | None:
+    """The serialization of `body` that gives `raw_text` back exactly, if any."""
+    if body is None or not raw_text:
+        return None
+    for name, options in _FORMS.items():
+        try:
+            if json.dumps(body, allow_nan=False, **options) == raw_text:  # type: ignore[arg-type]
+                return name
+        except ValueError:
+            return None
+    return None
+
+
+def raw_body_text(line: JsonObject) -> str | None:
+    """The exact body text of a capture line (None: not UTF-8, see base64)."""
+    raw = line.get("raw_body")
+    if isinstance(raw, str):
+        return raw
+    form = line.get("raw_body_form")
+    if isinstance(form, str) and form in _FORMS:
+        return json.dumps(line.get("body"), allow_nan=False, **_FORMS[form])  # type: ignore[arg-type]
+    return None
 
 
 def dump_capture_jsonl(records: Iterable[CapturedRequest]) -> str:

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
@@ -483,6 +484,12 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
             print(f"note: {other} changed too; the most recent one was checked")
     for note in evidence.notes:
         print(f"note: {note}")
+    tried = Counter(f"{c.method} {c.path}" for c in evidence.unserved)
+    for what, times in sorted(tried.items()):
+        print(
+            f"note: the harness sent {times} request(s) to {what}, which the fake"
+            " does not serve (captured, answered 404/405)"
+        )
     if startup is not None:
         print(f"error: the harness could not be started: {startup}")
     problems = [c for c in checks if c.outcome is not Outcome.PASS]

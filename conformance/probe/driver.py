@@ -130,6 +130,8 @@ class ProbeEvidence:
     """The fresh session's processes (perturbation): judged apart."""
     fresh_captures: list[CapturedRequest] = field(default_factory=list)
     fresh_capture_runs: list[str] = field(default_factory=list)
+    unserved: list[CapturedRequest] = field(default_factory=list)
+    """Requests to paths the fake does not serve: shown, never judged."""
     workspace_change: str = ""
     perturbations: tuple[str, ...] = ()
 
@@ -279,12 +281,15 @@ class ProbeDriver:
         if self.watch is not None:
             evidence.log_path = self.watch.path
             evidence.log = self.watch.contents()
+        # every one, with or without a key: the fake serves this probe alone
+        evidence.unserved = [c for c in self.fake.provider.requests if c.unserved]
         for records, captures, owners in (
             (evidence.runs, evidence.captures, evidence.capture_runs),
             (evidence.fresh_runs, evidence.fresh_captures, evidence.fresh_capture_runs),
         ):
             for record in records:
                 mine = self._mine(record)
+                mine = [capture for capture in mine if not capture.unserved]
                 captures.extend(mine)
                 owners.extend(record.name for _ in mine)
 

@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from reqfold.fakes.capture import raw_body_text
 from reqfold.reference.json_values import JsonObject, JsonValue
 
 TIME_MEMBERS = frozenset(
@@ -161,7 +162,7 @@ def request_snapshot(
     shown["status"] = request.get("status")
     shown["headers"] = list(_headers(request.get("headers") or [], masker))
     body = request.get("body")
-    raw = request.get("raw_body")
+    raw = raw_body_text(request)
     if body is None and raw is None and request.get("raw_body_base64") is not None:
         shown["body form"] = "not UTF-8"
     elif body is None and raw is not None:

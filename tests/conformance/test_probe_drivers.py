@@ -295,3 +295,29 @@ def test_waiting_for_the_harness_s_ready_line_on_stderr_loses_no_line() -> None:
     )
     assert result.returncode == 0, result.stdout
     assert "run 2: 1 of 1 turn(s) fed, 1 handled" in result.stdout
+
+
+@pytest.mark.spec("CHECK-3")
+def test_requests_to_paths_the_fake_does_not_serve_are_named_not_judged() -> None:
+    result = probe(*per_process("--list-models"))
+    out = result.stdout
+    assert (
+        "note: the harness sent 3 request(s) to GET /models, which the fake does"
+        " not serve" in out
+    ), out
+    assert "run 2: 1 of 1 turn(s) fed, 1 handled, 1 request(s);" in out
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_prompt_file_placeholder_carries_the_turn_text() -> None:
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn --prompt-file {{prompt_file}}",
+        "--next-cmd",
+        f"{TINY} turn --continue --prompt-file {{prompt_file}}",
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+    )
+    assert re.search(r"run 3\s+3\s+#2 .* extends #1", result.stdout), result.stdout

@@ -9,10 +9,12 @@ completions sent with urllib (nothing to import but the standard library).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
 import sys
+import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
@@ -81,6 +83,14 @@ def complete(body: dict[str, Any]) -> str:
     with urllib.request.urlopen(request, timeout=30) as response:
         answer = json.loads(response.read())
     return str(answer["choices"][0]["message"]["content"] or "")
+
+
+def list_models() -> None:
+    """GET /models first, as some harnesses do; a 404 is ignored."""
+    config = settings()
+    request = urllib.request.Request(config["base_url"].rstrip("/") + "/models")
+    with contextlib.suppress(urllib.error.HTTPError):
+        urllib.request.urlopen(request, timeout=30).close()
 
 
 def load(resume: bool) -> dict[str, Any]:
@@ -159,7 +169,12 @@ def main() -> int:
         help="compose the system prompt once per session, not once per process",
     )
     parser.add_argument("--prompt-file")
+    parser.add_argument(
+        "--list-models", action="store_true", help="GET /models before the turn"
+    )
     args = parser.parse_intermixed_args()
+    if args.list_models:
+        list_models()
     if args.mode == "jsonl":
         return run_jsonl(args)
     prompt = args.prompt
