@@ -46,6 +46,7 @@ from reqfold.conformance.probe.perturb import (
     FOLLOW_UP_AGAIN,
     executable_of,
     faketime_library,
+    is_go_program,
     is_static_elf,
     next_day_env,
 )
@@ -331,6 +332,8 @@ class ProbeDriver:
         program = executable_of(argv[0])
         if program is not None and is_static_elf(program):
             return f"{program} is statically linked: a preloaded clock never loads"
+        if program is not None and is_go_program(program):
+            return f"{program} is a Go program: it reads the clock past libfaketime"
         return None
 
     def _run(self, phase: str, template: list[str], turns: list[str]) -> RunRecord:

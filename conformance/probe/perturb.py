@@ -131,6 +131,32 @@ def is_static_elf(path: str) -> bool:
     return True
 
 
+def is_go_program(path: str) -> bool:
+    """Whether an ELF program was built by Go (a ``.go.buildinfo`` section):
+    Go reads the clock through the vDSO, never the C library, so a preloaded
+    clock does not move its time even when it loads."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(64)
+            if header[:4] != b"\x7fELF" or header[4] != 2:
+                return False
+            order = "<" if header[5] == 1 else ">"
+            shoff = struct.unpack_from(order + "Q", header, 40)[0]
+            shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", header, 58)
+            if not shoff or shstrndx >= shnum:
+                return False
+            file.seek(shoff + shstrndx * shentsize)
+            entry = file.read(shentsize)
+            offset, size = struct.unpack_from(order + "QQ", entry, 24)
+            if size > 1 << 20:
+                return False
+            file.seek(offset)
+            names = file.read(size)
+    except (OSError, struct.error, IndexError):
+        return False
+    return b".go.buildinfo" in names
+
+
 def maps_library(pid: int, library: str) -> bool | None:
     """Whether a live process mapped `library`; None when that cannot be told
     yet: its maps cannot be read, or the dynamic loader has not loaded libc

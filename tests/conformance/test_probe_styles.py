@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from cli_in_process import reqfold_here
 from reqfold.conformance.probe.config_files import parse_config_template, render
 from reqfold.conformance.probe.perturb import (
     executable_of,
+    is_go_program,
     is_static_elf,
     next_day_env,
     parse_perturbations,
@@ -96,6 +98,30 @@ def test_a_static_program_is_told_from_a_dynamic_one() -> None:
     ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
     if Path(ldconfig).exists():  # statically linked on Debian
         assert is_static_elf(ldconfig)
+
+
+def _elf_with_sections(names: bytes) -> bytes:
+    """A minimal 64-bit little-endian ELF file: a header and two sections,
+    the second the section-name table holding `names`."""
+    header = bytearray(64)
+    header[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<Q", header, 40, 64)  # e_shoff
+    struct.pack_into("<HHH", header, 58, 64, 2, 1)  # shentsize, shnum, shstrndx
+    null = bytes(64)
+    table = bytearray(64)
+    struct.pack_into("<I", table, 4, 3)  # SHT_STRTAB
+    struct.pack_into("<QQ", table, 24, 64 + 128, len(names))  # offset, size
+    return bytes(header) + null + bytes(table) + names
+
+
+def test_a_go_program_is_told_from_a_c_one(tmp_path: Path) -> None:
+    go = tmp_path / "go-program"
+    go.write_bytes(_elf_with_sections(b"\0.shstrtab\0.go.buildinfo\0.text\0"))
+    c = tmp_path / "c-program"
+    c.write_bytes(_elf_with_sections(b"\0.shstrtab\0.text\0.data\0"))
+    assert is_go_program(str(go))
+    assert not is_go_program(str(c))
+    assert not is_go_program(sys.executable)
 
 
 def test_a_script_s_program_is_found_through_its_shebang(tmp_path: Path) -> None:
