@@ -61,8 +61,12 @@ that wrote the log: they are not tallied for the harness."""
 
 
 def judge_leaks(evidence: Evidence) -> list[CheckResult]:
-    """Only the ``absent`` checks: for what a run left before it broke."""
+    """The checks part of a run can prove broken: for what a run left before
+    it broke. A sentinel found (``absent``) and a contributor called more
+    often than expected (``calls``: a count only grows) stay broken whatever
+    the rest of the run would have done; the caller keeps only failures."""
     judge = Judge(evidence)
+    _call_checks(judge, only_excess=True)
     _text_checks(judge, only="absent")
     return judge.results
 
@@ -253,13 +257,17 @@ def _send_checks(judge: Judge) -> None:
                 )
 
 
-def _call_checks(judge: Judge) -> None:
+def _call_checks(judge: Judge, *, only_excess: bool = False) -> None:
+    """The ``calls`` expectations; with `only_excess`, only those already
+    exceeded (the evidence of a run cut short proves no shortfall)."""
     calls = judge.evidence.calls
     for item in judge.evidence.scenario.expect:
         if item["check"] != "calls":
             continue
         key = (item["instance"], item["contributor"])
         found = calls.get(key, 0)
+        if only_excess and found <= item["count"]:
+            continue
         ok = found == item["count"]
         judge.add(
             f"calls/{item['contributor']}@{item['instance']}",

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from reqfold.conformance.adapters.messages import check_notification, check_result
 from reqfold.conformance.errors import AdapterProtocolError, AdapterTimeout
 from reqfold.conformance.harness.evidence import Evidence, SendRecord
+from reqfold.conformance.harness.features import NOT_SUPPORTED, feature_of_request
 from reqfold.conformance.harness.scenarios import Scenario, Step
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
@@ -68,6 +69,11 @@ class HarnessConnection(Protocol):
 
 class ScenarioBroken(Exception):
     """The adapter refused a step the scenario needs: no verdict on the scenario."""
+
+
+class FeatureNotSupported(ScenarioBroken):
+    """The adapter refused an optional feature as not supported (`NOT_SUPPORTED`):
+    the scenario is not covered, which is neither a pass nor an error."""
 
 
 class ScenarioDriver:
@@ -191,6 +197,18 @@ class _Run:
         response = self.driver.connection.request(method, params)
         if "error" in response:
             error = response["error"]
+            if error.get("code") == NOT_SUPPORTED:
+                feature = feature_of_request(method, params)
+                if feature is not None:
+                    raise FeatureNotSupported(
+                        f"the adapter answered {method} as not supported:"
+                        f" {str(error.get('message', ''))[:200]}"
+                    )
+                raise ScenarioBroken(
+                    f"{method} was refused as not supported, but every harness"
+                    ' must support it (docs/adapter-protocol.md, "Optional'
+                    f' features"): {error.get("message", "")}'
+                )
             raise ScenarioBroken(
                 f"{method} was refused: {error.get('message', '')}"
                 f" (code {error.get('code')})"
