@@ -318,6 +318,7 @@ class _Run:
         assert self.instance is not None
         name, instance = self.instance, self.wire(self.instance)
         before = self.sync_captures()
+        logged = _count_events(self.evidence.log_path)
         self.call("instance/send", {"instance": instance, "prompt": step.argument})
         deadline = time.monotonic() + self.driver.turn_limit
         self.where += f", waiting for the turn/ended of {name}"
@@ -351,6 +352,7 @@ class _Run:
                 captures_before=before,
                 captures_after=after,
                 expect=step.expect,
+                logged_before=logged,
             )
         )
 
