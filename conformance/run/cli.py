@@ -391,7 +391,9 @@ def _run_parts(
         elif part == "vectors":
             run_vector_part(outcome, codec, revisions, show, args.profile)
         elif part == "properties":
-            run_property_part(outcome, codec, revisions, args.examples, show)
+            run_property_part(
+                outcome, codec, revisions, args.examples, show, args.profile
+            )
         else:
             played = True
             recorder = snapshots.open_recorder(args)
