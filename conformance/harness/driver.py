@@ -311,6 +311,8 @@ class _Run:
             self.call(
                 "contributor/release", {"instance": instance, "contributor": argument}
             )
+        elif action == "open":  # the fake's, not the adapter's
+            self.driver.fake.gate(argument).open()
         else:  # pragma: no cover - the loader refuses other actions
             raise ValueError(f"unknown action {action!r}")
 
@@ -322,7 +324,8 @@ class _Run:
         self.call("instance/send", {"instance": instance, "prompt": step.argument})
         deadline = time.monotonic() + self.driver.turn_limit
         self.where += f", waiting for the turn/ended of {name}"
-        reactions = {(r.contributor, r.call): r for r in step.during}
+        unfired = self.react_when_held(step, deadline)
+        reactions = {(r.contributor, r.call): r for r in step.during if not r.held}
         seen = 0
         while True:
             note = self.notification(deadline, seen)
@@ -337,6 +340,9 @@ class _Run:
                     self.act(action, argument)
             elif note["method"] == "turn/ended" and note["instance"] == instance:
                 break
+        self.evidence.unfired.extend(
+            f"send {len(self.evidence.sends) + 1}: {what}" for what in unfired
+        )
         self.evidence.unfired.extend(
             f"send {len(self.evidence.sends) + 1}: call {call} of {contributor!r}"
             f" never started, so its reaction never ran"
@@ -355,6 +361,28 @@ class _Run:
                 logged_before=logged,
             )
         )
+
+    def react_when_held(self, step: Step, deadline: float) -> list[str]:
+        """Run the send's ``held`` reactions, in order, each once a request is
+        held at its gate (a reply scripted with ``hold``): what lands then
+        lands mid-request. The notifications meanwhile wait in the
+        connection's queue. Returns the reactions whose request never came.
+        """
+        missed = []
+        for reaction in step.during:
+            if not reaction.held:
+                continue
+            gate = self.driver.fake.gate(reaction.held)
+            if not gate.wait_until_held(max(deadline - time.monotonic(), 0.0)):
+                missed.append(
+                    f"no request was held at gate {reaction.held!r} within the"
+                    " turn's time, so its reaction never ran"
+                )
+                continue
+            for item in reaction.then:
+                ((action, argument),) = item.items()
+                self.act(action, argument)
+        return missed
 
     def count_call(self, note: JsonObject) -> None:
         """Count a ``contributor/started`` of any instance of this session."""

@@ -610,6 +610,64 @@ GALLERY = [
         ),
         marks=pytest.mark.spec("REQ-1"),
     ),
+    pytest.param(
+        bad(
+            "leaves_the_step_open_on_a_cancel",
+            "cancel-mid-request",
+            ("log/TURN-2", "TURN-2"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("TURN-2"),
+    ),
+    pytest.param(
+        bad(
+            "leaves_the_step_open_on_a_cancel",
+            "cancel-mid-request-after-a-tool",
+            ("log/TURN-2", "TURN-2"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("TURN-2"),
+    ),
+    pytest.param(
+        bad(
+            "leaves_the_step_open_on_a_cancel",
+            "dispose-mid-request",
+            ("log/TURN-2", "TURN-2"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("TURN-2"),
+    ),
+    pytest.param(
+        bad(
+            "drops_an_injection_while_busy",
+            "inject-while-busy-joins-the-next-request",
+            ("request-1", "REQ-1"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-1", "DERIVE-2"),
+    ),
+    pytest.param(
+        bad(
+            "skips_a_throwing_contributor",
+            "prefix-throwing-contributor",
+            ("send-1/end", "PREFIX-5"),
+            ("send-1/requests", "PREFIX-5"),
+            ("send-1/steps", "PREFIX-5"),
+            ("calls/catalog@i1", "PREFIX-5"),
+            ("send-2/request-0", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "composes_after_the_boundary",
+            "prefix-throwing-contributor",
+            ("send-1/steps", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
     pytest.param(  # the window drops the prefix with the oldest prompts
         bad(
             "silent_sliding_window",
