@@ -121,12 +121,13 @@ def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> Fil
         # which the checker joins in place, so it is never held twice.
         pieces = _pieces(log, size)
         captures = None
+        torn: list[int] = []
         if args.requests:
             try:
                 capture = stack.enter_context(open(args.requests, "rb"))
             except OSError as error:
                 raise _RequestsUnreadable(error.strerror or str(error)) from None
-            captures = read_captures(capture)
+            captures = read_captures(capture, torn)
         report = check_lines(
             pieces,
             path=path,
@@ -137,6 +138,11 @@ def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> Fil
         )
     if inference is not None:
         report.summary.revision_source = inference.describe()
+    for line in torn:
+        report.notes.append(
+            f"--requests {args.requests}: line {line} is a torn last line (no"
+            " newline, not JSON): left out, as a torn tail of the log is"
+        )
     with suppress(OSError):
         grown = os.stat(source).st_size if isinstance(source, str) else size
         if size is not None and grown is not None and grown > size:

@@ -477,3 +477,21 @@ def test_a_log_appended_to_while_it_is_checked_is_checked_as_it_was_at_the_start
     checked = int(note.split("the ")[2].split(" bytes")[0])
     assert (1 << 20) < checked < grown
     assert report["lines"] < grown // 40  # what was there, not what came after
+
+
+def test_a_torn_last_line_of_a_capture_is_left_out_with_a_note_as_a_logs_is(
+    tmp_path: Path,
+) -> None:
+    fixtures = Path(__file__).parent / "check_fixtures"
+    log = fixtures / "valid" / "session-prefix.jsonl"
+    whole = (fixtures / "requests" / "session-prefix.capture.jsonl").read_bytes()
+    capture = tmp_path / "capture.jsonl"
+    capture.write_bytes(whole + b'{"index": 4, "path": "/chat/comp')
+    status, out, err = reqfold_here("check", str(log), "--requests", str(capture))
+    assert (status, err) == (0, ""), out
+    lines = whole.count(b"\n") + 1
+    assert (
+        f"  note: --requests {capture}: line {lines} is a torn last line (no"
+        " newline, not JSON): left out, as a torn tail of the log is"
+    ) in out
+    assert "4 matched to captured requests" in out
