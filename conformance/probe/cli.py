@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from reqfold.conformance.adapters.lifecycle import timeout_problem
-from reqfold.conformance.interrupts import run_guarded
+from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.outcomes import MARKS, Outcome
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
@@ -334,6 +334,7 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
     if args.keep and not _keep(Path(args.keep), evidence) and status == 0:
         status = 2  # the evidence asked for is lost: never a silent pass
     verdict = verdict_text(status, checks, reasons=NO_VERDICT_REASONS)
+    commit_verdict()
     print()
     print(f"{len(checks)} checks in {seconds:.1f} s")
     print(f"Verdict: {verdict}", flush=True)
