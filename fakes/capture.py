@@ -3,8 +3,8 @@
 Each `CapturedRequest` keeps the raw body exactly as received, its parsed
 form, the reply the fake sent (the assembled assistant message, or the error
 body), the usage it reported and the cache diagnostic. Credentials are
-never stored: header values of `authorization`, `x-api-key` and similar are
-replaced by `<redacted>`.
+never stored: every header value not on an allow-list of harmless headers
+(`http.header_is_harmless`) is replaced by `<redacted>`.
 
 JSONL form (`dump_capture_jsonl`, `GET /_fake/requests.jsonl`): one object
 per line, in arrival order, with members in this order::

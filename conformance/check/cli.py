@@ -16,9 +16,9 @@ import os
 import shutil
 import sys
 import tempfile
-from contextlib import ExitStack
-from functools import partial
-from typing import TextIO
+from collections.abc import Iterator
+from contextlib import ExitStack, suppress
+from typing import BinaryIO, TextIO
 
 from reqfold.conformance.check import (
     CaptureUnreadable,
@@ -96,13 +96,17 @@ def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> Fil
     """Check the log at `source` (a path, or a seekable descriptor), named `path`."""
     revision = Revision(args.revision) if args.revision else None
     inference = None
+    # The bytes the file held when the check started are all that is read:
+    # a file appended to faster than it is read would never be done.
+    size: int | None = None
     if revision is None:
         if not isinstance(source, str):
             os.lseek(source, 0, os.SEEK_SET)
         closefd = isinstance(source, str)
         with open(source, "rb", buffering=READ_BUFFER, closefd=closefd) as scan:
+            size = os.fstat(scan.fileno()).st_size
             # pieces of at most READ_BUFFER bytes: memory stays bounded
-            inference = infer_revision(iter(partial(scan.readline, READ_BUFFER), b""))
+            inference = infer_revision(_pieces(scan, size))
         if inference is not None:
             revision = inference.revision
     with ExitStack() as stack:
@@ -111,16 +115,19 @@ def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> Fil
         log = stack.enter_context(
             open(source, "rb", buffering=READ_BUFFER, closefd=isinstance(source, str))
         )
+        if size is None:
+            size = os.fstat(log.fileno()).st_size
         # Lines of at most READ_BUFFER bytes: a longer line comes in pieces,
         # which the checker joins in place, so it is never held twice.
-        pieces = iter(partial(log.readline, READ_BUFFER), b"")
+        pieces = _pieces(log, size)
         captures = None
+        torn: list[int] = []
         if args.requests:
             try:
                 capture = stack.enter_context(open(args.requests, "rb"))
             except OSError as error:
                 raise _RequestsUnreadable(error.strerror or str(error)) from None
-            captures = read_captures(capture)
+            captures = read_captures(capture, torn)
         report = check_lines(
             pieces,
             path=path,
@@ -131,7 +138,31 @@ def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> Fil
         )
     if inference is not None:
         report.summary.revision_source = inference.describe()
+    for line in torn:
+        report.notes.append(
+            f"--requests {args.requests}: line {line} is a torn last line (no"
+            " newline, not JSON): left out, as a torn tail of the log is"
+        )
+    with suppress(OSError):
+        grown = os.stat(source).st_size if isinstance(source, str) else size
+        if size is not None and grown is not None and grown > size:
+            report.notes.append(
+                f"the file grew while it was checked: the {size} bytes it held"
+                " when the check started were checked"
+            )
     return report
+
+
+def _pieces(handle: BinaryIO, size: int) -> Iterator[bytes]:
+    """The first `size` bytes of `handle` as lines, each in pieces of at
+    most `READ_BUFFER` bytes (a longer line comes in several)."""
+    left = size
+    while left > 0:
+        piece = handle.readline(min(READ_BUFFER, left))
+        if not piece:
+            return
+        left -= len(piece)
+        yield piece
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from reqfold.conformance.adapters.lifecycle import timeout_problem
-from reqfold.conformance.interrupts import run_guarded
+from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.outcomes import MARKS, Outcome
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
@@ -52,6 +52,7 @@ from reqfold.conformance.run.verdict import (
     verdict_text,
 )
 from reqfold.conformance.terminal_text import printable
+from reqfold.conformance.written_files import fresh_folder
 from reqfold.fakes import dump_capture_jsonl
 from reqfold.reference.revisions import Revision
 
@@ -333,6 +334,7 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
     if args.keep and not _keep(Path(args.keep), evidence) and status == 0:
         status = 2  # the evidence asked for is lost: never a silent pass
     verdict = verdict_text(status, checks, reasons=NO_VERDICT_REASONS)
+    commit_verdict()
     print()
     print(f"{len(checks)} checks in {seconds:.1f} s")
     print(f"Verdict: {verdict}", flush=True)
@@ -389,15 +391,26 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _keep(folder: Path, evidence: ProbeEvidence) -> bool:
-    """Copy the log and the captured requests into `folder`; False if it failed."""
+    """Copy the log and the captured requests into `folder`, or a fresh
+    sub-folder of it when it holds files already (`fresh_folder`: nothing
+    there is overwritten); False if it failed."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "requests.jsonl").write_text(
-            dump_capture_jsonl(evidence.captures), encoding="utf-8"
-        )
+        folder = fresh_folder(folder)
+        capture = folder / "requests.jsonl"
+        with open(capture, "x", encoding="utf-8") as handle:
+            handle.write(dump_capture_jsonl(evidence.captures))
+        kept = [f"the captured requests as {capture.name}"]
         if evidence.log_path is not None:
-            shutil.copyfile(evidence.log_path, folder / Path(evidence.log_path).name)
-        print(f"kept: the log and requests.jsonl in {folder}")
+            name = Path(evidence.log_path).name
+            if name == capture.name:  # the harness's own name for its log
+                name = f"log-{name}"
+            with (
+                open(evidence.log_path, "rb") as source,
+                open(folder / name, "xb") as copy,
+            ):
+                shutil.copyfileobj(source, copy)
+            kept.insert(0, f"the log as {name}")
+        print(f"kept: {' and '.join(kept)} in {folder}")
     except OSError as error:
         _stderr(f"reqfold probe: --keep {folder}: {error.strerror or error}")
         return False

@@ -13,6 +13,7 @@ import html
 import json
 
 from reqfold.conformance.report.model import PROBLEMS, STATUSES, CheckRecord, RunReport
+from reqfold.conformance.terminal_text import printable
 
 
 def _cell(value: object) -> str:
@@ -99,7 +100,9 @@ def render_markdown(report: RunReport) -> str:
                 + f" | {_code(row.first_problem) if row.first_problem else ''} |"
             )
         out.append("")
-    return "\n".join(out)
+    # what an implementation sent (an error message, a check id) may hold
+    # control characters: they are shown as escapes, never written raw
+    return printable("\n".join(out))
 
 
 def _problem(check: CheckRecord) -> list[str]:

@@ -53,6 +53,7 @@ from reqfold.conformance.harness.runner import ClosableHarness, harness_connecto
 from reqfold.conformance.harness.scenarios import ScenarioError, load_scenarios
 from reqfold.conformance.interrupts import (
     Interrupted,
+    commit_verdict,
     run_guarded,
 )
 from reqfold.conformance.outcomes import MARKS, Outcome
@@ -526,6 +527,7 @@ def _finish(
             f" {', '.join(unseen)}"
         )
         print(f"error: {verdict.removeprefix('NO VERDICT: ')}")
+    commit_verdict()
     print()
     print(f"{len(checks)} checks in {seconds:.1f} s")
     print(f"Verdict: {verdict}")
