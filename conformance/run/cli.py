@@ -12,7 +12,8 @@ instead). What runs follows what ``initialize`` declares:
 * ``harness``: every scenario that applies to a declared revision, played
   against the fake provider on 127.0.0.1 and judged.
 
-The output is a list of problems, a per-rule table and ONE verdict; a
+The output ends with the rules with a problem, the problems and ONE
+verdict (`reqfold.conformance.run.summary`), coloured on a terminal; a
 progress bar on stderr while it works, when stderr is a terminal. Reports
 (docs/reports.md) are written on request: ``--report-json`` (format
 ``reqfold-run/1``, with a JSON Schema), ``--junit``, ``--report-md`` and
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shlex
 import signal
 import sys
@@ -55,7 +57,7 @@ from reqfold.conformance.interrupts import (
     Interrupted,
     run_guarded,
 )
-from reqfold.conformance.outcomes import MARKS, Outcome
+from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.report.model import STATUSES
 from reqfold.conformance.run.options import add_show_argument
 from reqfold.conformance.run.parts import (
@@ -64,7 +66,7 @@ from reqfold.conformance.run.parts import (
     run_vector_part,
 )
 from reqfold.conformance.run.progress import Progress
-from reqfold.conformance.run.record import PROBLEM_OUTCOMES, RunRecord
+from reqfold.conformance.run.record import RunRecord
 from reqfold.conformance.run.reporting import (
     add_report_arguments,
     read_expected_failures,
@@ -72,11 +74,18 @@ from reqfold.conformance.run.reporting import (
     unseen_expected,
     write_reports,
 )
+from reqfold.conformance.run.summary import (
+    check_lines,
+    colour_wanted,
+    count_text,
+    problem_lines,
+    rule_lines,
+    verdict_line,
+)
 from reqfold.conformance.run.verdict import (
     NO_VERDICT,
     Check,
     exit_status,
-    render_table,
     rule_table,
     status_of,
     verdict_text,
@@ -445,17 +454,14 @@ def _write_reports(
 
 
 def _shower(mode: str, expected: Mapping[str, str]) -> Callable[[Check], None]:
+    """With ``--show all``, every check is printed as it comes; otherwise
+    nothing is, and the problems are printed at the end, above the verdict
+    (`reqfold.conformance.run.summary`), where they are still on screen."""
+
     def show(check: Check) -> None:
-        if mode == "all" or check.outcome in PROBLEM_OUTCOMES:
-            rules = ",".join(check.rules)
-            status = status_of(check, expected)
-            mark = {"xfail": "xfail", "xpass": "XPASS"}.get(
-                status, MARKS[check.outcome]
-            )
-            print(f"  {mark}  {check.part}  {check.id}  [{rules}]")
-            for line in check.message.splitlines() or [""]:
-                if line:
-                    print(f"         {line}")
+        if mode == "all":
+            for line in check_lines(check, expected):
+                print(line)
 
     return show
 
@@ -485,7 +491,7 @@ def _finish(
         parts = ", ".join(
             f"{n} {status}" for status in STATUSES if (n := tally[status])
         )
-        print(f"{part:<11} {len(mine)} checks: {parts or 'none ran'}")
+        print(f"{part:<11} {count_text(len(mine), 'check')}: {parts or 'none ran'}")
     for note in outcome.notes:
         print(f"note: {note}")
     for check in checks:
@@ -499,9 +505,16 @@ def _finish(
             )
     if outcome.startup_error:
         print(f"error: the implementation did not start: {outcome.startup_error}")
+    colour = colour_wanted(sys.stdout, os.environ)
     print()
-    print("Rules")
-    for line in render_table(rule_table(checks, expected=expected)):
+    for line in rule_lines(
+        rule_table(checks, expected=expected), show_all=outcome.show_all, colour=colour
+    ):
+        print(line)
+    problems = problem_lines(checks, expected, colour=colour)
+    if problems:
+        print()
+    for line in problems:
         print(line)
     status = exit_status(
         checks,
@@ -522,6 +535,6 @@ def _finish(
         )
         print(f"error: {verdict.removeprefix('NO VERDICT: ')}")
     print()
-    print(f"{len(checks)} checks in {seconds:.1f} s")
-    print(f"Verdict: {verdict}")
+    print(f"{count_text(len(checks), 'check')} in {seconds:.1f} s")
+    print(verdict_line(status, verdict, colour=colour))
     return status, verdict
