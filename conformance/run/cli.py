@@ -52,6 +52,10 @@ from reqfold.conformance.adapters.messages import check_result
 from reqfold.conformance.codec.cases import PROFILES
 from reqfold.conformance.errors import AdapterError, AdapterProtocolError
 from reqfold.conformance.harness.runner import ClosableHarness, harness_connector
+from reqfold.conformance.harness.scenario_names import (
+    scenario_listing,
+    unknown_scenarios,
+)
 from reqfold.conformance.harness.scenarios import ScenarioError, load_scenarios
 from reqfold.conformance.interrupts import (
     Interrupted,
@@ -141,6 +145,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " says so in a note)",
     )
     parser.add_argument(
+        "--list-scenarios",
+        action="store_true",
+        help="print every scenario's id, title and revisions, and exit",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=10.0,
@@ -226,6 +235,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"reqfold run: {error}", file=sys.stderr)
         return 2
+    if args.list_scenarios:
+        try:
+            listing = scenario_listing(load_scenarios())
+        except (ValueError, ScenarioError) as error:
+            print(f"reqfold run: {error}", file=sys.stderr)
+            return 2
+        for line in listing:
+            print(line)
+        return 0
     problem = _usage_problem(args) or report_problem(args)
     if problem is not None:
         print(f"reqfold run: {problem}", file=sys.stderr)
@@ -241,10 +259,8 @@ def run(args: argparse.Namespace) -> int:
         known = {scenario.id for scenario in scenarios}
         unknown = [name for name in args.scenario if name not in known]
         if unknown:
-            print(
-                f"reqfold run: unknown scenario(s): {', '.join(unknown)}",
-                file=sys.stderr,
-            )
+            said = unknown_scenarios("--scenario", unknown, known)
+            print(f"reqfold run: {said}", file=sys.stderr)
             return 2
         scenarios = [s for s in scenarios if s.id in args.scenario]
     try:
