@@ -291,10 +291,21 @@ def _probe(args: argparse.Namespace, settings: ProbeSettings) -> int:
         driver = ProbeDriver(settings, fake)
         with _stopping(driver):
             evidence = driver.run()
-    return _report(args, evidence, time.monotonic() - started)
+    temporary = None if args.log_dir is not None else Path(settings.log_dir)
+    return _report(args, evidence, time.monotonic() - started, temporary)
 
 
-def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -> int:
+def _report(
+    args: argparse.Namespace,
+    evidence: ProbeEvidence,
+    seconds: float,
+    temporary: Path | None = None,
+) -> int:
+    """Print what the probe found and its verdict; the exit status.
+
+    `temporary` is the fresh folder given as ``{log_dir}``, deleted when the
+    probe ends: a log there is said to be deleted, with the way to keep it.
+    """
     forced = Revision(args.revision) if args.revision else None
     choice = choose_revision(evidence.log, forced)
     startup = next((run.start_error for run in evidence.runs if run.start_error), None)
@@ -309,6 +320,14 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
             f"log: {evidence.log_path}; revision {choice.revision.value}"
             f" ({choice.source})"
         )
+        inside = temporary is not None and Path(evidence.log_path).is_relative_to(
+            temporary
+        )
+        if inside and not args.keep:
+            print(
+                "  (in a temporary folder deleted when the probe ends: --keep DIR"
+                " keeps the log and the requests the fake received)"
+            )
         for other in evidence.other_logs:
             print(f"note: {other} changed too; the most recent one was checked")
     for note in evidence.notes:

@@ -82,6 +82,7 @@ from reqfold.conformance.run.summary import (
     check_lines,
     colour_wanted,
     count_text,
+    kept_lines,
     problem_lines,
     rule_lines,
     verdict_line,
@@ -494,6 +495,23 @@ def _print_identity(identity: dict[str, Any]) -> None:
     )
 
 
+def _kept(folder: Path, outcome: RunRecord) -> list[str]:
+    """`kept_lines` for the logs the scenarios wrote in `folder`."""
+    logs = {key: evidence.log_path for key, evidence in outcome.evidence.items()}
+    present = [path for path in logs.values() if path.is_file()]
+    failing = next(
+        (
+            logs[key]
+            for check in outcome.checks
+            if status_of(check, outcome.expected) in ("fail", "warn", "error")
+            and (key := check.id.partition("/")[0]) in logs
+            and logs[key].is_file()
+        ),
+        None,
+    )
+    return kept_lines(folder, present, failing)
+
+
 def _finish(
     outcome: RunRecord, args: argparse.Namespace, seconds: float
 ) -> tuple[int, str]:
@@ -521,6 +539,9 @@ def _finish(
             )
     if outcome.startup_error:
         print(f"error: the implementation did not start: {outcome.startup_error}")
+    if args.keep is not None and "scenarios" in outcome.parts:
+        for line in _kept(Path(args.keep), outcome):
+            print(line)
     colour = colour_wanted(sys.stdout, os.environ)
     print()
     for line in rule_lines(

@@ -13,7 +13,9 @@ Pure: checks in, lines out (`paint` only wraps text in escape codes).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from reqfold.conformance.outcomes import MARKS
@@ -136,6 +138,27 @@ def verdict_line(status: int, verdict: str, *, colour: bool = False) -> str:
     return f"Verdict: {paint(verdict, f'{BOLD};{style}', colour)}"
 
 
+def kept_lines(folder: Path, logs: Sequence[Path], example: Path | None) -> list[str]:
+    """What ``--keep`` kept and where, and how to look at one of them
+    (`example`, a failing scenario's log when there is one): the log checks
+    (``log/RULE``) are what ``reqfold check`` can explain; the others need
+    the run."""
+    if not logs:
+        return [f"kept in {folder}: nothing (no scenario wrote a log)"]
+    shown = example or logs[0]
+    requests = shown.with_name(shown.name.removesuffix(".jsonl") + ".requests.jsonl")
+    return [
+        f"kept in {folder}: {count_text(len(logs), 'session log')}"
+        " (SCENARIO.REVISION.jsonl), each with the requests the fake received"
+        " for it (SCENARIO.REVISION.requests.jsonl)",
+        f"  reqfold check {shlex.quote(str(shown))} --requests"
+        f" {shlex.quote(str(requests))}",
+        "  explains a log/RULE failure line by line; a scenario's other checks"
+        " (calls/, absent/, request-N, cache/, anchor/, send-N/) are seen only"
+        " by a run",
+    ]
+
+
 def count_text(count: int, noun: str) -> str:
     """``1 check``, ``2 checks``: a count with its noun agreeing."""
     return f"{count} {noun}{'' if count == 1 else 's'}"
@@ -148,6 +171,7 @@ __all__ = [
     "colour_wanted",
     "count_text",
     "has_problem",
+    "kept_lines",
     "paint",
     "problem_lines",
     "rule_lines",

@@ -19,6 +19,7 @@ from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.run.summary import (
     colour_wanted,
     count_text,
+    kept_lines,
     problem_lines,
     rule_lines,
     verdict_line,
@@ -192,3 +193,56 @@ def test_on_a_terminal_the_failure_is_red_unless_no_color_is_set() -> None:
     assert status == 1
     assert ESC not in plain
     assert "Verdict: NOT CONFORMANT" in plain
+
+
+# ------------------------------------------------------------ what was kept
+
+
+def test_the_kept_lines_name_the_folder_and_a_check_command_for_the_failing_log(
+    tmp_path: Path,
+) -> None:
+    logs = [tmp_path / "a.session-prefix.jsonl", tmp_path / "b.session-prefix.jsonl"]
+    lines = kept_lines(tmp_path, logs, logs[1])
+    assert lines[0].startswith(f"kept in {tmp_path}: 2 session logs")
+    assert lines[1] == (
+        f"  reqfold check {logs[1]} --requests"
+        f" {tmp_path / 'b.session-prefix.requests.jsonl'}"
+    )
+    assert "seen only by a run" in lines[2]
+    assert kept_lines(tmp_path, [], None) == [
+        f"kept in {tmp_path}: nothing (no scenario wrote a log)"
+    ]
+
+
+@pytest.mark.slow
+def test_run_with_keep_says_where_it_kept_what_and_the_command_works(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "kept"
+    status, out, _ = reqfold_here("run", *BAD_RUN, "--keep", str(kept))
+    assert status == 1
+    assert f"kept in {kept}: 1 session log " in out
+    [command] = [line for line in out.splitlines() if "reqfold check " in line]
+    words = shlex.split(command.strip())
+    assert Path(words[2]).is_file()
+    assert Path(words[4]).is_file()
+    # the log alone is fine: the failure is a request check only a run sees
+    checked, said, _ = reqfold_here(*words[1:])
+    assert checked == 0, said
+
+
+@pytest.mark.slow
+def test_probe_says_its_log_is_deleted_at_the_end_unless_kept(tmp_path: Path) -> None:
+    chat = shlex.join([sys.executable, "-m", "reqfold.reference.chat"])
+    base = ("probe", "--cmd", f"{chat} --log-dir {{log_dir}}")
+    base += ("--base-url-env", "OPENAI_BASE_URL")
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    status, out, err = reqfold_here(*base, env={"PYTHONPATH": path})
+    assert status == 0, out + err
+    assert "(in a temporary folder deleted when the probe ends: --keep DIR" in out
+    status, out, _ = reqfold_here(
+        *base, "--keep", str(tmp_path), env={"PYTHONPATH": path}
+    )
+    assert status == 0
+    assert "temporary folder" not in out
+    assert f"kept: the log and requests.jsonl in {tmp_path}" in out
