@@ -132,7 +132,7 @@ def test_an_adapter_that_hangs_after_initialize_stops_the_run_with_no_verdict() 
     assert "Traceback" not in err
     reason = f"the adapter timed out on {MAX_TIMEOUTS_IN_A_ROW} cases in a row"
     assert f"Stopped: {reason}" in out
-    assert f"Verdict: no verdict: the run stopped ({reason})" in out
+    assert f"Verdict: NO VERDICT: the run stopped ({reason})" in out
     # One line per case that timed out, not one per case of the corpus.
     assert out.count("ERROR") == MAX_TIMEOUTS_IN_A_ROW
     assert elapsed < 30

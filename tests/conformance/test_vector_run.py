@@ -143,7 +143,7 @@ def test_revisions_the_implementation_does_not_declare_are_skipped_not_failed() 
 def test_the_reference_adapter_process_is_conformant_and_says_so() -> None:
     code, out, err = run_cli()
     assert code == 0, err
-    assert "Verdict: conformant" in out
+    assert "Verdict: CONFORMANT" in out
     assert f"Total: {len(list(iter_cases()))} pass, 0 warn, 0 fail, 0 error" in out
 
 
