@@ -25,6 +25,7 @@ from reqfold.conformance.report.model import (
     RunReport,
     ScenarioTrace,
 )
+from reqfold.conformance.report.notes import split_notes
 
 SEVERITY = ("skip", "pass", "xfail", "warn", "error", "xpass", "fail")
 """Statuses from least to most severe: a matrix cell shows the worst."""
@@ -253,9 +254,14 @@ def _not_run(report: RunReport) -> list[str]:
             )
         out.append("</ul>")
     skips = [check for check in report.checks if check.status == "skip"]
-    if skips or report.notes:
+    not_run, ran = split_notes(report.notes)
+    if ran:
+        out += ["<h2>Also run</h2>", "<ul>"]
+        out += [f"<li>{_e(note)}</li>" for note in ran]
+        out.append("</ul>")
+    if skips or not_run:
         out += ["<h2>Not run</h2>", "<ul>"]
-        out += [f"<li>{_e(note)}</li>" for note in report.notes]
+        out += [f"<li>{_e(note)}</li>" for note in not_run]
         out += [
             f'<li data-skip="{_e(check.id)}"><code>{_e(check.id)}</code> skipped:'
             f" {_e(check.reason)}</li>"

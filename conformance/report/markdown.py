@@ -13,6 +13,7 @@ import html
 import json
 
 from reqfold.conformance.report.model import PROBLEMS, STATUSES, CheckRecord, RunReport
+from reqfold.conformance.report.notes import split_notes
 
 
 def _cell(value: object) -> str:
@@ -79,9 +80,14 @@ def render_markdown(report: RunReport) -> str:
         out += [f"- {_code(check.id)}: {_cell(check.reason)}" for check in xfails]
         out.append("")
     skips = [check for check in report.checks if check.status == "skip"]
-    if skips or report.notes:
+    not_run, ran = split_notes(report.notes)
+    if ran:
+        out += ["## Also run", ""]
+        out += [f"- {_cell(note)}" for note in ran]
+        out.append("")
+    if skips or not_run:
         out += ["## Not run", ""]
-        out += [f"- {_cell(note)}" for note in report.notes]
+        out += [f"- {_cell(note)}" for note in not_run]
         out += [
             f"- {_code(check.id)} skipped: {_cell(check.reason)}" for check in skips
         ]
