@@ -242,8 +242,12 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, ScenarioError) as error:
             print(f"reqfold run: {error}", file=sys.stderr)
             return 2
-        for line in listing:
-            print(line)
+        try:
+            print("\n".join(listing), flush=True)
+        except BrokenPipeError:  # ``| head``: the reader has what it wanted
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
         return 0
     problem = _usage_problem(args) or report_problem(args)
     if problem is not None:
