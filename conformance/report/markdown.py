@@ -165,9 +165,15 @@ def _cache_table(report: RunReport) -> list[str]:
         "|---|---|---:|---:|---:|---:|---|",
     ]
     for trace in report.traces:
+        # Only a break a cache check failed on is a fault; one the log
+        # explains (a header change, a compaction) is expected.
         breaks = [
             f"request {point.position}"
-            + (f" ({point.check_status})" if point.check_status else "")
+            + (
+                f" ({point.check_status.upper()})"
+                if point.check_status in PROBLEMS
+                else " (expected)"
+            )
             for point in trace.requests
             if point.broke
         ]
