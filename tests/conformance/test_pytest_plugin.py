@@ -251,7 +251,7 @@ def test_a_crashing_adapter_is_an_error_of_the_cases_it_crashes_on_not_a_failure
         if report.failed
     ]
     text = str(error.longrepr)
-    assert text.startswith("[FOLD-1] no verdict: AdapterCrashed:")
+    assert text.startswith("[FOLD-1] no verdict: crash:")
     assert "Traceback" not in text
 
 
@@ -269,8 +269,8 @@ def test_a_harness_that_crashes_mid_scenario_is_one_error_with_its_stderr(
     result.stdout.fnmatch_lines(
         [
             "*ERROR at setup of reqfold plain-turns@session-prefix/run*",
-            "[[]WRITER-1, WRITER-2, CACHE-1[]] no verdict: AdapterCrashed: *",
-            "  found     AdapterCrashed: *",
+            "[[]WRITER-1, WRITER-2, CACHE-1[]] no verdict: crash: *",
+            "  found     crash: *",
             "              chaos: segmentation fault in turn 2 of session*",
         ]
     )
