@@ -29,6 +29,11 @@ from reqfold.conformance.check import (
     render_json,
     render_text,
 )
+from reqfold.conformance.check.file_kind import (
+    SNIFFED_BYTES,
+    SNIFFED_LINES,
+    not_a_log,
+)
 from reqfold.conformance.check.revision_inference import infer_revision
 from reqfold.reference.revisions import Revision
 
@@ -74,6 +79,32 @@ class _RequestsUnreadable(Exception):
     """The ``--requests`` file cannot be opened (the message says why)."""
 
 
+class _NotALog(Exception):
+    """The file is another kind of file (`not_a_log` says which)."""
+
+
+def _sniff(source: str | int, requests_given: bool) -> None:
+    """Raise `_NotALog` when the first lines of `source` show it is no log."""
+    if not isinstance(source, str):
+        os.lseek(source, 0, os.SEEK_SET)
+    with open(
+        source, "rb", buffering=READ_BUFFER, closefd=isinstance(source, str)
+    ) as top:
+        first: list[bytes] = []
+        while len(first) < SNIFFED_LINES:
+            line = top.readline(SNIFFED_BYTES)
+            if not line:
+                break
+            if not line.endswith(b"\n"):  # cut: skip the rest of the line
+                while (rest := top.readline(READ_BUFFER)) and not rest.endswith(b"\n"):
+                    pass
+            if line.strip():
+                first.append(line)
+    reason = not_a_log(first, requests_given=requests_given)
+    if reason is not None:
+        raise _NotALog(reason)
+
+
 def _check_one(path: str, args: argparse.Namespace) -> FileReport:
     revision = Revision(args.revision) if args.revision else None
     if path == STDIN or (revision is None and not os.path.isfile(path)):
@@ -94,6 +125,7 @@ def _check_one(path: str, args: argparse.Namespace) -> FileReport:
 
 def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> FileReport:
     """Check the log at `source` (a path, or a seekable descriptor), named `path`."""
+    _sniff(source, bool(args.requests))
     revision = Revision(args.revision) if args.revision else None
     inference = None
     # The bytes the file held when the check started are all that is read:
@@ -192,6 +224,8 @@ def run(args: argparse.Namespace) -> int:
             report = FileReport(
                 path=path, error=f"--requests {args.requests}: cannot read: {error}"
             )
+        except _NotALog as error:
+            report = FileReport(path=path, error=f"not a session log: {error}")
         except CaptureUnreadable as error:
             report = FileReport(
                 path=path, error=f"{args.requests}: not a capture of requests: {error}"
