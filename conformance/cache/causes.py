@@ -122,6 +122,10 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
         return cause("cache-markers", "cache_control markers moved")
     if _plain(left.value, markers=False) == _plain(right.value, markers=False):
         return cause("shape-only", "the same text in another JSON shape")
+    if not in_opening:
+        rewritten = _history(earlier, current, left, right, cause)
+        if rewritten is not None:
+            return rewritten
     around_left, around_right = _around(evidence)
     if _DATE.search(around_left) or _DATE.search(around_right):
         return cause("date-time", _where(left, in_opening))
@@ -133,7 +137,7 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
         return cause("environment", _where(left, in_opening))
     if in_opening:
         return cause("system-edited", _where(left, in_opening))
-    return _history(earlier, current, left, right, cause)
+    return cause("message-edited", left.path)
 
 
 def _history(
@@ -142,7 +146,11 @@ def _history(
     left: Segment,
     right: Segment,
     cause: _CauseMaker,
-) -> Cause:
+) -> Cause | None:
+    """A rewrite of the history recognised by its shape, if any."""
+    shifted = _shifted(earlier, current, left)
+    if shifted:
+        return cause("messages-dropped", f"{shifted} message(s) dropped before it")
     if current.message_count < earlier.message_count:
         if len(_conversation(current)) <= 1:
             return cause("conversation-cleared", "the conversation restarted")
@@ -160,7 +168,23 @@ def _history(
         return cause("tool-output-truncated", f"{left.path} shortened")
     if left.path != right.path and _SUMMARY.search(text_of(right.value)):
         return cause("summary-inserted", "a summary in place of earlier messages")
-    return cause("message-edited", left.path)
+    return None
+
+
+def _shifted(earlier: Prompt, current: Prompt, left: Segment) -> int:
+    """How far earlier messages moved up: the segment now at the first
+    difference sat that many messages later in the earlier request."""
+    position = earlier.segments.index(left)
+    if position >= len(current.digests):
+        return 0
+    digest = current.digests[position]
+    for later in range(position + 1, len(earlier.digests)):
+        if earlier.digests[later] == digest:
+            here, there = left.message_index, earlier.segments[later].message_index
+            if here is not None and there is not None:
+                return there - here
+            return later - position
+    return 0
 
 
 def _messages_dropped(earlier: Prompt, current: Prompt, shared: int) -> Cause:

@@ -179,6 +179,12 @@ def _judge_one(
     across = "within"
     if stream.last_process != name:
         across = "fresh" if kind == "fresh" else "resume"
+        if stream is not _largest(state):
+            # A side stream is judged within one process (STREAM-3): in a new
+            # process it starts again.
+            stream.last, stream.last_process = prompt, name
+            _row(state, prompt, name, stream, "new-opening", None, "", 0, False)
+            return
     if across != "within":
         state.crossings.add(across)
         _note_static(state.static[stream.number], prompt)
@@ -279,6 +285,11 @@ def _judge_fresh(
             across="fresh",
         )
     )
+
+
+def _largest(state: _State) -> _Stream:
+    """The main stream so far: the one holding the most prompt tokens."""
+    return max(state.streams, key=lambda s: (s.prompt_tokens, -s.number))
 
 
 def _matched(previous: Prompt, prompt: Prompt) -> int:
@@ -407,7 +418,7 @@ def _finish(
             tool_names=stream.tool_names,
             system_excerpt=stream.system_excerpt,
         )
-        for stream in state.streams
+        for stream in sorted(state.streams, key=lambda s: s is not main)
     ]
     static = _static_opening(state.static[main.number]) if main is not None else None
     judgement = CacheJudgement(
