@@ -151,9 +151,9 @@ def _history(
     shifted = _shifted(earlier, current, left)
     if shifted:
         return cause("messages-dropped", f"{shifted} message(s) dropped before it")
+    if len(_conversation(current)) <= 1:
+        return cause("conversation-cleared", "the conversation restarted")
     if current.message_count < earlier.message_count:
-        if len(_conversation(current)) <= 1:
-            return cause("conversation-cleared", "the conversation restarted")
         if _SUMMARY.search(text_of(right.value)):
             return cause("summary-inserted", "earlier messages replaced by a summary")
         return cause(

@@ -55,8 +55,12 @@ from reqfold.conformance.cache.prompts import (
 )
 from reqfold.conformance.cache.streams import ALIKE, OpeningShape, similarity
 from reqfold.conformance.outcomes import Outcome
+from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.tokenizer import SegmentEncoder
+
+MEMO_BYTES = 16 * 1024 * 1024
+"""Bound on the rendered tokens and messages remembered between requests."""
 
 VOLATILE_CAUSES = frozenset({"date-time", "nonce"})
 """Causes that are per-request or per-session values in the opening (CACHE-2)."""
@@ -94,6 +98,10 @@ class _State:
     echoes: list[EchoFinding] = field(default_factory=list)
     echo_checked: int = 0
     skipped: list[tuple[int, str]] = field(default_factory=list)
+    shapes: dict[tuple[tuple[str, ...], str], OpeningShape] = field(
+        default_factory=dict
+    )
+    """The shapes of the last few openings (most requests repeat one)."""
     crossings: set[str] = field(default_factory=set)
     """`resume` and `fresh`, as seen between processes."""
 
@@ -126,7 +134,8 @@ def judge_cache(
     declared = dict(expected or {})
     ordered = sorted(starts, key=lambda start: start.first_index)
     firsts = [start.first_index for start in ordered]
-    encoder = SegmentEncoder()
+    encoder = SegmentEncoder(max_bytes=MEMO_BYTES)
+    memo = MessagePrefixMemo(max_prompts=4, max_bytes=MEMO_BYTES)
     state = _State()
     for call in calls:
         if call.status != 200:
@@ -137,6 +146,7 @@ def judge_cache(
             call.path,
             call.body,
             encoder,
+            memo,
             usage=call.usage,
             reply=call.reply,
             profile=profile,
@@ -158,7 +168,12 @@ def _judge_one(
 ) -> None:
     name = process.name if process is not None else "process 1"
     kind = process.kind if process is not None else "first"
-    shape = OpeningShape.of(prompt)
+    shape = state.shapes.get((prompt.tool_names, prompt.system_text))
+    if shape is None:
+        shape = OpeningShape.of(prompt)
+        if len(state.shapes) >= 16:
+            state.shapes.clear()
+        state.shapes[(prompt.tool_names, prompt.system_text)] = shape
     stream = _stream_for(state, shape)
     if stream is None:
         stream = _Stream(

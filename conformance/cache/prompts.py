@@ -16,11 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import AnyStr
 
+from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.dialects.table import cache_rule, dialect_serving
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue
 from reqfold.fakes.profiles import DEEPSEEK, OPENAI, PROFILES, Profile
-from reqfold.fakes.prompt import Segment, render_prompt
+from reqfold.fakes.prompt import Segment
 from reqfold.fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
 
 SYSTEM_ROLES = ("system", "developer")
@@ -123,22 +124,27 @@ def render(
     path: str,
     body: JsonValue,
     encoder: SegmentEncoder,
+    memo: MessagePrefixMemo | None = None,
     *,
     usage: JsonObject | None = None,
     reply: JsonValue = None,
     profile: Profile | None = None,
 ) -> Prompt | None:
-    """The prompt of one captured request, or None when the fake would refuse it."""
+    """The prompt of one captured request, or None when the fake would refuse it.
+
+    `memo` keeps the rendered messages of the last few prompts, so a
+    conversation resent whole is rendered only where it grew (the same
+    result with or without it).
+    """
     dialect = dialect_serving(path)
     if dialect is None or not isinstance(body, dict):
         return None
     chosen = profile or choose_profile(path, body, usage)
     try:
         call = dialect.parse(body)
-        segments = dialect.segments(call, chosen)
+        rendered = dialect.render(call, chosen, encoder, memo)
     except InvalidRequest:
         return None
-    rendered = render_prompt(segments, encoder, by_value=True)
     opening = _opening_length(rendered.segments)
     model = body.get("model")
     return Prompt(
