@@ -220,17 +220,26 @@ def test_a_fresh_session_that_keeps_its_opening_passes() -> None:
     assert judgement.static.static_tokens == judgement.static.opening_tokens > 0
 
 
+def memories(of: str) -> list[dict[str, str]]:
+    """A memory extractor's conversation: the turn, then an instruction."""
+    return [
+        {"role": "user", "content": f"memories of {of} " + "x " * 40},
+        {"role": "assistant", "content": "noted"},
+        {"role": "user", "content": "save the ones worth keeping"},
+    ]
+
+
 @pytest.mark.spec("STREAM-3", "STREAM-1")
 def test_a_side_stream_rewriting_itself_warns_and_leaves_the_main_one_alone() -> None:
     session = Session()
     session.turn("turn 0")
     saved = session.system, session.tools
     session.system, session.tools = "You extract memories.\nBe short.", []
-    session.send([{"role": "user", "content": "memories of turn 0 " + "x " * 40}])
+    session.send(memories("turn 0"))
     session.system, session.tools = saved
     session.turn("turn 1")
     session.system, session.tools = "You extract memories.\nBe short.", []
-    session.send([{"role": "user", "content": "memories of turn 1 " + "x " * 40}])
+    session.send(memories("turn 1"))
     judgement = judge_cache(read_capture_lines(session.lines()))
     (broken,) = judgement.breaks
     assert (broken.index, broken.stream, broken.rules) == (3, "side 1", ("STREAM-3",))
