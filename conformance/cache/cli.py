@@ -47,6 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the request of this index may break the cache (a compaction, a model"
         " switch, a /clear); repeatable",
     )
+    add_gate_arguments(group)
+
+
+def add_gate_arguments(group: argparse._ActionsContainer) -> None:
+    """``--fail-on`` and ``--max-lost-tokens``: CI gates stricter than the spec."""
     group.add_argument(
         "--fail-on",
         type=causes,

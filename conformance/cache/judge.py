@@ -554,7 +554,7 @@ def _findings(
                 outcome=Outcome.WARN if broken else Outcome.PASS,
                 message=_describe(broken)
                 if broken
-                else f"{len(sides)} side stream(s), each extending itself",
+                else f"{len(sides)} side stream(s); none broke within a process",
             )
         )
     if "resume" in state.crossings:

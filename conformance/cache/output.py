@@ -42,7 +42,9 @@ def _count(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def render_text(judgement: CacheJudgement, *, strict: bool = False) -> str:
+def render_text(
+    judgement: CacheJudgement, *, strict: bool = False, verdict: bool = True
+) -> str:
     """The streams, the timeline, one line per break, the findings, the verdict."""
     lines = ["cache judgement (from the requests alone)", ""]
     lines.append("streams:")
@@ -103,6 +105,8 @@ def render_text(judgement: CacheJudgement, *, strict: bool = False) -> str:
             f" {echo.previous} re-sent changed at {echo.field}:"
             f" returned {echo.returned!r}, echoed {echo.echoed!r}"
         )
+    if not verdict:  # the caller prints the findings with its own
+        return "\n".join(lines)
     lines += ["", "findings:"]
     for finding in judgement.findings:
         lines.append(
