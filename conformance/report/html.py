@@ -22,6 +22,7 @@ from reqfold.conformance.report.model import (
     PROBLEMS,
     STATUSES,
     CheckRecord,
+    RequestPoint,
     RunReport,
     ScenarioTrace,
 )
@@ -74,6 +75,8 @@ td.why { text-align: left; max-width: 640px; }
 CACHED = "#3b8a4f"
 UNCACHED = "#e59a3b"
 BROKE = "#c62828"
+EXPECTED = "#8a8f99"
+"""A break the log or a recognised shape explains: marked, not red."""
 
 
 def _e(value: object) -> str:
@@ -273,7 +276,8 @@ def _charts(traces: Sequence[ScenarioTrace]) -> list[str]:
         '<p class="legend">Each bar is one request the scenario sent:'
         f'<span style="background:{CACHED}"></span>cached tokens'
         f'<span style="background:{UNCACHED}"></span>uncached tokens'
-        f'<span style="background:{BROKE}"></span>the cache broke here (why below)</p>',
+        f'<span style="background:{BROKE}"></span>the cache broke here, with its cause'
+        f'<span style="background:{EXPECTED}"></span>an expected break (why below)</p>',
     ]
     for trace in traces:
         out += _chart(trace)
@@ -292,8 +296,20 @@ def _chart(trace: ScenarioTrace) -> list[str]:
         f' (hit ratio <span data-total="ratio">'
         f"{'n/a' if ratio is None else f'{ratio:.1%}'}</span>)</p>",
     ]
-    if trace.requests:
-        out.append(_svg(trace))
+    streams = list(dict.fromkeys(point.stream for point in trace.requests))
+    if len(streams) > 1:  # one chart per stream: each is judged within itself
+        for stream in streams:
+            mine = [point for point in trace.requests if point.stream == stream]
+            out.append(f'<h4 data-stream="{_e(stream)}">stream {_e(stream)}</h4>')
+            out.append(_svg(trace, mine))
+    elif trace.requests:
+        out.append(_svg(trace, list(trace.requests)))
+    if trace.lost_tokens:
+        out.append(
+            f'<p class="why">{trace.breaks} unexpected break(s),'
+            f' <span data-total="lost">{trace.lost_tokens}</span> tokens lost'
+            " against a pure append</p>"
+        )
     out.append(
         '<table class="requests"><tr><th>request</th><th>instance</th>'
         "<th>prompt</th><th>cached</th><th>uncached</th><th>relation</th>"
@@ -315,7 +331,12 @@ def _chart(trace: ScenarioTrace) -> list[str]:
             + (f" of {point.closest}" if point.closest is not None else "")
             + f"</td>{check}"
             + (
-                f'<td class="why" data-broke="true">{_e(point.why)}</td>'
+                f'<td class="why" data-broke="true"'
+                f' data-expected="{str(point.expected).lower()}">'
+                + (f"<b>{_e(point.cause)}</b>" if point.cause else "")
+                + (f" ({point.lost_tokens} tokens lost)" if point.lost_tokens else "")
+                + (" expected: " if point.expected else " ")
+                + f"{_e(point.why)}</td>"
                 if point.broke
                 else "<td></td>"
             )
@@ -325,12 +346,13 @@ def _chart(trace: ScenarioTrace) -> list[str]:
     return out
 
 
-def _svg(trace: ScenarioTrace) -> str:
-    """Stacked bars (cached below, uncached above), a red mark where it broke."""
-    n = len(trace.requests)
+def _svg(trace: ScenarioTrace, points: Sequence[RequestPoint]) -> str:
+    """Stacked bars (cached below, uncached above), a red mark where it broke
+    (grey where the break was expected), labelled with its cause."""
+    n = len(points)
     bar, gap, left, top, height = 34, 18, 56, 26, 160
     width = left + n * (bar + gap) + gap
-    peak = max((point.prompt_tokens for point in trace.requests), default=0) or 1
+    peak = max((point.prompt_tokens for point in points), default=0) or 1
     scale = height / peak
     parts = [
         f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}"'
@@ -344,9 +366,10 @@ def _svg(trace: ScenarioTrace) -> str:
         f'<text x="{left - 8}" y="{top + height}" text-anchor="end"'
         ' font-size="11">0</text>',
     ]
-    for point in trace.requests:
-        x = left + gap + point.position * (bar + gap)
-        outline = f' stroke="{BROKE}" stroke-width="2"' if point.broke else ""
+    for slot, point in enumerate(points):
+        x = left + gap + slot * (bar + gap)
+        mark = EXPECTED if point.expected else BROKE
+        outline = f' stroke="{mark}" stroke-width="2"' if point.broke else ""
         cached_h = point.cached_tokens * scale
         uncached_h = point.uncached_tokens * scale
         base = top + height
@@ -368,10 +391,11 @@ def _svg(trace: ScenarioTrace) -> str:
             parts.append(
                 f'<g data-break="{point.position}"><title>{_e(point.why)}</title>'
                 f'<line x1="{x - gap / 2}" y1="{top - 6}" x2="{x - gap / 2}"'
-                f' y2="{base + 4}" stroke="{BROKE}" stroke-width="2"'
+                f' y2="{base + 4}" stroke="{mark}" stroke-width="2"'
                 ' stroke-dasharray="4 3"/>'
                 f'<text x="{x + bar / 2}" y="{base + 30}" text-anchor="middle"'
-                f' font-size="11" fill="{BROKE}">✕ broke</text></g>'
+                f' font-size="11" fill="{mark}">✕ {_e(point.cause or "broke")}'
+                "</text></g>"
             )
     parts.append("</svg>")
     return "".join(parts)

@@ -162,6 +162,9 @@ def _cache_table(report: RunReport) -> list[str]:
         breaks = [
             f"request {point.position}"
             + (f" ({point.check_status})" if point.check_status else "")
+            + (f" {point.cause}" if point.cause else "")
+            + (f", {point.lost_tokens} tokens lost" if point.lost_tokens else "")
+            + (" (expected)" if point.expected else "")
             for point in trace.requests
             if point.broke
         ]
