@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, suppress
 from typing import BinaryIO, TextIO
 
+from reqfold.conformance.cache import cli as cache_cli
 from reqfold.conformance.check import (
     CaptureUnreadable,
     FileReport,
@@ -43,7 +44,11 @@ READ_BUFFER = 1 << 20
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``reqfold check``."""
     parser.add_argument(
-        "logs", nargs="+", metavar="LOG.jsonl", help="session files ('-': stdin)"
+        "logs",
+        nargs="*",
+        metavar="LOG.jsonl",
+        help="session files ('-': stdin); none with --requests: judge the cache"
+        " from the requests alone (docs/cache.md)",
     )
     parser.add_argument(
         "--requests",
@@ -69,6 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format"
     )
+    cache_cli.add_arguments(parser)
 
 
 STDIN = "-"
@@ -199,6 +205,25 @@ def _pieces(handle: BinaryIO, size: int) -> Iterator[bytes]:
 
 def run(args: argparse.Namespace) -> int:
     """Check every log given; print the reports; return the exit status."""
+    cache_only = (
+        args.process_start or args.expect_break or args.fail_on
+    ) or args.max_lost_tokens is not None
+    if not args.logs:
+        if args.requests:
+            return cache_cli.run_requests(args)
+        print(
+            "reqfold check: error: give a session log, or --requests CAPTURE alone"
+            " to judge the cache from the requests",
+            file=sys.stderr,
+        )
+        return 2
+    if cache_only:
+        print(
+            "reqfold check: error: --process-start, --expect-break, --fail-on and"
+            " --max-lost-tokens judge a capture with no log (--requests alone)",
+            file=sys.stderr,
+        )
+        return 2
     if args.requests and len(args.logs) != 1:
         print(
             "reqfold check: error: --requests compares one log with its capture;"

@@ -25,7 +25,10 @@ from pathlib import Path
 from typing import Final
 
 from reqfold.conformance.adapters.lifecycle import timeout_problem
+from reqfold.conformance.cache import render_text
+from reqfold.conformance.cache.cli import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
+from reqfold.conformance.probe.cache import cache_alone, cache_checks, judge_probe_cache
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
     ProbeEvidence,
@@ -153,6 +156,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="appended to the base URL (e.g. /v1 for clients that expect it)",
     )
     parser.add_argument("--strict", action="store_true", help="SHOULD warnings fail")
+    add_gate_arguments(parser)
     add_show_argument(parser)
     parser.add_argument(
         "--keep",
@@ -210,10 +214,13 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
             f"--base-url-suffix {suffix!r} is a path: it starts with '/' (e.g. /v1)"
         )
     uses_dir = any("{log_dir}" in word for word in [*command, *(resume or [])])
-    if args.log_dir is None and args.log_glob is None and not uses_dir:
+    no_log = args.log_dir is None and args.log_glob is None and not uses_dir
+    if no_log and args.ready is None:
         raise ValueError(
             "say where the harness writes its log: --log-dir DIR, --log-glob"
-            " PATTERN, or {log_dir} in --cmd (a fresh folder is filled in)"
+            " PATTERN, or {log_dir} in --cmd (a fresh folder is filled in);"
+            " for a harness that writes none, --ready TEXT (its prompt) paces"
+            " the turns and the cache is judged from the requests alone"
         )
     if args.keep is not None:
         try:  # made last, once every other argument is right; before the probe
@@ -238,6 +245,7 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
         log_dir=args.log_dir or log_dir,
         timeout=args.timeout,
         ready=args.ready,
+        log_expected=not no_log,
     )
 
 
@@ -311,8 +319,16 @@ def _report(
     choice = choose_revision(evidence.log, forced)
     startup = next((run.start_error for run in evidence.runs if run.start_error), None)
     checks: list[Check] = []
+    alone = cache_alone(args, evidence)
+    judgement = judge_probe_cache(args, evidence)
     if startup is None or len(evidence.runs) > 1:
-        checks = count_checks(evidence) + log_checks(evidence, choice)
+        if alone:
+            checks = cache_checks(judgement.findings)
+        else:
+            checks = count_checks(evidence) + log_checks(evidence, choice)
+            checks += cache_checks(
+                f for f in judgement.findings if f.id.startswith("gate/")
+            )
     print()
     for run in evidence.runs:
         _print_run(run, evidence)
@@ -346,7 +362,13 @@ def _report(
                 print(f"\n{run.name}: what the harness printed last")
                 print(printable(run.output.rstrip()))
     rows = timeline(evidence)
-    if rows:
+    if alone:
+        print(
+            "\nno session log looked for (no --log-dir, --log-glob or {log_dir}):"
+            " the cache is judged from the requests alone (docs/cache.md)\n"
+        )
+        print(render_text(judgement, strict=args.strict, verdict=False))
+    elif rows:
         print()
         _print_timeline(rows)
     colour = colour_wanted(sys.stdout, os.environ)

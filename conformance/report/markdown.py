@@ -177,6 +177,8 @@ def _cache_table(report: RunReport) -> list[str]:
                 if point.check_status in PROBLEMS
                 else " (expected)"
             )
+            + (f" {point.cause}" if point.cause else "")
+            + (f", {point.lost_tokens} tokens lost" if point.lost_tokens else "")
             for point in trace.requests
             if point.broke
         ]
