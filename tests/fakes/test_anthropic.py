@@ -45,7 +45,10 @@ def test_cached_system_prompt_is_written_once_then_read(messages):
     system_tokens = 1 + count_tokens(
         "system:" + '{"type":"text","text":"' + BOOK + '"}'
     )
-    question_tokens = 1 + count_tokens("user:" + QUESTION)
+    # A string content is shorthand for one text block, and renders as one.
+    question_tokens = 1 + count_tokens(
+        "user:" + '{"type":"text","text":"' + QUESTION + '"}'
+    )
     first = messages(body_with(cached_book())).json()["usage"]
     assert first == {
         "input_tokens": question_tokens,
