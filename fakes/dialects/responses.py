@@ -24,8 +24,8 @@ one per tool; a `params` segment with what the API's own cache
 diagnostics name as prompt-affecting settings (`text.format`,
 `text.verbosity`, `reasoning.effort`), then `instructions`; one per item
 of the expanded input. Each item renders without what the model never
-sees (`id` of messages and calls, `status`), in one member order, and in
-one shape: a string
+sees (`id` of messages and calls, `status`, members sent as null), in one
+member order, and in one shape: a string
 `content` renders as one text part (`input_text`, or `output_text` for
 an assistant), and a message without `"type"` as one with
 `"type": "message"` (docs/fake-provider.md, "Content shape").
@@ -368,14 +368,18 @@ def normal_item(item: JsonValue) -> JsonValue:
         return item
     kind = item.get("type", "message" if "role" in item else None)
     if kind == "reasoning":
-        return {key: value for key, value in item.items() if key != "status"}
+        return {
+            key: value
+            for key, value in item.items()
+            if key != "status" and value is not None
+        }
     shown: JsonObject = {}
     if kind == "message":
         shown["type"] = "message"
     order = ITEM_ORDER.get(kind, ()) if isinstance(kind, str) else ()
     for key in (*order, *(key for key in item if key not in order)):
-        if key in HIDDEN_MEMBERS or key not in item:
-            continue
+        if key in HIDDEN_MEMBERS or item.get(key) is None:
+            continue  # a typed field sent as null is the field left out
         value = item[key]
         if kind == "message" and key == "content":
             value = _normal_content(value, item.get("role"))

@@ -311,3 +311,24 @@ def test_the_same_requests_get_the_same_bytes(client: openai.OpenAI) -> None:
         return [first.model_dump_json(), second.model_dump_json()]
 
     assert run() == run()
+
+
+def test_members_sent_as_null_are_the_members_left_out(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    fake.push(Reply(text="a", reasoning="r"))
+    first = client.responses.create(model="gpt-5", instructions=INSTRUCTIONS, input="q")
+    reasoning, message = first.output
+    with_nulls = [reasoning.model_dump(), message.model_dump()]
+    without = [
+        reasoning.model_dump(exclude_none=True),
+        message.model_dump(exclude_none=True),
+    ]
+    assert None in with_nulls[0].values()
+    for items in (with_nulls, without):
+        client.responses.create(
+            model="gpt-5",
+            instructions=INSTRUCTIONS,
+            input=[{"role": "user", "content": "q"}, *items],
+        )
+    assert fake.last_request.diagnostic["relation"] == "repeat"
