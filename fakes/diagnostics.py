@@ -29,9 +29,9 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
-from reqfold.fakes.jsontypes import JsonValue, dumps_compact
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact
 from reqfold.fakes.prompt import RenderedPrompt, Segment
 
 Relation = Literal["first", "repeat", "append", "diverged"]
@@ -65,6 +65,10 @@ class Diagnostic(TypedDict):
     shared_tokens: int
     divergence: Divergence | None
     echo_divergence: Divergence | None
+    provider: NotRequired[JsonObject]
+    """What the provider's own cache diagnostics answered, in its words
+    (`{"diagnostics": ...}` or `{"prompt_cache_diagnostics": ...}`); only
+    when the request asked for them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reqfold.fakes.jsontypes import JsonObject
 from reqfold.fakes.prompt import RenderedPrompt, Segment
@@ -200,6 +200,21 @@ def responses_cache_diagnostics(
         "cache_missed_tokens": divergence.missed_tokens,
         "comparison_reusable_tokens": earlier.n_tokens,
     }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NativeDiagnosis:
+    """What a request gets of the provider's own cache diagnostics."""
+
+    kept: bool = False
+    """Keep this request's fingerprint (a later request may name it)."""
+    members: JsonObject = field(default_factory=dict)
+    """Members added to the answer (`diagnostics`, `prompt_cache_diagnostics`)."""
+    compared: bool = False
+    """The request named an earlier answer: the members say how it relates."""
+
+
+NOT_ASKED = NativeDiagnosis()
 
 
 class FingerprintStore:

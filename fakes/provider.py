@@ -537,11 +537,11 @@ class FakeProvider:
             state, call, prompt, prepared.keys, root, comparison, reply, profile
         )
         current = fingerprint(call.model, prompt, dialect.settings(call))
-        kept, native = dialect.native_diagnosis(call, current, self.fingerprints)
+        native = dialect.native_diagnosis(call, current, self.fingerprints)
         answer = dialect.answer(
-            profile, index, call, reply, now, accounting.usage, native
+            profile, index, call, reply, now, accounting.usage, native.members
         )
-        if kept:
+        if native.kept:
             self.fingerprints.put(answer.answer_id, current)
         if answer.conversation is not None:
             self.conversations.put(answer.answer_id, answer.conversation)
@@ -573,6 +573,8 @@ class FakeProvider:
             accounting.expected,
             comparison,
         )
+        if native.compared:
+            diagnostic["provider"] = native.members
         self._record(
             request,
             index,

@@ -52,10 +52,11 @@ from reqfold.conformance.run.verdict import (
     verdict_text,
 )
 from reqfold.conformance.terminal_text import printable
-from reqfold.fakes import dump_capture_jsonl
+from reqfold.fakes import PROFILES, dump_capture_jsonl, get_profile
 from reqfold.reference.revisions import Revision
 
-DIALECTS = ("deepseek", "openai")
+DIALECTS = tuple(PROFILES)
+"""Every dialect the fake serves (`reqfold.fakes.profiles.PROFILES`)."""
 
 NO_VERDICT_REASONS: Final[Mapping[int, str]] = {
     NO_VERDICT: "the harness could not be run or a check errored",
@@ -136,7 +137,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dialect",
         choices=DIALECTS,
         default="deepseek",
-        help="the fake's chat-completions dialect (default deepseek)",
+        help="the fake's dialect: wire format, usage fields and cache rules"
+        " (default deepseek)",
     )
     parser.add_argument(
         "--base-url-suffix",
@@ -293,7 +295,8 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
     startup = next((run.start_error for run in evidence.runs if run.start_error), None)
     checks: list[Check] = []
     if startup is None or len(evidence.runs) > 1:
-        checks = count_checks(evidence) + log_checks(evidence, choice)
+        wire = None if get_profile(args.dialect).speaks_chat else args.dialect
+        checks = count_checks(evidence) + log_checks(evidence, choice, wire=wire)
     print()
     for run in evidence.runs:
         _print_run(run, evidence)

@@ -36,8 +36,10 @@ from reqfold.fakes.dialects.message_memo import MessagePrefixMemo, render_messag
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact, json_object
 from reqfold.fakes.native_diagnostics import (
+    NOT_ASKED,
     Fingerprint,
     FingerprintStore,
+    NativeDiagnosis,
     anthropic_cache_miss,
     responses_cache_diagnostics,
 )
@@ -119,11 +121,10 @@ class Dialect(ABC, Generic[CallT]):
 
     def native_diagnosis(
         self, call: CallT, current: Fingerprint, fingerprints: FingerprintStore
-    ) -> tuple[bool, JsonObject]:
-        """Whether the provider keeps this request's fingerprint, and the
-        members its own cache diagnostics add to the answer (none unless
-        the request asks)."""
-        return False, {}
+    ) -> NativeDiagnosis:
+        """What the provider's own cache diagnostics make of this request
+        (nothing unless the request asks)."""
+        return NOT_ASKED
 
     def render(
         self,
@@ -449,14 +450,18 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
         call: anthropic.MessagesCall,
         current: Fingerprint,
         fingerprints: FingerprintStore,
-    ) -> tuple[bool, JsonObject]:
+    ) -> NativeDiagnosis:
         # Only requests that opt in are fingerprinted, as on the API.
         if not call.diagnostics:
-            return False, {}
+            return NOT_ASKED
         if call.previous_message_id is None:
-            return True, {"diagnostics": None}
+            return NativeDiagnosis(kept=True, members={"diagnostics": None})
         earlier = fingerprints.get(call.previous_message_id)
-        return True, {"diagnostics": anthropic_cache_miss(earlier, current)}
+        return NativeDiagnosis(
+            kept=True,
+            members={"diagnostics": anthropic_cache_miss(earlier, current)},
+            compared=True,
+        )
 
     def error_body(
         self,
@@ -520,15 +525,17 @@ class ResponsesDialect(Dialect[responses.ResponsesCall]):
         call: responses.ResponsesCall,
         current: Fingerprint,
         fingerprints: FingerprintStore,
-    ) -> tuple[bool, JsonObject]:
+    ) -> NativeDiagnosis:
         options = call.body.get("prompt_cache_options")
         named = (
             options.get("comparison_response_id") if isinstance(options, dict) else None
         )
         if not isinstance(named, str):
-            return True, {}
+            return NativeDiagnosis(kept=True)
         diagnosis = responses_cache_diagnostics(fingerprints.get(named), current)
-        return True, {"prompt_cache_diagnostics": diagnosis}
+        return NativeDiagnosis(
+            kept=True, members={"prompt_cache_diagnostics": diagnosis}, compared=True
+        )
 
     def account(
         self,
