@@ -327,6 +327,8 @@ def provider_reason(answered: Any) -> str:
 
 def _where(divergence: dict[str, Any]) -> str:
     place = divergence.get("field") or divergence.get("segment")
+    if divergence.get("cause") == "content shape":
+        place = f"{place} (content shape only: a string against one text part)"
     return (
         f"{place}, character {divergence.get('char_offset')}:"
         f" earlier {_short(divergence.get('earlier'))},"

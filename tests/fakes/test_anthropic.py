@@ -334,3 +334,16 @@ def test_a_stream_with_repeated_scripted_tool_ids_streams_each_calls_own_argumen
             index = payload["index"]
             partial[index] = partial.get(index, "") + payload["delta"]["partial_json"]
     assert list(partial.values()) == ['{"dir": "a"}', '{"dir": "b"}']
+
+
+def test_a_string_content_and_its_one_text_block_are_the_same_prompt(
+    anthropic, messages
+):
+    """Documented shorthand: a string content is one text block."""
+    as_string = {"role": "user", "content": QUESTION}
+    as_block = {"role": "user", "content": [{"type": "text", "text": QUESTION}]}
+    messages(body_with(BOOK, [as_string]))
+    messages(body_with([{"type": "text", "text": BOOK}], [as_block]))
+    diagnostic = anthropic.last_request.diagnostic
+    assert diagnostic["relation"] == "repeat"
+    assert diagnostic["divergence"] is None
