@@ -99,7 +99,7 @@ class FakeProvider:
 
     Args:
         profile: a `Profile` or a built-in dialect name (`"deepseek"`,
-            `"openai"`, `"anthropic"`).
+            `"openai"`, `"anthropic"`, `"openai-responses"`).
         clock: the logical clock cache lifetimes are measured on.
         capture_limit: keep at most this many captured requests.
         capture_max_bytes: keep captured requests whose raw bodies add up

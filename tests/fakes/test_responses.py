@@ -8,7 +8,14 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from reqfold.fakes import FakeProvider, FakeTransport, Reply, ToolCall, rate_limited
+from reqfold.fakes import (
+    FakeProvider,
+    FakeTransport,
+    Reply,
+    ToolCall,
+    rate_limited,
+    stream_cut,
+)
 
 openai = pytest.importorskip("openai")
 
@@ -332,3 +339,26 @@ def test_members_sent_as_null_are_the_members_left_out(
             input=[{"role": "user", "content": "q"}, *items],
         )
     assert fake.last_request.diagnostic["relation"] == "repeat"
+
+
+def test_a_reply_cut_by_its_length_is_an_incomplete_response(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    fake.push(Reply(text="half an ans", finish_reason="length"))
+    events = list(client.responses.create(model="gpt-5", input="hi", stream=True))
+    assert events[-1].type == "response.incomplete"
+    response = events[-1].response
+    assert response.status == "incomplete"
+    assert response.incomplete_details is not None
+    assert response.incomplete_details.reason == "max_output_tokens"
+
+
+def test_keep_alives_are_skipped_and_a_cut_stream_is_an_error_to_the_sdk(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    fake.push(Reply(text="still here", keepalives=3), stream_cut(4))
+    events = list(client.responses.create(model="gpt-5", input="hi", stream=True))
+    assert events[-1].type == "response.completed"
+    assert events[-1].response.output_text == "still here"
+    with pytest.raises(openai.APIConnectionError):
+        list(client.responses.create(model="gpt-5", input="hi", stream=True))
