@@ -224,7 +224,7 @@ class FingerprintStore:
     providers say of a record they no longer hold.
     """
 
-    def __init__(self, limit: int = 256) -> None:
+    def __init__(self, limit: int = 64) -> None:
         self.limit = limit
         self._kept: OrderedDict[str, Fingerprint] = OrderedDict()
         self._lock = threading.Lock()

@@ -77,7 +77,11 @@ from reqfold.fakes.jsontypes import (
     dumps_compact,
     json_object,
 )
-from reqfold.fakes.native_diagnostics import FingerprintStore, fingerprint
+from reqfold.fakes.native_diagnostics import (
+    NOT_ASKED,
+    FingerprintStore,
+    fingerprint,
+)
 from reqfold.fakes.plans import error_plan, json_plan, stream_plan
 from reqfold.fakes.profiles import Profile, get_profile
 from reqfold.fakes.prompt import RenderedPrompt, Segment, render_prompt
@@ -536,12 +540,14 @@ class FakeProvider:
         accounting = dialect.account(
             state, call, prompt, prepared.keys, root, comparison, reply, profile
         )
-        current = fingerprint(call.model, prompt, dialect.settings(call))
-        native = dialect.native_diagnosis(call, current, self.fingerprints)
+        native, current = NOT_ASKED, None
+        if dialect.diagnoses(call):
+            current = fingerprint(call.model, prompt, dialect.settings(call))
+            native = dialect.native_diagnosis(call, current, self.fingerprints)
         answer = dialect.answer(
             profile, index, call, reply, now, accounting.usage, native.members
         )
-        if native.kept:
+        if native.kept and current is not None:
             self.fingerprints.put(answer.answer_id, current)
         if answer.conversation is not None:
             self.conversations.put(answer.answer_id, answer.conversation)

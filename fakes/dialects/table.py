@@ -119,6 +119,11 @@ class Dialect(ABC, Generic[CallT]):
         compare (`prompt_cache_key`), as compact JSON."""
         return {}
 
+    def diagnoses(self, call: CallT) -> bool:
+        """Whether the provider's own cache diagnostics see this request (it
+        asks, or a later one may name it): only then is it fingerprinted."""
+        return False
+
     def native_diagnosis(
         self, call: CallT, current: Fingerprint, fingerprints: FingerprintStore
     ) -> NativeDiagnosis:
@@ -445,6 +450,9 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
             answer_id=anthropic.message_id(answer),
         )
 
+    def diagnoses(self, call: anthropic.MessagesCall) -> bool:
+        return call.diagnostics  # only requests that opt in, as on the API
+
     def native_diagnosis(
         self,
         call: anthropic.MessagesCall,
@@ -519,6 +527,9 @@ class ResponsesDialect(Dialect[responses.ResponsesCall]):
         }
         settings["prompt_cache_key"] = dumps_compact(call.body.get("prompt_cache_key"))
         return settings
+
+    def diagnoses(self, call: responses.ResponsesCall) -> bool:
+        return True  # any response may be named as the comparison later
 
     def native_diagnosis(
         self,
