@@ -39,6 +39,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+import msgspec
+
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact, type_name
 from reqfold.fakes.profiles import RenderSection
@@ -387,6 +389,28 @@ def normal_item(item: JsonValue) -> JsonValue:
     return shown
 
 
+_ITEM_ENCODER = msgspec.json.Encoder()
+_NORMAL_ITEMS: dict[bytes, JsonValue] = {}
+NORMAL_MEMO_SIZE = 16384
+
+
+def remembered_normal_item(item: JsonValue) -> JsonValue:
+    """`normal_item(item)`, remembered by the item's encoding: a harness
+    resends every item every turn. The values returned are shared: never
+    change them."""
+    try:
+        key = _ITEM_ENCODER.encode(item)
+    except (msgspec.EncodeError, TypeError, ValueError, OverflowError):
+        return normal_item(item)
+    shown = _NORMAL_ITEMS.get(key)
+    if shown is None:
+        shown = normal_item(item)
+        if len(_NORMAL_ITEMS) >= NORMAL_MEMO_SIZE:
+            _NORMAL_ITEMS.clear()
+        _NORMAL_ITEMS[key] = shown
+    return shown
+
+
 def _normal_content(content: JsonValue, role: JsonValue) -> JsonValue:
     kind = "output_text" if role == "assistant" else "input_text"
     if isinstance(content, str):
@@ -452,7 +476,7 @@ def responses_segments(
             Segment(
                 path=_item_path(call, position),
                 message_index=position,
-                value=normal_item(item),
+                value=remembered_normal_item(item),
             )
         )
     return [segment for section in order for segment in sections[section]]
