@@ -145,7 +145,11 @@ def _log_checks(judge: Judge) -> None:
         io.BytesIO(evidence.log),
         path=str(evidence.log_path),
         revision=revision,
-        captures=read_captures(_capture_lines(evidence.captures)),
+        captures=(
+            read_captures(_capture_lines(evidence.captures))
+            if evidence.wire_compared
+            else None
+        ),
     )
     registry = load_rules()
     first: dict[str, str] = {}

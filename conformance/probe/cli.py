@@ -63,10 +63,11 @@ from reqfold.conformance.run.verdict import (
 )
 from reqfold.conformance.terminal_text import printable
 from reqfold.conformance.written_files import fresh_folder
-from reqfold.fakes import dump_capture_jsonl
+from reqfold.fakes import PROFILES, dump_capture_jsonl, get_profile
 from reqfold.reference.revisions import Revision
 
-DIALECTS = ("deepseek", "openai")
+DIALECTS = tuple(PROFILES)
+"""Every dialect the fake serves (`reqfold.fakes.profiles.PROFILES`)."""
 
 NO_VERDICT_REASONS: Final[Mapping[int, str]] = {
     NO_VERDICT: "the harness could not be run or a check errored",
@@ -147,7 +148,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dialect",
         choices=DIALECTS,
         default="deepseek",
-        help="the fake's chat-completions dialect (default deepseek)",
+        help="the fake's dialect: wire format, usage fields and cache rules"
+        " (default deepseek)",
     )
     parser.add_argument(
         "--base-url-suffix",
@@ -325,7 +327,8 @@ def _report(
         if alone:
             checks = cache_checks(judgement.findings)
         else:
-            checks = count_checks(evidence) + log_checks(evidence, choice)
+            wire = None if get_profile(args.dialect).speaks_chat else args.dialect
+            checks = count_checks(evidence) + log_checks(evidence, choice, wire=wire)
             checks += cache_checks(
                 f for f in judgement.findings if f.id.startswith("gate/")
             )
