@@ -29,7 +29,7 @@ from reqfold.conformance.check import (
     render_json,
     render_text,
 )
-from reqfold.conformance.check.revision_inference import infer_revision
+from reqfold.conformance.check.revision_inference import RevisionRuledOut
 from reqfold.reference.revisions import Revision
 
 READ_BUFFER = 1 << 20
@@ -74,11 +74,14 @@ class _RequestsUnreadable(Exception):
     """The ``--requests`` file cannot be opened (the message says why)."""
 
 
-def _check_one(path: str, args: argparse.Namespace) -> FileReport:
+def check_one(path: str, args: argparse.Namespace) -> FileReport:
+    """Check one log as ``reqfold check`` does (its arguments in `args`);
+    `benchmarks/check_throughput.py` times this. Raises `OSError` when the
+    log cannot be read."""
     revision = Revision(args.revision) if args.revision else None
     if path == STDIN or (revision is None and not os.path.isfile(path)):
-        # A pipe or a terminal reads once: inferring the revision first would
-        # leave nothing to check. Keep what it gives in a temporary file.
+        # A pipe or a terminal reads once: a log whose revision is inferred
+        # may need a second pass (`_check_stream`). Keep it in a temporary file.
         with tempfile.TemporaryFile() as spool:
             if path == STDIN:
                 if sys.stdin is None:  # started with stdin closed
@@ -93,18 +96,27 @@ def _check_one(path: str, args: argparse.Namespace) -> FileReport:
 
 
 def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> FileReport:
-    """Check the log at `source` (a path, or a seekable descriptor), named `path`."""
-    revision = Revision(args.revision) if args.revision else None
-    inference = None
-    if revision is None:
-        if not isinstance(source, str):
-            os.lseek(source, 0, os.SEEK_SET)
-        closefd = isinstance(source, str)
-        with open(source, "rb", buffering=READ_BUFFER, closefd=closefd) as scan:
-            # pieces of at most READ_BUFFER bytes: memory stays bounded
-            inference = infer_revision(iter(partial(scan.readline, READ_BUFFER), b""))
-        if inference is not None:
-            revision = inference.revision
+    """Check the log at `source` (a path, or a seekable descriptor), named `path`.
+
+    Without ``--revision`` the revision is inferred in the check's own pass;
+    a log whose header events rule out ``session-prefix`` only after
+    judgements that depend on it is checked once more, under the revision
+    they fit (docs/checker.md, "Revision inference").
+    """
+    if args.revision:
+        return _check_under(path, source, args, Revision(args.revision))
+    try:
+        return _check_under(path, source, args, None)
+    except RevisionRuledOut as ruled:
+        report = _check_under(path, source, args, ruled.inference.revision)
+        report.summary.revision_source = ruled.inference.describe()
+        return report
+
+
+def _check_under(
+    path: str, source: str | int, args: argparse.Namespace, revision: Revision | None
+) -> FileReport:
+    """One pass over the log under `revision` (None: declared, else inferred)."""
     with ExitStack() as stack:
         if not isinstance(source, str):
             os.lseek(source, 0, os.SEEK_SET)
@@ -121,17 +133,15 @@ def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> Fil
             except OSError as error:
                 raise _RequestsUnreadable(error.strerror or str(error)) from None
             captures = read_captures(capture)
-        report = check_lines(
+        return check_lines(
             pieces,
             path=path,
             revision=revision,
             thorough=args.thorough,
             strict=args.strict,
             captures=captures,
+            infer=revision is None,
         )
-    if inference is not None:
-        report.summary.revision_source = inference.describe()
-    return report
 
 
 def run(args: argparse.Namespace) -> int:
@@ -152,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     statuses = []
     for path in args.logs:
         try:
-            report = _check_one(path, args)
+            report = check_one(path, args)
         except OSError as error:
             report = FileReport(
                 path=path, error=f"cannot read: {error.strerror or error}"
