@@ -74,10 +74,7 @@ class _RequestsUnreadable(Exception):
     """The ``--requests`` file cannot be opened (the message says why)."""
 
 
-def check_one(path: str, args: argparse.Namespace) -> FileReport:
-    """Check one log as ``reqfold check`` does (its arguments in `args`);
-    `benchmarks/check_throughput.py` times this. Raises `OSError` when the
-    log cannot be read."""
+def _check_one(path: str, args: argparse.Namespace) -> FileReport:
     revision = Revision(args.revision) if args.revision else None
     if path == STDIN or (revision is None and not os.path.isfile(path)):
         # A pipe or a terminal reads once: a log whose revision is inferred
@@ -162,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     statuses = []
     for path in args.logs:
         try:
-            report = check_one(path, args)
+            report = _check_one(path, args)
         except OSError as error:
             report = FileReport(
                 path=path, error=f"cannot read: {error.strerror or error}"
@@ -204,3 +201,10 @@ def _emit(text: str, stream: TextIO) -> None:
             file=stream,
             flush=True,
         )
+
+
+def check_one(path: str, args: argparse.Namespace) -> FileReport:
+    """Check one log as ``reqfold check`` does (its arguments in `args`),
+    less the printing; `benchmarks/check_throughput.py` times this. Raises
+    `OSError` when the log cannot be read."""
+    return _check_one(path, args)
