@@ -84,17 +84,12 @@ def lay_out(body: JsonValue, layout: str) -> str:
 
 def body_layout(body: JsonValue, raw_text: str) -> str | None:
     """The layout that writes `body` as exactly `raw_text`, or None (another
-    layout, a number written otherwise, a duplicate key...). The layout the
-    text looks like is tried first, so a body is mostly written once."""
+    layout, a number written otherwise, a duplicate key...). The first in
+    `LAYOUTS` order (text of ASCII alone is named unescaped); the separators
+    the text looks like are tried first, so a body is mostly written once.
+    """
     spaced = '": ' in raw_text[:4096]
-    escaped = raw_text.isascii()
-    likely = sorted(
-        LAYOUTS,
-        key=lambda name: (
-            (LAYOUTS[name][0][1] == ": ") != spaced,
-            LAYOUTS[name][1] != escaped,
-        ),
-    )
+    likely = sorted(LAYOUTS, key=lambda name: (LAYOUTS[name][0][1] == ": ") != spaced)
     for layout in likely:
         if lay_out(body, layout) == raw_text:
             return layout
