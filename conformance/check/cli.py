@@ -35,7 +35,7 @@ from reqfold.conformance.check.file_kind import (
     SNIFFED_LINES,
     not_a_log,
 )
-from reqfold.conformance.check.revision_inference import infer_revision
+from reqfold.conformance.check.revision_inference import RevisionRuledOut
 from reqfold.reference.revisions import Revision
 
 READ_BUFFER = 1 << 20
@@ -114,8 +114,8 @@ def _sniff(source: str | int, requests_given: bool) -> None:
 def _check_one(path: str, args: argparse.Namespace) -> FileReport:
     revision = Revision(args.revision) if args.revision else None
     if path == STDIN or (revision is None and not os.path.isfile(path)):
-        # A pipe or a terminal reads once: inferring the revision first would
-        # leave nothing to check. Keep what it gives in a temporary file.
+        # A pipe or a terminal reads once: a log whose revision is inferred
+        # may need a second pass (`_check_stream`). Keep it in a temporary file.
         with tempfile.TemporaryFile() as spool:
             if path == STDIN:
                 if sys.stdin is None:  # started with stdin closed
@@ -130,52 +130,31 @@ def _check_one(path: str, args: argparse.Namespace) -> FileReport:
 
 
 def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> FileReport:
-    """Check the log at `source` (a path, or a seekable descriptor), named `path`."""
+    """Check the log at `source` (a path, or a seekable descriptor), named `path`.
+
+    Without ``--revision`` the revision is inferred in the check's own pass;
+    a log whose header events rule out ``session-prefix`` only after
+    judgements that depend on it is checked once more, under the revision
+    they fit (docs/checker.md, "Revision inference"). The bytes the file
+    held when the check started are all that is read: a file appended to
+    faster than it is read would never be done.
+    """
     _sniff(source, bool(args.requests))
-    revision = Revision(args.revision) if args.revision else None
-    inference = None
-    # The bytes the file held when the check started are all that is read:
-    # a file appended to faster than it is read would never be done.
-    size: int | None = None
-    if revision is None:
-        if not isinstance(source, str):
-            os.lseek(source, 0, os.SEEK_SET)
-        closefd = isinstance(source, str)
-        with open(source, "rb", buffering=READ_BUFFER, closefd=closefd) as scan:
-            size = os.fstat(scan.fileno()).st_size
-            # pieces of at most READ_BUFFER bytes: memory stays bounded
-            inference = infer_revision(_pieces(scan, size))
-        if inference is not None:
-            revision = inference.revision
-    with ExitStack() as stack:
-        if not isinstance(source, str):
-            os.lseek(source, 0, os.SEEK_SET)
-        log = stack.enter_context(
-            open(source, "rb", buffering=READ_BUFFER, closefd=isinstance(source, str))
-        )
-        if size is None:
-            size = os.fstat(log.fileno()).st_size
-        # Lines of at most READ_BUFFER bytes: a longer line comes in pieces,
-        # which the checker joins in place, so it is never held twice.
-        pieces = _pieces(log, size)
-        captures = None
-        torn: list[int] = []
-        if args.requests:
-            try:
-                capture = stack.enter_context(open(args.requests, "rb"))
-            except OSError as error:
-                raise _RequestsUnreadable(error.strerror or str(error)) from None
-            captures = read_captures(capture, torn)
-        report = check_lines(
-            pieces,
-            path=path,
-            revision=revision,
-            thorough=args.thorough,
-            strict=args.strict,
-            captures=captures,
-        )
-    if inference is not None:
-        report.summary.revision_source = inference.describe()
+    if isinstance(source, str):
+        size = os.stat(source).st_size
+    else:
+        size = os.fstat(source).st_size
+    torn: list[int] = []
+    if args.revision:
+        report = _check_under(path, source, args, Revision(args.revision), size, torn)
+    else:
+        try:
+            report = _check_under(path, source, args, None, size, torn)
+        except RevisionRuledOut as ruled:
+            torn.clear()
+            revision = ruled.inference.revision
+            report = _check_under(path, source, args, revision, size, torn)
+            report.summary.revision_source = ruled.inference.describe()
     for line in torn:
         report.notes.append(
             f"--requests {args.requests}: line {line} is a torn last line (no"
@@ -183,12 +162,49 @@ def _check_stream(path: str, source: str | int, args: argparse.Namespace) -> Fil
         )
     with suppress(OSError):
         grown = os.stat(source).st_size if isinstance(source, str) else size
-        if size is not None and grown is not None and grown > size:
+        if grown > size:
             report.notes.append(
                 f"the file grew while it was checked: the {size} bytes it held"
                 " when the check started were checked"
             )
     return report
+
+
+def _check_under(
+    path: str,
+    source: str | int,
+    args: argparse.Namespace,
+    revision: Revision | None,
+    size: int,
+    torn: list[int],
+) -> FileReport:
+    """One pass over the first `size` bytes of the log under `revision`
+    (None: declared, else inferred); torn capture lines are added to `torn`."""
+    with ExitStack() as stack:
+        if not isinstance(source, str):
+            os.lseek(source, 0, os.SEEK_SET)
+        log = stack.enter_context(
+            open(source, "rb", buffering=READ_BUFFER, closefd=isinstance(source, str))
+        )
+        # Lines of at most READ_BUFFER bytes: a longer line comes in pieces,
+        # which the checker joins in place, so it is never held twice.
+        pieces = _pieces(log, size)
+        captures = None
+        if args.requests:
+            try:
+                capture = stack.enter_context(open(args.requests, "rb"))
+            except OSError as error:
+                raise _RequestsUnreadable(error.strerror or str(error)) from None
+            captures = read_captures(capture, torn)
+        return check_lines(
+            pieces,
+            path=path,
+            revision=revision,
+            thorough=args.thorough,
+            strict=args.strict,
+            captures=captures,
+            infer=revision is None,
+        )
 
 
 def _pieces(handle: BinaryIO, size: int) -> Iterator[bytes]:
@@ -284,3 +300,10 @@ def _emit(text: str, stream: TextIO) -> None:
             file=stream,
             flush=True,
         )
+
+
+def check_one(path: str, args: argparse.Namespace) -> FileReport:
+    """Check one log as ``reqfold check`` does (its arguments in `args`),
+    less the printing; `benchmarks/check_throughput.py` times this. Raises
+    `OSError` when the log cannot be read."""
+    return _check_one(path, args)
