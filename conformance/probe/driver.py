@@ -170,6 +170,9 @@ class ProbeSettings:
     template): then captures are attributed by key, else by arrival."""
     scratch: str = ""
     """A folder the probe owns for its own files ({prompt_file})."""
+    log_expected: bool = True
+    """False when no log was looked for: the cache is judged alone, and a
+    resume command runs without one."""
 
 
 class ProbeDriver:
@@ -217,7 +220,12 @@ class ProbeDriver:
 
     def _resume(self, turns: list[str]) -> None:
         settings = self.settings
-        if settings.style != "process" and self.watch is None and self._needs_log():
+        if (
+            settings.style != "process"
+            and self.watch is None
+            and settings.log_expected
+            and self._needs_log()
+        ):
             self.evidence.notes.append(
                 "the resume command was not run: the first process wrote no log"
             )
