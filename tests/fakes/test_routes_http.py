@@ -147,7 +147,11 @@ def test_a_capture_line_holds_a_compact_body_once_and_rebuilds_its_text(
         assert response.status_code == 200
     capture = client.get("/_fake/requests.jsonl").text
     lines = [json.loads(line) for line in capture.splitlines()]
-    assert [line.get("raw_body_form") for line in lines] == ["compact", "spaced", None]
+    assert [line.get("raw_body_layout") for line in lines] == [
+        "compact",
+        "spaced, non-ASCII escaped",
+        None,
+    ]
     assert [raw_body_text(line) for line in lines] == [compact, spaced, odd]
     # each 100 KB body once: the line is a little over one body, not two
     assert len(capture.splitlines()[0]) < 110_000
