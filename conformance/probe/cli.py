@@ -509,7 +509,7 @@ def _report(
             checks += cache_checks(
                 f for f in judgement.findings if f.id.startswith("gate/")
             )
-        checks += perturbation_checks(evidence)
+        checks += perturbation_checks(evidence, judgement)
     print()
     for run in evidence.runs:
         _print_run(run, evidence)

@@ -329,7 +329,9 @@ class ProbeDriver:
             env[settings.base_url_env] = self.fake.url + settings.base_url_suffix
         if settings.api_key_env:
             env[settings.api_key_env] = key
-        if phase == "resumed" and self._library is not None:
+        if phase in ("resumed", "fresh") and self._library is not None:
+            # the fresh session runs on the resumed process's day, so only
+            # what differs per session tells it from the first
             env = next_day_env(self._library, env)
         return env
 

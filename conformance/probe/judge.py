@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reqfold.conformance.cache import CacheJudgement
 from reqfold.conformance.check import RECONSTRUCTION_RULES
 from reqfold.conformance.check.revision_inference import (
     declared_revision,
@@ -221,8 +222,12 @@ def log_checks(
 # ------------------------------------------------------------ perturbations
 
 
-def perturbation_checks(evidence: ProbeEvidence) -> list[Check]:
-    """One check per perturbation asked for, judged from the fake's diagnostics."""
+def perturbation_checks(
+    evidence: ProbeEvidence, judgement: CacheJudgement | None = None
+) -> list[Check]:
+    """One check per perturbation asked for, judged from the fake's
+    diagnostics; where the cache judgement found a break at the request a
+    line is about, its cause and the tokens lost are added."""
     asked = evidence.perturbations
     if not asked:
         return []
@@ -270,10 +275,19 @@ def perturbation_checks(evidence: ProbeEvidence) -> list[Check]:
             else len(records)
         )
         lines.append(judge_fresh_session(requests, boundary))
-    return [
-        _check(f"perturb/{line.name}", line.rules, line.outcome, line.message)
-        for line in lines
-    ]
+    breaks = {item.index: item for item in judgement.breaks} if judgement else {}
+    checks = []
+    for line in lines:
+        message = line.message
+        found = breaks.get(line.at) if line.at is not None else None
+        if found is not None:
+            detail = f": {found.detail}" if found.detail else ""
+            message += (
+                f" [cause: {found.cause}{detail}; {found.lost} token(s) lost"
+                " against a pure append]"
+            )
+        checks.append(_check(f"perturb/{line.name}", line.rules, line.outcome, message))
+    return checks
 
 
 def _compaction_requests(

@@ -196,6 +196,8 @@ class PerturbationLine:
     rules: tuple[str, ...]
     outcome: Outcome
     message: str
+    at: int | None = None
+    """The request the line is about (a break's, for its cause)."""
 
 
 def judge_resume(
@@ -237,6 +239,7 @@ def judge_resume(
                 name=name,
                 rules=rules,
                 outcome=Outcome.PASS,
+                at=request.index,
                 message=(
                     f"expected: the resumed process extends the one before{did};"
                     f" #{request.index} extends #{diagnostic['closest_request']}"
@@ -249,6 +252,7 @@ def judge_resume(
         name=name,
         rules=rules,
         outcome=Outcome.WARN,
+        at=best.index,
         message=(
             f"expected: the resumed process extends the one before{did};"
             f" the cache broke: {_describe_break(best)}"
@@ -284,6 +288,7 @@ def judge_fresh_session(requests: Sequence[Request], boundary: int) -> Perturbat
             name="fresh-session",
             rules=rules,
             outcome=Outcome.PASS,
+            at=best.index,
             message=(
                 "expected: the new session shares the static opening; shared"
                 f" (#{best.index}: {cached} tokens cached from"
@@ -294,6 +299,7 @@ def judge_fresh_session(requests: Sequence[Request], boundary: int) -> Perturbat
         name="fresh-session",
         rules=rules,
         outcome=Outcome.WARN,
+        at=best.index,
         message=(
             "expected: the new session shares the static opening; lost:"
             f" {_describe_break(best)}"
@@ -375,6 +381,7 @@ def judge_compaction(
         name="compaction",
         rules=rules,
         outcome=Outcome.FAIL,
+        at=first.index,
         message=(
             "expected: a break at the compaction, then append-only; the second turn"
             f" after it does not extend what was sent from #{start} on:"
