@@ -67,7 +67,7 @@ def test_pi_in_rpc_mode_is_driven_by_json_lines_and_its_date_breaks_the_resume(
     )
     out = result.stdout
     assert "run 1: 2 of 2 turn(s) fed, 2 handled, 2 request(s)" in out, out
-    assert re.search(r"run 1\s+2\s+#1 .* extends #0", out), out
+    assert re.search(r"^\s+1  run 1\s+main .* append", out, re.M), out
     assert re.search(r"^  compaction: pass .*broke from the conversation", out, re.M)
     if faketime_library():
         assert re.search(r"^  next-day: warn .*Current date: ", out, re.M), out
@@ -97,5 +97,6 @@ def test_opencode_runs_one_process_per_turn_from_its_project_config() -> None:
     out = result.stdout
     # the first process sends a title request before the main one
     assert "run 1: 1 of 1 turn(s) fed, 1 handled, 2 request(s)" in out, out
-    assert re.search(r"run 2\s+2\s+#2 .* extends #1", out), out
+    assert re.search(r"^\s+0  run 1\s+side", out, re.M), out  # the title
+    assert re.search(r"^\s+2  run 2\s+main .* append", out, re.M), out
     assert re.search(r"^  fresh-session: pass ", out, re.M), out
