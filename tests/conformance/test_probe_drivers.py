@@ -331,3 +331,39 @@ def test_a_prompt_file_placeholder_carries_the_turn_text() -> None:
         f"{TEMPLATE}:tiny.json",
     )
     assert relation(result.stdout, 2) == ("run 3", "append")
+
+
+@pytest.mark.spec("CHECK-3", "CACHE-3")
+def test_a_settle_time_with_no_output_is_the_last_resort_readiness() -> None:
+    result = probe(
+        "--cmd",
+        DROPS,
+        "--base-url-env",
+        "OPENAI_BASE_URL",
+        "--api-key-env",
+        "OPENAI_API_KEY",
+        "--ready-when",
+        "settle:1",
+    )
+    assert result.returncode == 0, result.stdout
+    assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s)" in result.stdout
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_turn_process_that_never_exits_is_a_clear_error_after_the_timeout() -> None:
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn {{prompt}}",
+        "--next-cmd",
+        f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(60)'",
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+        "--timeout",
+        "2",
+    )
+    assert result.returncode == 1
+    assert (
+        "its turn was not handled within 2 s: the process did not exit" in result.stdout
+    )
