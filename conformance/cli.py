@@ -14,6 +14,7 @@ import importlib.metadata
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from reqfold.conformance.interrupts import say_stderr
 
@@ -41,12 +42,40 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+_DOCS: dict[str | None, str] = {
+    None: "harness-guide.md",
+    "check": "checker.md",
+    "compare": "reports.md",
+    "demo": "reference-harness.md",
+    "fake": "fake-provider.md",
+    "probe": "probe.md",
+    "run": "harness-guide.md",
+    "vectors": "vectors.md",
+}
+"""The page of the docs each command's help points to."""
+
+
+def docs_page(command: str | None) -> Path:
+    """Where a command's page of the docs is: in the installed package
+    (``reqfold/docs``, which the wheel ships), or the checkout's ``docs/``."""
+    import reqfold
+
+    return Path(reqfold.__file__).resolve().parent / "docs" / _DOCS[command]
+
+
+def _epilog(command: str | None) -> str:
+    # its own lines, never wrapped (a path must stay whole to be copied)
+    return f"docs: {docs_page(command)}\n(also docs/{_DOCS[command]} in the repository)"
+
+
 def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Build the parser; `names` limits which subcommand modules get imported."""
     parser = argparse.ArgumentParser(
         prog="reqfold",
         description="Conformance suite for reconstructable, cache-stable "
         "LLM harness requests.",
+        epilog=_epilog(None),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -55,7 +84,13 @@ def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
             sub.add_parser(name, help=help_text)
             continue
         module = importlib.import_module(module_name)
-        command = sub.add_parser(name, help=help_text, description=help_text)
+        command = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=_epilog(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(command)
         command.set_defaults(_run=module.run, _parser=command)
     return parser
