@@ -394,6 +394,7 @@ def _run_parts(
         part for part in PARTS if part in wanted and _needs(part) in capabilities
     ]
     hand_over = runnable[:1] == ["scenarios"]
+    outcome.progress.parts = len(runnable)
     if not hand_over:
         probe.close()
     if revisions is not None:

@@ -5,11 +5,15 @@ ends (issue 29); colour only on a terminal, never with ``NO_COLOR``.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
+import pty
 import shlex
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -155,8 +159,6 @@ def test_show_all_prints_every_check_as_it_comes_and_every_rule() -> None:
 
 def on_a_terminal(*args: str, **env: str) -> tuple[int, str]:
     """``reqfold run ARGS`` with stdout on a pseudo-terminal; what it showed."""
-    import pty
-
     primary, secondary = pty.openpty()
     environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
     try:
@@ -246,3 +248,53 @@ def test_probe_says_its_log_is_deleted_at_the_end_unless_kept(tmp_path: Path) ->
     assert status == 0
     assert "temporary folder" not in out
     assert f"kept: the log and requests.jsonl in {tmp_path}" in out
+
+
+# ------------------------------------------------------------ the progress bar
+
+
+@pytest.mark.slow
+def test_on_a_narrow_terminal_each_progress_line_fits_and_says_its_part() -> None:
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 56, 0, 0))
+    adapter = shlex.join([sys.executable, "-m", "reqfold.reference.adapter"])
+    try:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "reqfold.conformance.cli",
+                "run",
+                "--impl",
+                adapter,
+                "--revision",
+                "session-prefix",
+                "--examples",
+                "2",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=secondary,
+            cwd=ROOT,
+        )
+        os.close(secondary)
+        shown = bytearray()
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert process.wait(timeout=120) == 0
+    finally:
+        os.close(primary)
+    drawn = [
+        line for line in shown.decode("utf-8", "replace").split("\r\x1b[K") if line
+    ]
+    assert drawn
+    # never the full width (a line that wraps cannot be erased and stays
+    # behind); the longest are cut there, the part's number still showing
+    assert max(len(line) for line in drawn) == 55
+    assert any("vectors" in line and "(part 1" in line for line in drawn)
+    assert any("properties" in line and "(part 2" in line for line in drawn)
