@@ -107,6 +107,10 @@ NOTHING_TO_RUN = 2
 
 PARTS = ("vectors", "properties", "scenarios")
 
+SNAPSHOT_DIFFS_SHOWN = 3
+"""Changed snapshots shown with their diff, unless ``--show all``; the
+rest get one line each."""
+
 
 def default_impl() -> str:
     """The reference's harness adapter as a child process."""
@@ -438,7 +442,8 @@ def _run_parts(
             )
             if recorder is not None:
                 print()
-                for line in recorder.report():
+                detailed = None if args.show == "all" else SNAPSHOT_DIFFS_SHOWN
+                for line in recorder.report(detailed=detailed):
                     print(line)
     if recorder is None and getattr(args, "snapshot_dir", None) is not None:
         outcome.notes.append(
