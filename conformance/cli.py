@@ -9,14 +9,17 @@ does not pay for the fake provider's server stack.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.metadata
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TextIO, cast
 
 from reqfold.conformance.interrupts import say_stderr
+from reqfold.conformance.terminal_text import EscapingStream
 
 # subcommand name -> (module, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -170,8 +173,23 @@ def _main(args_list: list[str]) -> int:
     args, unknown = parser.parse_known_args(args_list)
     if unknown:  # said by the subcommand, with its own usage
         args._parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    status: int = args._run(args)
+    with escaped_output():
+        status: int = args._run(args)
     return status
+
+
+@contextlib.contextmanager
+def escaped_output() -> Iterator[None]:
+    """Everything printed meanwhile goes through `EscapingStream`: text an
+    implementation controls (an error message, its name, a check id in a
+    report) never reaches the terminal as control sequences."""
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout = cast(TextIO, EscapingStream(stdout))
+    sys.stderr = cast(TextIO, EscapingStream(stderr))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from reqfold.conformance.adapters.lifecycle import (
 )
 from reqfold.conformance.codec.cases import CORE, PROFILES, STRICT
 from reqfold.conformance.codec.runner import CaseResult, VectorReport, run_vectors
-from reqfold.conformance.interrupts import run_guarded
+from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.outcomes import MARKS, Outcome
 from reqfold.reference.revisions import Revision, parse_revision
 
@@ -123,6 +123,7 @@ def _print_summary(report: VectorReport, strict: bool) -> None:
         )
         if status == 3:
             verdict = f"NO VERDICT: the run stopped ({report.stopped})"
+    commit_verdict()
     print(f"Verdict: {verdict}")
 
 

@@ -30,6 +30,7 @@ from reqfold.conformance.report.model import (
     PROBLEMS,
     STATUSES,
     CheckRecord,
+    RequestPoint,
     RunReport,
     ScenarioTrace,
 )
@@ -92,17 +93,20 @@ CACHED = "#3b8a4f"
 UNCACHED = "#e59a3b"
 BROKE = "#c62828"
 EXPLAINED = "#6b7a90"
-"""A break no cache check failed on: the log explains it, so it is no fault."""
+"""A break that is no fault: the log or a recognised shape explains it."""
 
 
-def _failed_break(status: str | None) -> bool:
-    """Whether a break is a fault: a cache check judged it and did not pass."""
-    return status in PROBLEMS
+def _failed_break(point: RequestPoint) -> bool:
+    """Whether a break is a fault: a cache check judged it and did not pass,
+    or, where no check judged it, the cache judgement did not expect it."""
+    if point.check_status is not None:
+        return point.check_status in PROBLEMS
+    return not point.expected
 
 
-def _explained_class(status: str | None) -> str:
+def _explained_class(point: RequestPoint) -> str:
     """The extra class of a break's "why" cell: neutral when it is no fault."""
-    return "" if _failed_break(status) else " explained"
+    return "" if _failed_break(point) else " explained"
 
 
 def _e(value: object) -> str:
@@ -377,8 +381,20 @@ def _chart(trace: ScenarioTrace) -> list[str]:
         f' (hit ratio <span data-total="ratio">'
         f"{'n/a' if ratio is None else f'{ratio:.1%}'}</span>)</p>",
     ]
-    if trace.requests:
-        out.append(f'<div class="scroll">{_svg(trace)}</div>')
+    streams = list(dict.fromkeys(point.stream for point in trace.requests))
+    if len(streams) > 1:  # one chart per stream: each is judged within itself
+        for stream in streams:
+            mine = [point for point in trace.requests if point.stream == stream]
+            out.append(f'<h4 data-stream="{_e(stream)}">stream {_e(stream)}</h4>')
+            out.append(f'<div class="scroll">{_svg(trace, mine)}</div>')
+    elif trace.requests:
+        out.append(f'<div class="scroll">{_svg(trace, list(trace.requests))}</div>')
+    if trace.lost_tokens:
+        out.append(
+            f'<p class="why">{trace.breaks} unexpected break(s),'
+            f' <span data-total="lost">{trace.lost_tokens}</span> tokens lost'
+            " against a pure append</p>"
+        )
     out.append(
         '<div class="scroll"><table class="requests"><tr><th>request</th>'
         "<th>instance</th>"
@@ -401,8 +417,12 @@ def _chart(trace: ScenarioTrace) -> list[str]:
             + (f" of {point.closest}" if point.closest is not None else "")
             + f"</td>{check}"
             + (
-                f'<td class="why{_explained_class(point.check_status)}"'
-                f' data-broke="true">{_e(point.why)}</td>'
+                f'<td class="why{_explained_class(point)}" data-broke="true"'
+                f' data-expected="{str(point.expected).lower()}">'
+                + (f"<b>{_e(point.cause)}</b>" if point.cause else "")
+                + (f" ({point.lost_tokens} tokens lost)" if point.lost_tokens else "")
+                + (" expected: " if point.expected else " ")
+                + f"{_e(point.why)}</td>"
                 if point.broke
                 else "<td></td>"
             )
@@ -412,12 +432,13 @@ def _chart(trace: ScenarioTrace) -> list[str]:
     return out
 
 
-def _svg(trace: ScenarioTrace) -> str:
-    """Stacked bars (cached below, uncached above), a red mark where it broke."""
-    n = len(trace.requests)
+def _svg(trace: ScenarioTrace, points: Sequence[RequestPoint]) -> str:
+    """Stacked bars (cached below, uncached above), a red mark where it broke
+    (grey where the break was expected), labelled with its cause."""
+    n = len(points)
     bar, gap, left, top, height = 34, 18, 56, 26, 160
     width = left + n * (bar + gap) + gap
-    peak = max((point.prompt_tokens for point in trace.requests), default=0) or 1
+    peak = max((point.prompt_tokens for point in points), default=0) or 1
     scale = height / peak
     parts = [
         f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}"'
@@ -431,9 +452,9 @@ def _svg(trace: ScenarioTrace) -> str:
         f'<text x="{left - 8}" y="{top + height}" text-anchor="end"'
         ' font-size="11">0</text>',
     ]
-    for point in trace.requests:
-        x = left + gap + point.position * (bar + gap)
-        colour = BROKE if _failed_break(point.check_status) else EXPLAINED
+    for slot, point in enumerate(points):
+        x = left + gap + slot * (bar + gap)
+        colour = BROKE if _failed_break(point) else EXPLAINED
         outline = f' stroke="{colour}" stroke-width="2"' if point.broke else ""
         cached_h = point.cached_tokens * scale
         uncached_h = point.uncached_tokens * scale
@@ -453,8 +474,8 @@ def _svg(trace: ScenarioTrace) -> str:
             f' font-size="11">#{point.position}</text></g>'
         )
         if point.broke:
-            fault = _failed_break(point.check_status)
-            mark = "✕ broke" if fault else "expected"
+            fault = _failed_break(point)
+            mark = f"✕ {point.cause or 'broke'}" if fault else "expected"
             parts.append(
                 f'<g data-break="{point.position}"'
                 f' data-explained="{"false" if fault else "true"}">'
@@ -463,7 +484,7 @@ def _svg(trace: ScenarioTrace) -> str:
                 f' y2="{base + 4}" stroke="{colour}" stroke-width="2"'
                 ' stroke-dasharray="4 3"/>'
                 f'<text x="{x + bar / 2}" y="{base + 30}" text-anchor="middle"'
-                f' font-size="11" fill="{colour}">{mark}</text></g>'
+                f' font-size="11" fill="{colour}">{_e(mark)}</text></g>'
             )
     parts.append("</svg>")
     return "".join(parts)

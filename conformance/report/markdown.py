@@ -14,6 +14,7 @@ import json
 
 from reqfold.conformance.report.model import PROBLEMS, STATUSES, CheckRecord, RunReport
 from reqfold.conformance.report.notes import split_notes
+from reqfold.conformance.terminal_text import printable
 
 
 def _cell(value: object) -> str:
@@ -105,7 +106,9 @@ def render_markdown(report: RunReport) -> str:
                 + f" | {_code(row.first_problem) if row.first_problem else ''} |"
             )
         out.append("")
-    return "\n".join(out)
+    # what an implementation sent (an error message, a check id) may hold
+    # control characters: they are shown as escapes, never written raw
+    return printable("\n".join(out))
 
 
 def _problem(check: CheckRecord) -> list[str]:
@@ -174,6 +177,8 @@ def _cache_table(report: RunReport) -> list[str]:
                 if point.check_status in PROBLEMS
                 else " (expected)"
             )
+            + (f" {point.cause}" if point.cause else "")
+            + (f", {point.lost_tokens} tokens lost" if point.lost_tokens else "")
             for point in trace.requests
             if point.broke
         ]

@@ -59,11 +59,13 @@ from reqfold.conformance.harness.scenario_names import (
 from reqfold.conformance.harness.scenarios import ScenarioError, load_scenarios
 from reqfold.conformance.interrupts import (
     Interrupted,
+    commit_verdict,
     run_guarded,
 )
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.report.model import STATUSES
 from reqfold.conformance.run.options import add_show_argument
+from reqfold.conformance.run.output import ReaderMayLeave
 from reqfold.conformance.run.parts import (
     run_property_part,
     run_scenario_part,
@@ -294,8 +296,10 @@ def _run_reporting(
 ) -> int:
     """`_run`; an interrupted run still writes the reports asked for, with
     what ran before the interrupt (nothing is lost)."""
+    stdout = ReaderMayLeave(sys.stdout)  # a closed stdout is no verdict of theirs
     try:
-        return _run(args, revisions, scenarios, outcome)
+        with contextlib.redirect_stdout(stdout):
+            return _run(args, revisions, scenarios, outcome)
     except KeyboardInterrupt as stop:
         outcome.progress.clear()
         signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
@@ -426,7 +430,9 @@ def _run_parts(
         elif part == "vectors":
             run_vector_part(outcome, codec, revisions, show, args.profile)
         elif part == "properties":
-            run_property_part(outcome, codec, revisions, args.examples, show)
+            run_property_part(
+                outcome, codec, revisions, args.examples, show, args.profile
+            )
         else:
             played = True
             recorder = snapshots.open_recorder(args)
@@ -581,6 +587,7 @@ def _finish(
             f" {', '.join(unseen)}"
         )
         print(f"error: {verdict.removeprefix('NO VERDICT: ')}")
+    commit_verdict()
     print()
     print(f"{count_text(len(checks), 'check')} in {seconds:.1f} s")
     print(verdict_line(status, verdict, colour=colour))

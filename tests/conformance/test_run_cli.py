@@ -326,3 +326,36 @@ def test_sigterm_stops_a_run_at_once_and_leaves_no_adapter(tmp_path: Path) -> No
     assert "interrupted" in err
     assert "Traceback" not in err
     assert not (tmp_path / ".hypothesis").exists()
+
+
+@pytest.mark.slow
+def test_keep_into_a_folder_with_files_keeps_into_a_fresh_sub_folder_and_says_so(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    # files named as the run names its own: the user's, not to be touched
+    mine = {
+        "plain-turns.session-prefix.jsonl": "my log\n",
+        "plain-turns.session-prefix.requests.jsonl": "my requests\n",
+    }
+    for name, text in mine.items():
+        (kept / name).write_text(text, encoding="utf-8")
+    status, out, err = reqfold_here(
+        *("run", "--only", "scenarios", "--scenario", "plain-turns"),
+        *("--revision", "session-prefix", "--keep", str(kept)),
+    )
+    assert status == 0, out + err
+    assert {p.name: p.read_text(encoding="utf-8") for p in kept.glob("*.jsonl")} == mine
+    fresh = kept / "run-1"
+    assert f"note: --keep: the logs and requests are kept in {fresh}" in out
+    assert sorted(p.name for p in fresh.iterdir()) == [
+        "plain-turns.session-prefix.jsonl",
+        "plain-turns.session-prefix.requests.jsonl",
+    ]
+    status, out, err = reqfold_here(
+        *("run", "--only", "scenarios", "--scenario", "plain-turns"),
+        *("--revision", "session-prefix", "--keep", str(kept)),
+    )
+    assert status == 0, out + err
+    assert f"note: --keep: the logs and requests are kept in {kept / 'run-2'}" in out

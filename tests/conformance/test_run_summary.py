@@ -247,7 +247,8 @@ def test_probe_says_its_log_is_deleted_at_the_end_unless_kept(tmp_path: Path) ->
     )
     assert status == 0
     assert "temporary folder" not in out
-    assert f"kept: the log and requests.jsonl in {tmp_path}" in out
+    assert "kept: the log as " in out
+    assert f"requests.jsonl in {tmp_path}" in out
 
 
 # ------------------------------------------------------------ the progress bar
@@ -298,3 +299,15 @@ def test_on_a_narrow_terminal_each_progress_line_fits_and_says_its_part() -> Non
     assert max(len(line) for line in drawn) == 55
     assert any("vectors" in line and "(part 1" in line for line in drawn)
     assert any("properties" in line and "(part 2" in line for line in drawn)
+
+
+def test_the_suites_colours_pass_the_escaping_stream_and_nothing_else_does() -> None:
+    from reqfold.conformance.run.summary import paint
+    from reqfold.conformance.terminal_text import EscapingStream
+
+    inner = io.StringIO()
+    stream = EscapingStream(inner)
+    stream.write(paint("FAIL", "1;31", True) + " \x1b]0;title\x07\x1b[2J")
+    assert inner.getvalue() == "\x1b[1;31mFAIL\x1b[0m \\x1b]0;title\\x07\\x1b[2J"
+    with pytest.raises(ValueError, match="not one of the suite's colours"):
+        paint("x", "2J", True)
