@@ -357,7 +357,9 @@ def _run(
             f"reqfold run: the implementation did not start: {outcome.startup_error}",
             file=sys.stderr,
         )
-        print("Verdict: NO VERDICT: the implementation could not be run")
+        colour = colour_wanted(sys.stdout, os.environ)
+        said = "NO VERDICT: the implementation could not be run"
+        print(verdict_line(NO_VERDICT, said, colour=colour))
         _write_reports(
             args,
             outcome,
