@@ -311,3 +311,28 @@ def test_the_suites_colours_pass_the_escaping_stream_and_nothing_else_does() -> 
     assert inner.getvalue() == "\x1b[1;31mFAIL\x1b[0m \\x1b]0;title\\x07\\x1b[2J"
     with pytest.raises(ValueError, match="not one of the suite's colours"):
         paint("x", "2J", True)
+
+
+# ------------------------------------------------------------ reqfold vectors
+
+
+@pytest.mark.slow
+@pytest.mark.spec("TOOLS-3")
+def test_vectors_end_with_the_problems_right_above_the_verdict() -> None:
+    impl = shlex.join(
+        [
+            sys.executable,
+            str(ROOT / "tests/conformance/bad_adapters/drops_tool_removals.py"),
+        ]
+    )
+    status, out, err = reqfold_here(
+        "vectors", "--impl", impl, "--revision", "session-prefix"
+    )
+    assert status == 1, out + err
+    problems, verdict = out.rstrip("\n").split("\n\n")[-2:]
+    assert problems.startswith("Problems (")
+    assert "  FAIL   session-prefix/" in problems
+    assert verdict == "Verdict: NOT CONFORMANT: a MUST rule is broken"
+    # nothing is listed before the summary: the problems are printed once
+    before = out.split("\nImplementation: ", 1)[0]
+    assert "FAIL" not in before
