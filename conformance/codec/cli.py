@@ -109,13 +109,25 @@ def _print_summary(
     print(f"Total: {total}")
     print(report.profile_line(STRICT))
     status = report.exit_status(strict=strict)
-    verdict = {  # the words of reqfold run (`verdict_text`)
-        0: "CONFORMANT" + (" (with SHOULD warnings)" if counts["warn"] else ""),
-        1: "NOT CONFORMANT: a MUST rule is broken"
-        if counts["fail"]
-        else "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it",
-        3: "NO VERDICT: the implementation could not be run on every case",
-    }[status]
+    # the words of every tool: reqfold run's one function
+    from reqfold.conformance.run.verdict import Check, verdict_text
+
+    counted = [
+        Check(
+            part="vectors",
+            id=f"{result.revision}/{result.case_id}",
+            revision=result.revision,
+            rules=result.rules,
+            outcome=result.outcome,
+        )
+        for result in report.results
+        if report.counted(result)
+    ]
+    verdict = verdict_text(
+        status,
+        counted,
+        reasons={3: "the implementation could not be run on every case"},
+    )
     if report.stopped is not None:
         left = [result for result in report.results if result.not_run]
         judged = sum(report.counted(result) for result in left)
