@@ -23,13 +23,16 @@ from reqfold.conformance.terminal_text import EscapingStream
 
 # subcommand name -> (module, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("reqfold.conformance.check.cli", "verify session logs offline"),
+    "check": (
+        "reqfold.conformance.check.cli",
+        "check session logs offline, with their captured requests",
+    ),
     "compare": (
         "reqfold.conformance.report.cli",
-        "compare two JSON run reports: newly failing, newly passing, cache",
+        "compare two JSON run reports: what newly fails, passes, or caches less",
     ),
-    "demo": ("reqfold.conformance.demo", "run the scripted demo session"),
-    "fake": ("reqfold.fakes.cli", "run the fake caching provider"),
+    "demo": ("reqfold.conformance.demo", "play the scripted demo session, log it"),
+    "fake": ("reqfold.fakes.cli", "serve the fake caching provider"),
     "probe": (
         "reqfold.conformance.probe.cli",
         "check an unmodified harness as a black box",
