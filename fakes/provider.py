@@ -289,9 +289,11 @@ class FakeProvider:
         """The prompt segments of a request body, in the profile's order.
 
         Raises:
-            InvalidRequest: the body is not a valid request of the dialect.
+            InvalidRequest: the body is not a valid request of the dialect
+                (or names a stored response the fake does not keep).
         """
-        return self._dialect.segments(self._dialect.parse(body), self._profile)
+        call = self._dialect.expand(self._dialect.parse(body), self.conversations)
+        return self._dialect.segments(call, self._profile)
 
     # --- the core --------------------------------------------------------------
 

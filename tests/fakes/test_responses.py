@@ -362,3 +362,16 @@ def test_keep_alives_are_skipped_and_a_cut_stream_is_an_error_to_the_sdk(
     assert events[-1].response.output_text == "still here"
     with pytest.raises(openai.APIConnectionError):
         list(client.responses.create(model="gpt-5", input="hi", stream=True))
+
+
+def test_the_prompt_counted_for_a_continuation_holds_the_stored_conversation(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    first = client.responses.create(model="gpt-5", input="first question")
+    alone = fake.count_prompt_tokens({"model": "gpt-5", "input": "next"})
+    continued = fake.count_prompt_tokens(
+        {"model": "gpt-5", "input": "next", "previous_response_id": first.id}
+    )
+    assert first.usage is not None
+    assert continued > alone
+    assert continued > first.usage.input_tokens
