@@ -187,6 +187,9 @@ class DivergenceLedger:
     ) -> Divergence | None:
         emitted = self._emitted.get(key)
         segment = prompt.segments[position]
+        items = emitted.get(ECHOED_ITEMS) if isinstance(emitted, dict) else None
+        if isinstance(items, list):
+            return _items_echo_divergence(items, prompt, position)
         if emitted is None or not isinstance(segment.value, dict):
             return None
         if segment.value.get("role") != "assistant":
@@ -260,6 +263,38 @@ class DivergenceLedger:
             if latest is not None and latest[0] == index:
                 del self._latest[key]
                 self._emitted.pop(key, None)
+
+
+ECHOED_ITEMS = "output"
+"""An emitted answer made of items (the Responses API) lists them here."""
+ECHO_KINDS = ("message", "function_call")
+"""Item types an echo of an answer is compared on."""
+
+
+def _items_echo_divergence(
+    expected: list[JsonValue], prompt: RenderedPrompt, position: int
+) -> Divergence | None:
+    """The first appended answer item that differs from the one the fake
+    sent: the items from `position` on, as long as they are answer items
+    (assistant messages, function calls; reasoning items are passed by)."""
+    wanted = iter(expected)
+    for at in range(position, len(prompt.segments)):
+        segment = prompt.segments[at]
+        value = segment.value
+        kind = value.get("type") if isinstance(value, dict) else None
+        if kind == "reasoning":
+            continue
+        if kind not in ECHO_KINDS:
+            return None
+        want = next(wanted, None)
+        if want is None:
+            return None
+        if not _same(want, value):
+            mine = Segment(
+                path=segment.path, message_index=segment.message_index, value=want
+            )
+            return describe_divergence(mine, segment, prompt.start_of(at))
+    return None
 
 
 def emitted_fields(emitted: JsonValue) -> list[str]:

@@ -600,7 +600,7 @@ class ResponsesDialect(Dialect[responses.ResponsesCall]):
         stream = call.stream
         items = tuple(responses_output.output_items(answer))
         return Answer(
-            emitted=responses_output.emitted_item(answer),
+            emitted=responses_output.emitted_items(answer),
             body=None if stream else responses_output.response_body(answer),
             frames=responses_output.responses_stream_frames(answer) if stream else None,
             keepalive=openai_chat.KEEPALIVE_FRAME,

@@ -375,3 +375,38 @@ def test_the_prompt_counted_for_a_continuation_holds_the_stored_conversation(
     assert first.usage is not None
     assert continued > alone
     assert continued > first.usage.input_tokens
+
+
+def test_a_function_call_sent_back_with_other_argument_bytes_is_named(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    fake.push(
+        Reply(reasoning="r", tool_calls=(ToolCall.of("ls", {"path": "."}),)),
+        Reply(text="x"),
+    )
+    first = client.responses.create(
+        model="gpt-5", instructions=INSTRUCTIONS, tools=[LS], input="list"
+    )
+    reasoning, call = first.output
+    assert call.type == "function_call"
+    respaced = {
+        "type": "function_call",
+        "call_id": call.call_id,
+        "name": "ls",
+        "arguments": '{"path": "."}',
+    }
+    client.responses.create(
+        model="gpt-5",
+        instructions=INSTRUCTIONS,
+        tools=[LS],
+        input=[
+            {"role": "user", "content": "list"},
+            reasoning.model_dump(exclude_none=True),
+            respaced,
+            {"type": "function_call_output", "call_id": call.call_id, "output": "a"},
+        ],
+    )
+    echo = fake.last_request.diagnostic["echo_divergence"]
+    assert echo is not None
+    assert echo["field"] == "input[2].arguments"
+    assert echo["earlier"] == '{"path":"."}'
