@@ -410,3 +410,27 @@ def test_a_function_call_sent_back_with_other_argument_bytes_is_named(
     assert echo is not None
     assert echo["field"] == "input[2].arguments"
     assert echo["earlier"] == '{"path":"."}'
+
+
+def test_an_item_reference_stands_for_the_stored_item_it_names(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    fake.push(Reply(text="the answer"))
+    first = client.responses.create(model="gpt-5", instructions=INSTRUCTIONS, input="q")
+    [message] = first.output
+    client.responses.create(
+        model="gpt-5",
+        instructions=INSTRUCTIONS,
+        input=[
+            {"role": "user", "content": "q"},
+            {"type": "item_reference", "id": message.id},
+        ],
+    )
+    assert fake.last_request.diagnostic["relation"] == "append"
+    assert fake.last_request.diagnostic["echo_divergence"] is None
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(
+            model="gpt-5", input=[{"type": "item_reference", "id": "msg_unknown"}]
+        )
+    assert isinstance(caught.value.body, dict)
+    assert caught.value.body["param"] == "input[0].id"
