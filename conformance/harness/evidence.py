@@ -35,6 +35,9 @@ class SendRecord:
     captures_after: int
     """How many once its turn ended."""
     expect: JsonObject
+    logged_before: int = 0
+    """How many events the log held when the send was made: its turn's
+    events come after them."""
 
 
 @dataclass(slots=True, kw_only=True)
