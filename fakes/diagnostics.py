@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NotRequired, TypedDict
 
@@ -189,7 +190,7 @@ class DivergenceLedger:
         segment = prompt.segments[position]
         items = emitted.get(ECHOED_ITEMS) if isinstance(emitted, dict) else None
         if isinstance(items, list):
-            return _items_echo_divergence(items, prompt, position)
+            return items_echo_divergence(items, prompt.segments, prompt.ends, position)
         if emitted is None or not isinstance(segment.value, dict):
             return None
         if segment.value.get("role") != "assistant":
@@ -271,15 +272,19 @@ ECHO_KINDS = ("message", "function_call")
 """Item types an echo of an answer is compared on."""
 
 
-def _items_echo_divergence(
-    expected: list[JsonValue], prompt: RenderedPrompt, position: int
+def items_echo_divergence(
+    expected: list[JsonValue],
+    segments: Sequence[Segment],
+    ends: Sequence[int],
+    position: int,
 ) -> Divergence | None:
     """The first appended answer item that differs from the one the fake
-    sent: the items from `position` on, as long as they are answer items
-    (assistant messages, function calls; reasoning items are passed by)."""
+    sent: the segments from `position` on (`ends`: their token end
+    offsets), as long as they are answer items (assistant messages,
+    function calls; reasoning items are passed by)."""
     wanted = iter(expected)
-    for at in range(position, len(prompt.segments)):
-        segment = prompt.segments[at]
+    for at in range(position, len(segments)):
+        segment = segments[at]
         value = segment.value
         kind = value.get("type") if isinstance(value, dict) else None
         if kind == "reasoning":
@@ -293,7 +298,7 @@ def _items_echo_divergence(
             mine = Segment(
                 path=segment.path, message_index=segment.message_index, value=want
             )
-            return describe_divergence(mine, segment, prompt.start_of(at))
+            return describe_divergence(mine, segment, ends[at - 1] if at else 0)
     return None
 
 
