@@ -43,6 +43,7 @@ def probe(dialect: str, harness: str) -> subprocess.CompletedProcess[str]:
         f"{command} --log-dir {{log_dir}}",
         "--resume-cmd",
         f"{command} --resume {{log_path}}",
+        *("--show", "all"),  # the skipped check's row too
     ]
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     status, out, err = reqfold_here(*argv, env={"PYTHONPATH": path})
