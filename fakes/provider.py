@@ -195,8 +195,10 @@ class FakeProvider:
     ) -> None:
         """Forget cache entries, captures, scripted actions and/or time."""
         with self._lock:
-            if cache or capture:
+            if capture:
                 # Answer ids restart with the captures: what they named goes.
+                # (Stored responses and diagnostics records are not cache:
+                # they outlive a cache reset, as they outlive an eviction.)
                 self.conversations.clear()
                 self.fingerprints.clear()
             if cache:

@@ -434,3 +434,16 @@ def test_an_item_reference_stands_for_the_stored_item_it_names(
         )
     assert isinstance(caught.value.body, dict)
     assert caught.value.body["param"] == "input[0].id"
+
+
+def test_stored_responses_outlive_a_cache_reset_and_go_with_the_captures(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    first = client.responses.create(model="gpt-5", input="q")
+    fake.reset(cache=True, capture=False, script=False)
+    client.responses.create(model="gpt-5", input="again", previous_response_id=first.id)
+    fake.reset(cache=False, capture=True, script=False)
+    with pytest.raises(openai.BadRequestError):
+        client.responses.create(
+            model="gpt-5", input="again", previous_response_id=first.id
+        )
