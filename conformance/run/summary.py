@@ -28,7 +28,7 @@ from reqfold.conformance.run.verdict import (
     render_table,
     status_of,
 )
-from reqfold.conformance.terminal_text import SGR_STYLES
+from reqfold.conformance.terminal_text import SUITE_STYLES
 
 RED, YELLOW, GREEN, MAGENTA, BOLD = "31", "33", "32", "35", "1"
 _STYLE_OF_STATUS = {
@@ -54,10 +54,10 @@ def colour_wanted(stream: Any, environ: Mapping[str, str]) -> bool:
 
 def paint(text: str, style: str, colour: bool) -> str:
     """`text` in the SGR `style` (``"31"``, ``"1;31"``) when `colour`; only
-    the styles `SGR_STYLES` lists, which the escaping stream lets through."""
+    the styles `SUITE_STYLES` lists, which the escaping stream lets through."""
     if not (colour and text):
         return text
-    if style not in SGR_STYLES:
+    if style not in SUITE_STYLES:
         raise ValueError(f"not one of the suite's colours: {style!r}")
     return f"\x1b[{style}m{text}\x1b[0m"
 

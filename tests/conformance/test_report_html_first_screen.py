@@ -104,7 +104,7 @@ def failing(tmp_path_factory: pytest.TempPathFactory) -> Rendered:
     folder = tmp_path_factory.mktemp("first-screen")
     html = folder / "run.html"
     status, out, err = reqfold_here(
-        *("run", "--impl", SLIDING, "--only", "scenarios"),
+        *("run", "--impl", SLIDING, "--only", "scenarios", "--scenario", "plain-turns"),
         *("--report-html", str(html), "--quiet"),
         cwd=ROOT,
     )

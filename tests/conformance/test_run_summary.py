@@ -248,7 +248,7 @@ def test_probe_says_its_log_is_deleted_at_the_end_unless_kept(tmp_path: Path) ->
     assert status == 0
     assert "temporary folder" not in out
     assert "kept: the log as " in out
-    assert f"requests.jsonl in {tmp_path}" in out
+    assert f"and the captured requests as requests.jsonl in {tmp_path}" in out
 
 
 # ------------------------------------------------------------ the progress bar
