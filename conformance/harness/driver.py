@@ -423,6 +423,12 @@ class _Run:
         self.evidence.captures = self.captures()
         self.evidence.capture_instances = list(self.capture_instances)
         self.evidence.log = _read_log(self.evidence.log_path)
+        chosen = self.driver.workdir / f"{self.session}.jsonl"
+        if self.evidence.log_path != chosen and self.evidence.log:
+            # the harness chose another place: a copy where the suite asked,
+            # so a kept folder (--keep) holds every log beside its requests
+            with contextlib.suppress(OSError):
+                chosen.write_bytes(self.evidence.log)
         requests = self.driver.workdir / f"{self.session}.requests.jsonl"
         with contextlib.suppress(OSError):
             requests.write_text(

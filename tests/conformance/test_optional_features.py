@@ -190,3 +190,21 @@ def test_a_cancel_refused_as_not_supported_is_an_error_since_every_harness_cance
     errors = [c for c in report["checks"] if c["status"] == "error"]
     assert "every harness must support it" in errors[0]["message"]
     assert not [c for c in report["checks"] if c["status"] == "skip"]
+
+
+@pytest.mark.slow
+@pytest.mark.spec("JSONL-1")
+def test_keep_holds_a_copy_of_a_log_the_harness_named_itself(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    status, stdout, _ = reqfold_here(
+        "run",
+        *("--impl", impl("picks_its_own_log_name"), "--only", "scenarios"),
+        *("--revision", "session-prefix", "--scenario", "plain-turns"),
+        *("--keep", str(kept)),
+        cwd=ROOT,
+    )
+    assert status == 0, stdout
+    own = kept / "plain-turns.session-prefix.own.jsonl"
+    copy = kept / "plain-turns.session-prefix.jsonl"
+    assert own.read_bytes() == copy.read_bytes()
+    assert (kept / "plain-turns.session-prefix.requests.jsonl").is_file()
