@@ -255,8 +255,9 @@ class Reconstruction:
         self.revision = revision
         self.matched = 0
         self.steps = 0
-        self.one_shots = 0
-        """Captured requests recognised as no step of the log (`ONE_SHOT_LOOKAHEAD`)."""
+        self.one_shot_indices: list[int] = []
+        """Indexes of the captured requests recognised as no step of the log
+        (`ONE_SHOT_LOOKAHEAD`)."""
         self.last_capture: CapturedRequest | None = None
         """The capture the last dispatched step took (None when it took none)."""
 
@@ -336,7 +337,7 @@ class Reconstruction:
         """A captured request that is no step of the log, between steps whose
         requests rebuild (a compaction summary, a title sent with the
         session's own key): a SHOULD finding of CHECK-1, not a failure."""
-        self.one_shots += 1
+        self.one_shot_indices.append(capture.index)
         return finding(
             "CHECK-1",
             point.line,

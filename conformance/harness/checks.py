@@ -147,6 +147,7 @@ def _log_checks(judge: Judge) -> None:
         revision=revision,
         captures=read_captures(_capture_lines(evidence.captures)),
     )
+    judge.one_shots = frozenset(report.summary.one_shot_requests)
     registry = load_rules()
     first: dict[str, str] = {}
     failing: set[str] = set()
@@ -411,7 +412,7 @@ def _request_check(judge: Judge, item: JsonObject) -> None:
     """
     index = item["index"]
     captured = len(judge.evidence.captures)
-    position, limit = index, captured
+    first, limit = 0, captured
     name = f"request-{index}"
     where = f"request {index}"
     if "send" in item:
@@ -422,8 +423,14 @@ def _request_check(judge: Judge, item: JsonObject) -> None:
             judge.add(name, item["rules"], None, f"there is no send {item['send']}")
             return
         send = sends[item["send"] - 1]
-        position, limit = send.captures_before + index, send.captures_after
-    if position >= limit:
+        first, limit = send.captures_before, send.captures_after
+    # one-shot requests (a summary sent with the session's key) are no step
+    steps = [
+        capture
+        for capture in judge.evidence.captures[first:limit]
+        if capture.index not in judge.one_shots
+    ]
+    if index >= len(steps):
         judge.add(
             name,
             item["rules"],
@@ -431,7 +438,7 @@ def _request_check(judge: Judge, item: JsonObject) -> None:
             f"{where} was never sent: {captured} request(s) captured",
         )
         return
-    capture = judge.evidence.captures[position]
+    capture = steps[index]
     body = _body_text(capture)
     problems = []
     cursor = 0

@@ -208,3 +208,19 @@ def test_keep_holds_a_copy_of_a_log_the_harness_named_itself(tmp_path: Path) -> 
     copy = kept / "plain-turns.session-prefix.jsonl"
     assert own.read_bytes() == copy.read_bytes()
     assert (kept / "plain-turns.session-prefix.requests.jsonl").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.spec("CHECK-1", "WIRE-1", "PREFIX-7")
+def test_a_summary_sent_with_the_session_key_is_a_one_shot_warning_not_a_failure(
+    tmp_path: Path,
+) -> None:
+    status, stdout, report = run(
+        "summarises_with_the_session_key", tmp_path, COMPACTION
+    )
+    assert status == 0, stdout
+    problems = [c for c in report["checks"] if c["status"] != "pass"]
+    assert [(c["id"], c["status"]) for c in problems] == [
+        (f"{COMPACTION}@session-prefix/log/CHECK-1", "warn")
+    ]
+    assert "no step of the log" in problems[0]["message"]
