@@ -1,11 +1,14 @@
 """Optional harness features: a scenario that needs one the harness lacks is
 not covered, listed with its reason, never an error or a failure.
 
+Also what else outside harnesses do that the protocol allows: name their
+own log file, write a compaction summary through the session's own key.
+
 The harnesses in ``partial_harnesses/`` are the reference with one feature
 taken away (left out of ``initialize``'s ``features``, or refused with the
-"not supported" error), run as real child processes through
-``reqfold run``; the pure parts (what a scenario needs, the verdict's
-words) are tested directly.
+"not supported" error) or one such habit, run as real child processes
+through ``reqfold run``; the pure parts (what a scenario needs, the
+verdict's words) are tested directly.
 """
 
 from __future__ import annotations
