@@ -227,3 +227,25 @@ def test_a_summary_sent_with_the_session_key_is_a_one_shot_warning_not_a_failure
         (f"{COMPACTION}@session-prefix/log/CHECK-1", "warn")
     ]
     assert "no step of the log" in problems[0]["message"]
+
+
+@pytest.mark.slow
+def test_an_expected_failure_of_a_scenario_not_covered_is_not_unseen(
+    tmp_path: Path,
+) -> None:
+    expected = tmp_path / "expected.json"
+    expected.write_text(
+        json.dumps(
+            {f"{COMPACTION}@session-prefix/calls/rules@i1": {"reason": "issue 7"}}
+        ),
+        encoding="utf-8",
+    )
+    status, stdout, _ = reqfold_here(
+        "run",
+        *("--impl", impl("declares_no_compaction"), "--only", "scenarios"),
+        *("--revision", "session-prefix", "--expected-failures", str(expected)),
+        *("--scenario", COMPACTION, "--scenario", "plain-turns"),
+        cwd=ROOT,
+    )
+    assert status == 0, stdout
+    assert "not covered" in stdout
