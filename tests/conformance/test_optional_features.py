@@ -63,10 +63,13 @@ def test_a_scenario_needs_the_features_its_steps_reactions_seed_and_seams_use() 
         "step-start-seam"
     }
     assert features_needed(scenario("plain-turns")) == frozenset()
+    assert features_needed(scenario("cancel-mid-tool")) == {"blocking-tools"}
 
 
-def test_an_adapter_that_lists_no_features_declares_every_one() -> None:
-    assert declared_features({"capabilities": ["harness"]}) == frozenset(FEATURES)
+def test_an_adapter_that_lists_no_features_declares_those_the_protocol_had() -> None:
+    assert declared_features({"capabilities": ["harness"]}) == frozenset(FEATURES) - {
+        "blocking-tools"
+    }
     assert declared_features({"features": ["inject"]}) == {"inject"}
 
 
@@ -249,3 +252,17 @@ def test_an_expected_failure_of_a_scenario_not_covered_is_not_unseen(
     )
     assert status == 0, stdout
     assert "not covered" in stdout
+
+
+@pytest.mark.slow
+@pytest.mark.spec("TURN-2")
+def test_an_adapter_listing_no_features_is_not_covered_on_blocking_tools(
+    tmp_path: Path,
+) -> None:
+    status, stdout, report = run(
+        "refuses_compaction", tmp_path, "cancel-mid-tool", "plain-turns"
+    )
+    assert status == 0, stdout
+    (skipped,) = [c for c in report["checks"] if c["status"] == "skip"]
+    assert skipped["id"] == "cancel-mid-tool@session-prefix/run"
+    assert skipped["reason"] == "not covered: no blocking tools declared"
