@@ -109,15 +109,19 @@ def refused_unread(status: object, body: object) -> bool:
     return status == REFUSED_AS_TOO_LARGE and body is None
 
 
-def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
+def read_captures(
+    lines: Iterable[bytes], torn: list[int] | None = None
+) -> Iterator[CapturedRequest]:
     """Captured chat-completions requests, in file order.
 
     A line is ``{"index": n, "body": {...}, "path"?: ...}`` (the fake
     provider's capture format; lines whose ``path`` is not a chat
     completions path, and requests refused unread as too large, are
     skipped) or a bare request body (an object with
-    ``messages`` or ``model``). Blank lines are skipped. Raises
-    `CaptureUnreadable` for anything else.
+    ``messages`` or ``model``). Blank lines are skipped, and so is a torn
+    last line (no newline, not JSON: the trace of a writer stopped
+    mid-line, as a log's torn tail is), whose number goes to `torn`.
+    Raises `CaptureUnreadable` for anything else.
     """
     position = 0
     for number, raw in enumerate(lines, start=1):
@@ -126,6 +130,10 @@ def read_captures(lines: Iterable[bytes]) -> Iterator[CapturedRequest]:
         try:
             value = parse_json(raw.decode("utf-8")).value
         except (UnicodeDecodeError, ValueError) as error:  # JsonDamaged is one
+            if not raw.endswith(b"\n"):  # the last line, cut short
+                if torn is not None:
+                    torn.append(number)
+                return
             raise CaptureUnreadable(f"not JSON ({error})", line=number) from None
         if not isinstance(value, dict):
             raise CaptureUnreadable("not a JSON object", line=number)

@@ -76,6 +76,7 @@ from reqfold.conformance.codec.runner import (
 from reqfold.conformance.codec.values import encode_json, values_equal
 from reqfold.conformance.errors import AdapterTimeout
 from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.quoting import bounded
 from reqfold.reference.json_values import JsonObject, JsonValue, copy_json
 from reqfold.reference.revisions import ALL_REVISIONS, Revision
 
@@ -572,7 +573,7 @@ def _sorted(value: JsonValue) -> JsonValue:
 
 def _show(value: JsonValue, limit: int = 300) -> str:
     try:
-        text = encode_json(value)
+        text = encode_json(bounded(value))
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."

@@ -145,7 +145,11 @@ def _log_checks(judge: Judge) -> None:
         io.BytesIO(evidence.log),
         path=str(evidence.log_path),
         revision=revision,
-        captures=read_captures(_capture_lines(evidence.captures)),
+        captures=(
+            read_captures(_capture_lines(evidence.captures))
+            if evidence.wire_compared
+            else None
+        ),
     )
     judge.one_shots = frozenset(report.summary.one_shot_requests)
     registry = load_rules()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,10 +37,10 @@ from reqfold.conformance.adapters.lifecycle import (
     stderr_block,
 )
 from reqfold.conformance.adapters.messages import check_result
+from reqfold.conformance.adapters.streak import MAX_IN_A_ROW, FailureStreak
 from reqfold.conformance.errors import (
     AdapterError,
     AdapterProtocolError,
-    AdapterTimeout,
 )
 from reqfold.conformance.harness.driver import (
     FeatureNotSupported,
@@ -69,9 +70,10 @@ if TYPE_CHECKING:
 
 MAX_RESTARTS = 3
 
-MAX_TIMEOUTS_IN_A_ROW = 3
-"""Scenarios in a row an adapter may time out on before the rest are not
-played: a hung adapter would otherwise cost every scenario a timeout."""
+MAX_TIMEOUTS_IN_A_ROW = MAX_IN_A_ROW
+"""Scenarios in a row an adapter may time out on (or fail the same way on
+after a wait, `FailureStreak`) before the rest are not played: a hung
+adapter would otherwise cost every scenario a timeout."""
 
 
 class ClosableHarness(HarnessConnection, Connection, Protocol):
@@ -187,13 +189,10 @@ def run_scenarios(
                 results = [
                     _not_covered(scenario, revision, not_declared_reason(missing))
                 ]
-            elif session.timeouts >= MAX_TIMEOUTS_IN_A_ROW:
+            elif session.streak.reason is not None:
                 results = [
                     _error_result(
-                        scenario,
-                        revision,
-                        f"not played: the adapter timed out on {session.timeouts}"
-                        " scenarios in a row",
+                        scenario, revision, f"not played: {session.streak.reason}"
                     )
                 ]
             else:
@@ -227,9 +226,9 @@ class _Session:
         """Restarts that failed in a row; at `MAX_RESTARTS` no more are tried."""
         self.restart_error = ""
         """Why the last restart failed, for the report."""
-        self.timeouts = 0
-        """Scenarios in a row the adapter timed out on; at
-        `MAX_TIMEOUTS_IN_A_ROW` the rest are not played."""
+        self.streak = FailureStreak(None, unit="scenarios")
+        """Scenarios in a row the adapter timed out on, or failed the same
+        way on after a wait; at `MAX_IN_A_ROW` the rest are not played."""
 
     def start(self) -> JsonObject:
         if self.started is not None:  # the caller's, initialized already
@@ -335,15 +334,17 @@ def _play(
             f" the last: {session.restart_error}"
         )
     driver = ScenarioDriver(session.live, fake, base_url, workdir)
+    session.streak.timeout = getattr(session.live, "timeout", None)
+    started = time.monotonic()
     try:
         evidence = driver.run(scenario, revision)
     except FeatureNotSupported as refused:  # healthy, and lacks a feature
-        session.timeouts = 0
+        session.streak.succeeded()
         session.end(graceful=True)
         not_covered = _not_covered(scenario, revision, str(refused))
         return [not_covered, *_leaks(driver.evidence)]
     except ScenarioBroken as broken:  # the adapter is healthy: it said no
-        session.timeouts = 0
+        session.streak.succeeded()
         tail = session.end(graceful=True)
         leaks = _leaks(driver.evidence)
         return (
@@ -354,9 +355,7 @@ def _play(
             + leaks
         )
     except AdapterError as broken:
-        session.timeouts = (
-            session.timeouts + 1 if isinstance(broken, AdapterTimeout) else 0
-        )
+        session.streak.failed(broken, time.monotonic() - started)
         tail = session.end(graceful=False)
         leaks = _leaks(driver.evidence)
         return error(describe(broken, tail, whole_tail=True) + _notes(broken)) + leaks
@@ -366,7 +365,7 @@ def _play(
             f"the suite failed while playing the scenario: {describe(bug)}"
             f"{stderr_block(tail)}" + _notes(bug)
         )
-    session.timeouts = 0
+    session.streak.succeeded()
     lost = fake.stats().capture.dropped_requests
     if lost:  # judged on part of the requests, a pass would prove nothing
         return error(

@@ -24,10 +24,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from jsonschema import Draft202012Validator
-
 from reqfold.conformance.adapters.messages import registry
 from reqfold.conformance.loaded_files import FileBytes, LoadedFiles, file_bytes
+from reqfold.conformance.schema_check import Validator, first_problem
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -205,17 +204,17 @@ def load_scenario(path: Path) -> Scenario:
 
 
 @cache
-def _validator() -> Draft202012Validator:
+def _validator() -> Any:
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    return Draft202012Validator(schema, registry=registry())
+    return Validator(schema, registry=registry())
 
 
 def _schema_problem(raw: Any) -> str | None:
     """The first way `raw` breaks scenario.schema.json, with where, or None."""
-    errors = sorted(_validator().iter_errors(raw), key=lambda e: list(e.path))
-    if not errors:
+    found = first_problem(_validator(), raw)
+    if found is None:
         return None
-    error = errors[0]
+    error = found[0]
     where = "".join(f"[{part!r}]" for part in error.path) or "the file"
     return f"at {where}: {error.message[:300]}"
 

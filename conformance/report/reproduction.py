@@ -18,6 +18,7 @@ import shlex
 from reqfold.conformance.codec.cases import VectorCase
 from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.harness.scenarios import Scenario, Step
+from reqfold.conformance.quoting import bounded
 from reqfold.conformance.report.model import Reproduction
 from reqfold.reference.json_values import JsonObject, JsonValue
 
@@ -117,7 +118,7 @@ def vector_reproduction(
             "params": case.params,
         },
         expected=case.expect,
-        found=answer,
+        found=bounded(answer),
         first_difference=answer_difference(case.expect, answer),
     )
 
@@ -142,8 +143,8 @@ def property_reproduction(
             "params": vector.get("params"),
             "vector": vector,
         },
-        expected=expected,
-        found=answer,
+        expected=bounded(expected),
+        found=bounded(answer),
         first_difference=answer_difference(expected, answer),
     )
 
@@ -292,7 +293,7 @@ def scenario_reproduction(
             "steps": [_step_json(item) for item in steps],
         },
         expected=expected,
-        found=_cut(found),
+        found=bounded(_cut(found)),
         first_difference=difference
         if difference is not None or not comparable or None in (expected, found)
         else first_difference(expected, found),

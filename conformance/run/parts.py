@@ -27,6 +27,7 @@ from reqfold.conformance.report.reproduction import (
 )
 from reqfold.conformance.run.record import PROBLEM_OUTCOMES, RunRecord
 from reqfold.conformance.run.verdict import Check
+from reqfold.conformance.written_files import fresh_folder
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -209,7 +210,17 @@ def run_scenario_part(
             outcome.progress.problems += 1
 
     if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
+        # never over what is there already: a non-empty folder gets a
+        # fresh sub-folder, and the run says which
+        try:
+            keep = fresh_folder(keep)
+            outcome.notes.append(f"--keep: the logs and requests are kept in {keep}")
+        except OSError as error:
+            outcome.notes.append(
+                f"--keep {keep}: nothing kept, no fresh folder could be made there:"
+                f" {error.strerror or error}"
+            )
+            keep = None
     report = run_scenarios(
         connect,
         revisions=revisions,

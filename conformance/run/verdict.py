@@ -5,8 +5,9 @@ vectors, the differential properties, the harness scenarios); each result
 names the rules it shows. This module turns them all into `Check` rows,
 tallies them per rule (`rule_table`) and decides the single verdict:
 
-* ``1`` (NOT conformant): a MUST check failed (or, with ``strict``, a
-  SHOULD check warned);
+* ``1`` (NOT CONFORMANT): a MUST check failed (or, with ``strict``, a
+  SHOULD check warned); also (STALE EXPECTED FAILURE) when nothing failed
+  but an expected failure passed;
 * ``3`` (no verdict): otherwise, when a check errored, the implementation
   did not start, or no check ran at all;
 * ``0`` (conformant): every check that ran passed (SHOULD warnings are
@@ -146,9 +147,11 @@ def verdict_text(
         if "fail" in statuses:
             return "NOT CONFORMANT: a MUST rule is broken" + tail
         if "xpass" in statuses:
+            # Every check conforms: the list of expected failures is what is
+            # wrong, so the words must not say the implementation broke a rule.
             return (
-                "NOT CONFORMANT: an expected failure passed (a stale entry:"
-                " remove it from the expected failures)" + tail
+                "STALE EXPECTED FAILURE: every check conforms, but an expected"
+                " failure passed (remove its entry from the expected failures)" + tail
             )
         return "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it" + tail
     return f"NO VERDICT: {reasons[status]}" + tail
