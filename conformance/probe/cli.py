@@ -29,6 +29,7 @@ from reqfold.conformance.adapters.lifecycle import timeout_problem
 from reqfold.conformance.cache import render_text
 from reqfold.conformance.cache.cli import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
+from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.cache import cache_alone, cache_checks, judge_probe_cache
 from reqfold.conformance.probe.config_files import parse_config_template
 from reqfold.conformance.probe.driver import (
@@ -538,6 +539,10 @@ def _report(
             f"note: the harness sent {times} request(s) to {what}, which the fake"
             " does not serve (captured, answered 404/405)"
         )
+    for check in checks:
+        said_below = check.id.startswith("perturb/")  # under Perturbations
+        if check.outcome is Outcome.SKIP and not said_below:  # never silent
+            print(f"note: {check.id} [{','.join(check.rules)}]: {check.message}")
     if startup is not None:
         print(f"error: the harness could not be started: {startup}")
     if args.show == "all" and checks:
