@@ -367,3 +367,22 @@ def test_a_turn_process_that_never_exits_is_a_clear_error_after_the_timeout() ->
     assert (
         "its turn was not handled within 2 s: the process did not exit" in result.stdout
     )
+
+
+@pytest.mark.spec("CHECK-3")
+def test_without_a_key_per_process_requests_go_by_the_process_boundaries() -> None:
+    args = [
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn {{prompt}}",
+        "--next-cmd",
+        f"{TINY} turn --continue {{prompt}}",
+        "--base-url-env",
+        "TINY_BASE_URL",
+    ]
+    result = probe(*args)
+    out = result.stdout
+    assert "requests attributed to processes by when they ran" in out
+    for number in (1, 2, 3):
+        assert f"run {number}: 1 of 1 turn(s) fed, 1 handled, 1 request(s);" in out
