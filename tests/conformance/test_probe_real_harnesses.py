@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from cli_in_process import reqfold_here
+from real_harnesses import needs
 
 from reqfold.conformance.probe.perturb import faketime_library
 
@@ -33,10 +33,7 @@ def probe(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(argv, status, out, err)
 
 
-@pytest.mark.skipif(
-    shutil.which("pi") is None,
-    reason="pi is not installed (npm install -g @mariozechner/pi-coding-agent)",
-)
+@needs("pi", "npm install -g @mariozechner/pi-coding-agent")
 @pytest.mark.spec("CACHE-1", "CACHE-3", "CACHE-2")
 def test_pi_in_rpc_mode_is_driven_by_json_lines_and_its_date_breaks_the_resume(
     tmp_path: Path,
@@ -73,10 +70,7 @@ def test_pi_in_rpc_mode_is_driven_by_json_lines_and_its_date_breaks_the_resume(
         assert re.search(r"^  next-day: warn .*Current date: ", out, re.M), out
 
 
-@pytest.mark.skipif(
-    shutil.which("opencode") is None,
-    reason="opencode is not installed (npm install -g opencode-ai)",
-)
+@needs("opencode", "npm install -g opencode-ai")
 @pytest.mark.spec("CACHE-2")
 def test_opencode_runs_one_process_per_turn_from_its_project_config() -> None:
     result = probe(
