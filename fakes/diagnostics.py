@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NotRequired, TypedDict
 
@@ -187,6 +188,9 @@ class DivergenceLedger:
     ) -> Divergence | None:
         emitted = self._emitted.get(key)
         segment = prompt.segments[position]
+        items = emitted.get(ECHOED_ITEMS) if isinstance(emitted, dict) else None
+        if isinstance(items, list):
+            return items_echo_divergence(items, prompt.segments, prompt.ends, position)
         if emitted is None or not isinstance(segment.value, dict):
             return None
         if segment.value.get("role") != "assistant":
@@ -260,6 +264,42 @@ class DivergenceLedger:
             if latest is not None and latest[0] == index:
                 del self._latest[key]
                 self._emitted.pop(key, None)
+
+
+ECHOED_ITEMS = "output"
+"""An emitted answer made of items (the Responses API) lists them here."""
+ECHO_KINDS = ("message", "function_call")
+"""Item types an echo of an answer is compared on."""
+
+
+def items_echo_divergence(
+    expected: list[JsonValue],
+    segments: Sequence[Segment],
+    ends: Sequence[int],
+    position: int,
+) -> Divergence | None:
+    """The first appended answer item that differs from the one the fake
+    sent: the segments from `position` on (`ends`: their token end
+    offsets), as long as they are answer items (assistant messages,
+    function calls; reasoning items are passed by)."""
+    wanted = iter(expected)
+    for at in range(position, len(segments)):
+        segment = segments[at]
+        value = segment.value
+        kind = value.get("type") if isinstance(value, dict) else None
+        if kind == "reasoning":
+            continue
+        if kind not in ECHO_KINDS:
+            return None
+        want = next(wanted, None)
+        if want is None:
+            return None
+        if not _same(want, value):
+            mine = Segment(
+                path=segment.path, message_index=segment.message_index, value=want
+            )
+            return describe_divergence(mine, segment, ends[at - 1] if at else 0)
+    return None
 
 
 def emitted_fields(emitted: JsonValue) -> list[str]:

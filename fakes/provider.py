@@ -195,8 +195,10 @@ class FakeProvider:
     ) -> None:
         """Forget cache entries, captures, scripted actions and/or time."""
         with self._lock:
-            if cache or capture:
+            if capture:
                 # Answer ids restart with the captures: what they named goes.
+                # (Stored responses and diagnostics records are not cache:
+                # they outlive a cache reset, as they outlive an eviction.)
                 self.conversations.clear()
                 self.fingerprints.clear()
             if cache:
@@ -289,9 +291,11 @@ class FakeProvider:
         """The prompt segments of a request body, in the profile's order.
 
         Raises:
-            InvalidRequest: the body is not a valid request of the dialect.
+            InvalidRequest: the body is not a valid request of the dialect
+                (or names a stored response the fake does not keep).
         """
-        return self._dialect.segments(self._dialect.parse(body), self._profile)
+        call = self._dialect.expand(self._dialect.parse(body), self.conversations)
+        return self._dialect.segments(call, self._profile)
 
     # --- the core --------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from reqfold.conformance.adapters.lifecycle import timeout_problem
 from reqfold.conformance.cache import render_text
 from reqfold.conformance.cache.cli import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
+from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.cache import cache_alone, cache_checks, judge_probe_cache
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
@@ -352,6 +353,9 @@ def _report(
             print(f"note: {other} changed too; the most recent one was checked")
     for note in evidence.notes:
         print(f"note: {note}")
+    for check in checks:
+        if check.outcome is Outcome.SKIP:  # not a problem, but never silent
+            print(f"note: {check.id} [{','.join(check.rules)}]: {check.message}")
     if startup is not None:
         print(f"error: the harness could not be started: {startup}")
     if args.show == "all" and checks:

@@ -299,8 +299,9 @@ def _explain(diagnostic: Any, position: int) -> tuple[str, bool]:
 
 
 def provider_reason(answered: Any) -> str:
-    """ "; the provider said: ..." for what its own cache diagnostics
-    answered (the fake's diagnostic keeps it under `provider`), else ""."""
+    """The note `; the provider said: ...` for what the provider's own cache
+    diagnostics answered (the fake's diagnostic keeps it under `provider`),
+    or "" when the request named no earlier answer."""
     if not isinstance(answered, dict):
         return ""
     if "diagnostics" in answered:

@@ -16,8 +16,9 @@ Conversation state: with `previous_response_id` the API prepends the
 named response's input and output items (not its `instructions`) to the
 new input; a response is kept for that only when `store` is not false,
 and naming one that is not kept is the API's 400
-(`previous_response_not_found`). `expand_conversation` does this against
-the provider's `ConversationStore`.
+(`previous_response_not_found`). An `item_reference` stands for the
+stored item of that id. `expand_conversation` does both against the
+provider's `ConversationStore`.
 
 Prompt segments, in the profile's render order (tools, system, messages):
 one per tool; a `params` segment with what the API's own cache
@@ -301,16 +302,24 @@ def _check_message(item: JsonObject, path: str) -> None:
 
 
 class ConversationStore:
-    """Stored responses by id: the items a `previous_response_id` continues.
+    """Stored responses by id: the items a `previous_response_id` continues,
+    and each stored item by its own id, for an `item_reference`.
 
-    Thread-safe; bounded to the `limit` most recently stored responses
-    (an older id is then "not found", as an expired one is on the API).
+    Thread-safe; bounded to the `limit` most recently stored responses and
+    `16 * limit` items (an older id is then "not found", as an expired one
+    is on the API).
     """
 
     def __init__(self, limit: int = 4096) -> None:
         self.limit = limit
         self._items: OrderedDict[str, tuple[JsonValue, ...]] = OrderedDict()
+        self._by_id: OrderedDict[str, JsonValue] = OrderedDict()
         self._lock = threading.Lock()
+
+    def item(self, item_id: str) -> JsonValue:
+        """The stored item whose `id` is `item_id`, or None."""
+        with self._lock:
+            return self._by_id.get(item_id)
 
     def get(self, response_id: str) -> tuple[JsonValue, ...] | None:
         """The items of stored response `response_id` (input then output)."""
@@ -324,20 +333,32 @@ class ConversationStore:
             self._items.move_to_end(response_id)
             while len(self._items) > self.limit:
                 self._items.popitem(last=False)
+            for item in items:
+                if isinstance(item, dict) and isinstance(item.get("id"), str):
+                    item_id = item["id"]
+                    assert isinstance(item_id, str)
+                    self._by_id[item_id] = item
+                    self._by_id.move_to_end(item_id)
+            while len(self._by_id) > 16 * self.limit:
+                self._by_id.popitem(last=False)
 
     def clear(self) -> None:
         """Forget every stored response."""
         with self._lock:
             self._items.clear()
+            self._by_id.clear()
 
 
 def expand_conversation(call: ResponsesCall, store: ConversationStore) -> ResponsesCall:
-    """`call` with the items of its `previous_response_id` before its input.
+    """`call` with the items of its `previous_response_id` before its input,
+    and each `item_reference` in its input replaced by the item it names.
 
     Raises:
-        InvalidRequest: the named response is not stored (never was, was
-            sent with `store: false`, or was forgotten).
+        InvalidRequest: the named response or item is not stored (never
+            was, was sent with `store: false`, or was forgotten).
     """
+    if any(_is_reference(item) for item in call.items):
+        call = replace(call, items=_resolved(call, store))
     if call.previous_response_id is None:
         return call
     prior = store.get(call.previous_response_id)
@@ -348,6 +369,28 @@ def expand_conversation(call: ResponsesCall, store: ConversationStore) -> Respon
             code="previous_response_not_found",
         )
     return replace(call, items=prior + call.items, prior=len(prior))
+
+
+def _is_reference(item: JsonValue) -> bool:
+    return isinstance(item, dict) and item.get("type") == "item_reference"
+
+
+def _resolved(call: ResponsesCall, store: ConversationStore) -> tuple[JsonValue, ...]:
+    items: list[JsonValue] = []
+    for position, item in enumerate(call.items):
+        if not _is_reference(item):
+            items.append(item)
+            continue
+        assert isinstance(item, dict)
+        item_id = item.get("id")
+        found = store.item(item_id) if isinstance(item_id, str) else None
+        if found is None:
+            raise InvalidRequest(
+                f"Item with id '{item_id}' not found.",
+                param=f"input[{position}].id",
+            )
+        items.append(found)
+    return tuple(items)
 
 
 # --- prompt -------------------------------------------------------------------

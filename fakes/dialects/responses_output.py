@@ -142,20 +142,21 @@ def output_items(answer: ResponsesAnswer) -> list[JsonObject]:
     return items
 
 
-def emitted_item(answer: ResponsesAnswer) -> JsonObject:
-    """The assistant message as a faithful harness sends it back (rendered
-    as the prompt sees it), else the first output item."""
-    items = output_items(answer)
-    for item in items:
-        if item["type"] == "message":
-            shown = normal_item(item)
-            assert isinstance(shown, dict)
-            return shown
-    if not items:
-        return {}
-    first = normal_item(items[0])
-    assert isinstance(first, dict)
-    return first
+ECHOED_ITEMS = "output"
+"""The member of an emitted answer that lists the items a harness sends
+back (`reqfold.fakes.diagnostics` compares them with what it sent)."""
+
+
+def emitted_items(answer: ResponsesAnswer) -> JsonObject:
+    """The assistant message and function calls as a faithful harness sends
+    them back, rendered as the prompt sees them (reasoning is left out: a
+    harness may keep or drop it, as the API allows)."""
+    shown = [
+        normal_item(item)
+        for item in output_items(answer)
+        if item["type"] in ("message", "function_call")
+    ]
+    return {ECHOED_ITEMS: shown}
 
 
 def _incomplete(reply: Reply) -> bool:

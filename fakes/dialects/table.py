@@ -15,227 +15,57 @@ table compares dialect names or tests which kind of call it holds.
 
 A new dialect is one entry in `DIALECTS` (with its profile in
 `reqfold.fakes.profiles`) plus its module.
+
+The interface and what the dialects share are in
+`reqfold.fakes.dialects.base` (re-exported here for the core); the
+Responses dialect's object is in `responses_dialect`.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, cast
 
-from reqfold.fakes.cache_index import PrefixCacheIndex
 from reqfold.fakes.diagnostics import Comparison, DivergenceLedger
-from reqfold.fakes.dialects import (
-    anthropic,
-    openai_chat,
-    responses,
-    responses_output,
+from reqfold.fakes.dialects import anthropic, openai_chat
+from reqfold.fakes.dialects.base import (
+    Accounting,
+    Answer,
+    CacheState,
+    Dialect,
+    account_blocks,
+    cache_rule,
+    served_hint,
 )
 from reqfold.fakes.dialects.common import EPOCH, output_tokens
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo, render_messages
+from reqfold.fakes.dialects.responses_dialect import ResponsesDialect
 from reqfold.fakes.errors import InvalidRequest
-from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact, json_object
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
 from reqfold.fakes.native_diagnostics import (
     NOT_ASKED,
     Fingerprint,
     FingerprintStore,
     NativeDiagnosis,
     anthropic_cache_miss,
-    responses_cache_diagnostics,
 )
 from reqfold.fakes.profiles import Profile
-from reqfold.fakes.prompt import (
-    RenderedPrompt,
-    Segment,
-    render_prompt,
-)
+from reqfold.fakes.prompt import RenderedPrompt, Segment, render_prompt
 from reqfold.fakes.script import Fault, Reply
 from reqfold.fakes.tokenizer import SegmentEncoder
 
-CallT = TypeVar(
-    "CallT", openai_chat.ChatCall, anthropic.MessagesCall, responses.ResponsesCall
-)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Accounting:
-    """What the cache did with one prompt, in tokens."""
-
-    usage: JsonObject
-    cached: int
-    matched: int
-    expected: int  # what the closest earlier request left cached for this one
-    written: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Answer:
-    """A rendered answer: the message a harness sends back, and the bytes."""
-
-    emitted: JsonObject
-    body: JsonObject | None  # a JSON answer
-    frames: list[bytes] | None  # a streamed answer
-    keepalive: bytes
-    answer_id: str = ""  # the id a later request names this answer by
-    conversation: tuple[JsonValue, ...] | None = None  # kept for continuations
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CacheState:
-    """The provider's shared cache state a dialect accounts against."""
-
-    index: PrefixCacheIndex
-    ledger: DivergenceLedger
-    now: float
-
-
-class Dialect(ABC, Generic[CallT]):
-    """What one wire dialect does differently from the others."""
-
-    family: str
-    """The name a user passes to pick a dialect of this kind."""
-    paths: tuple[str, ...]
-    uses_block_keys: bool
-    """Whether its cache accounting needs the prompt's block keys."""
-
-    @abstractmethod
-    def parse(self, body: JsonValue) -> CallT:
-        """Validate a parsed body (raises `InvalidRequest`)."""
-
-    @abstractmethod
-    def segments(self, call: CallT, profile: Profile) -> list[Segment]:
-        """The prompt segments of a call, in the profile's render order."""
-
-    def check(self, segments: list[Segment], profile: Profile) -> None:
-        """Refuse segments the real API refuses (raises `InvalidRequest`)."""
-
-    def expand(self, call: CallT, conversations: responses.ConversationStore) -> CallT:
-        """The call with the conversation state the provider keeps for it
-        (raises `InvalidRequest` when it names state that is not kept)."""
-        return call
-
-    def settings(self, call: CallT) -> dict[str, str]:
-        """Settings outside the prompt the provider's own cache diagnostics
-        compare (`prompt_cache_key`), as compact JSON."""
-        return {}
-
-    def diagnoses(self, call: CallT) -> bool:
-        """Whether the provider's own cache diagnostics see this request (it
-        asks, or a later one may name it): only then is it fingerprinted."""
-        return False
-
-    def native_diagnosis(
-        self, call: CallT, current: Fingerprint, fingerprints: FingerprintStore
-    ) -> NativeDiagnosis:
-        """What the provider's own cache diagnostics make of this request
-        (nothing unless the request asks)."""
-        return NOT_ASKED
-
-    def render(
-        self,
-        call: CallT,
-        profile: Profile,
-        encoder: SegmentEncoder,
-        messages: MessagePrefixMemo | None,
-    ) -> RenderedPrompt:
-        """The checked, tokenized prompt of a call (strict JSON values).
-
-        `messages` may hold the rendered messages of recent prompts; the
-        result is the same with or without it.
-        """
-        segments = self.segments(call, profile)
-        self.check(segments, profile)
-        return render_prompt(segments, encoder, by_value=True)
-
-    @abstractmethod
-    def account(
-        self,
-        state: CacheState,
-        call: CallT,
-        prompt: RenderedPrompt,
-        keys: list[bytes],
-        root: bytes,
-        comparison: Comparison,
-        reply: Reply,
-        profile: Profile,
-    ) -> Accounting:
-        """Look the prompt up in the cache and write it; the usage to report."""
-
-    @abstractmethod
-    def answer(
-        self,
-        profile: Profile,
-        index: int,
-        call: CallT,
-        reply: Reply,
-        now: float,
-        usage: JsonObject,
-        native: JsonObject | None = None,
-    ) -> Answer:
-        """Render a successful answer (`native`: members the provider's own
-        cache diagnostics add)."""
-
-    @abstractmethod
-    def error_body(
-        self,
-        status: int,
-        message: str,
-        *,
-        error_type: str,
-        param: str | None,
-        code: str | None,
-    ) -> JsonObject:
-        """The dialect's error envelope."""
-
-    @abstractmethod
-    def fault_body(self, fault: Fault) -> JsonObject:
-        """The error body a scripted fault sends."""
-
-    @abstractmethod
-    def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:
-        """The error the real provider answers for a model it does not serve."""
-
-
-def _served(profile: Profile) -> str:
-    served = ", ".join(profile.models) or "none"
-    return (
-        f" (this fake serves: {served}; add models with --model or "
-        "the 'models' profile field)"
-    )
-
-
-def cache_rule(profile: Profile, matched: int, n: int, model: str) -> int:
-    """Cached tokens reported for a prompt of `n` tokens matching `matched`.
-
-    `floor(min(matched, cap) / block) * block`, or 0 below the minimum,
-    with `cap = n - 1` when the profile withholds the last token.
-    """
-    cap = n - 1 if profile.withhold_last_token else n
-    hit = (max(0, min(matched, cap)) // profile.block_size) * profile.block_size
-    return hit if hit >= max(profile.minimum_for(model), 1) else 0
-
-
-def account_blocks(
-    state: CacheState,
-    model: str,
-    prompt: RenderedPrompt,
-    keys: list[bytes],
-    comparison: Comparison,
-    profile: Profile,
-) -> tuple[int, int, int]:
-    """Automatic prefix caching in blocks: (cached, matched, expected) tokens."""
-    size, n = profile.block_size, prompt.n_tokens
-    # The insert refreshes every key, the hits among them included.
-    insert = n >= profile.minimum_for(model) and bool(keys)
-    blocks = state.index.account_chain(
-        keys, size, state.now, profile.ttl, insert=insert
-    )
-    matched = blocks * size
-    return (
-        cache_rule(profile, matched, n, model),
-        matched,
-        cache_rule(profile, comparison.shared_tokens, n, model),
-    )
+__all__ = [
+    "DIALECTS",
+    "Accounting",
+    "Answer",
+    "CacheState",
+    "ChatDialect",
+    "Dialect",
+    "MessagesDialect",
+    "ResponsesDialect",
+    "cache_rule",
+    "dialect_serving",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,7 +196,7 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
     def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:
         message = self.unknown_wording.format(model=model, quoted=repr(model))
         return InvalidRequest(
-            message + _served(profile),
+            message + served_hint(profile),
             status=self.unknown_status,
             param="model",
             code=self.unknown_code,
@@ -493,147 +323,9 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
 
     def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:
         return InvalidRequest(
-            f"model: {model}{_served(profile)}",
+            f"model: {model}{served_hint(profile)}",
             status=404,
             error_type="not_found_error",
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ResponsesDialect(Dialect[responses.ResponsesCall]):
-    """The OpenAI Responses API (automatic prefix cache, stored responses)."""
-
-    family: str = "openai-responses"
-    paths: tuple[str, ...] = responses.RESPONSES_PATHS
-    uses_block_keys: bool = True
-
-    def parse(self, body: JsonValue) -> responses.ResponsesCall:
-        return responses.parse_responses_request(body)
-
-    def expand(
-        self, call: responses.ResponsesCall, conversations: responses.ConversationStore
-    ) -> responses.ResponsesCall:
-        return responses.expand_conversation(call, conversations)
-
-    def segments(
-        self, call: responses.ResponsesCall, profile: Profile
-    ) -> list[Segment]:
-        return responses.responses_segments(call, profile.render_order)
-
-    def settings(self, call: responses.ResponsesCall) -> dict[str, str]:
-        settings = {
-            f"{name}": dumps_compact(value)
-            for name, value in responses.cache_params(call.body).items()
-        }
-        settings["prompt_cache_key"] = dumps_compact(call.body.get("prompt_cache_key"))
-        return settings
-
-    def diagnoses(self, call: responses.ResponsesCall) -> bool:
-        return True  # any response may be named as the comparison later
-
-    def native_diagnosis(
-        self,
-        call: responses.ResponsesCall,
-        current: Fingerprint,
-        fingerprints: FingerprintStore,
-    ) -> NativeDiagnosis:
-        options = call.body.get("prompt_cache_options")
-        named = (
-            options.get("comparison_response_id") if isinstance(options, dict) else None
-        )
-        if not isinstance(named, str):
-            return NativeDiagnosis(kept=True)
-        diagnosis = responses_cache_diagnostics(fingerprints.get(named), current)
-        return NativeDiagnosis(
-            kept=True, members={"prompt_cache_diagnostics": diagnosis}, compared=True
-        )
-
-    def account(
-        self,
-        state: CacheState,
-        call: responses.ResponsesCall,
-        prompt: RenderedPrompt,
-        keys: list[bytes],
-        root: bytes,
-        comparison: Comparison,
-        reply: Reply,
-        profile: Profile,
-    ) -> Accounting:
-        cached, matched, expected = account_blocks(
-            state, call.model, prompt, keys, comparison, profile
-        )
-        completion, reasoning = output_tokens(reply)
-        usage = responses_output.responses_usage(
-            prompt=prompt.n_tokens,
-            cached=cached,
-            completion=completion,
-            reasoning=reasoning,
-        )
-        return Accounting(
-            usage=json_object(usage),
-            cached=cached,
-            matched=matched,
-            expected=expected,
-            written=0,
-        )
-
-    def answer(
-        self,
-        profile: Profile,
-        index: int,
-        call: responses.ResponsesCall,
-        reply: Reply,
-        now: float,
-        usage: JsonObject,
-        native: JsonObject | None = None,
-    ) -> Answer:
-        diagnosis = (native or {}).get("prompt_cache_diagnostics")
-        answer = responses_output.ResponsesAnswer(
-            profile=profile,
-            index=index,
-            created=EPOCH + int(now),
-            call=call,
-            reply=reply,
-            usage=cast(responses_output.ResponsesUsage, usage),
-            diagnosis=diagnosis if isinstance(diagnosis, dict) else None,
-        )
-        stream = call.stream
-        items = tuple(responses_output.output_items(answer))
-        return Answer(
-            emitted=responses_output.emitted_item(answer),
-            body=None if stream else responses_output.response_body(answer),
-            frames=responses_output.responses_stream_frames(answer) if stream else None,
-            keepalive=openai_chat.KEEPALIVE_FRAME,
-            answer_id=responses_output.response_id(profile, index),
-            conversation=call.items + items if call.store else None,
-        )
-
-    def error_body(
-        self,
-        status: int,
-        message: str,
-        *,
-        error_type: str,
-        param: str | None,
-        code: str | None,
-    ) -> JsonObject:
-        return json_object(
-            openai_chat.chat_error_body(
-                message, error_type=error_type, param=param, code=code
-            )
-        )
-
-    def fault_body(self, fault: Fault) -> JsonObject:
-        return json_object(
-            openai_chat.chat_fault_body(fault.status, fault.message, fault.error_type)
-        )
-
-    def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:
-        return InvalidRequest(
-            f"The requested model '{model}' does not exist." + _served(profile),
-            status=400,
-            param="model",
-            code="model_not_found",
         )
 
 

@@ -330,7 +330,7 @@ def test_the_markdown_summary_gives_the_verdict_counts_problems_and_cache(
         f"| plain-turns | {REVISION} | 3 | {trace['promptTokens']}"
         f" | {trace['cachedTokens']} |" in bad
     )
-    assert "request 2 (fail)" in bad
+    assert "request 2 (FAIL)" in bad
 
 
 @pytest.mark.slow

@@ -164,6 +164,27 @@ def test_serve_serves_the_anthropic_dialect():
     assert child.returncode == 0
 
 
+def test_serve_serves_the_responses_dialect():
+    child = spawn("--dialect", "openai-responses")
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        with httpx.Client(base_url=url) as client:
+            response = client.post(
+                "/v1/responses", json={"model": "gpt-5", "input": "hi"}
+            )
+            health = client.get("/_fake/health").json()
+        assert response.json()["object"] == "response"
+        assert health["dialect"] == "openai-responses"
+        child.send_signal(signal.SIGTERM)
+        child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 0
+
+
 @pytest.mark.parametrize("text", ["nan", "-1", "infinity"])
 def test_a_seconds_option_refuses_values_that_are_not_finite_non_negative_numbers(
     text, capsys

@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 
-from reqfold.fakes import FakeProvider, Reply, ToolCall
+from reqfold.conformance.cache import (
+    ProcessStart,
+    cache_status,
+    judge_cache,
+    read_capture_lines,
+)
+from reqfold.fakes import FakeProvider, Reply, ToolCall, dump_capture_jsonl
 from reqfold.fakes.server import running_server
 
 pytestmark = [
@@ -117,3 +123,14 @@ def test_codex_runs_two_processes_and_a_tool_call_against_the_fake(
     [call] = [item for item in last["input"] if item.get("type") == "function_call"]
     assert [item["call_id"] for item in outputs] == [call["call_id"]]
     assert "hello from the readme" in json.dumps(outputs[0]["output"])
+    # The cache judgement from the requests alone (docs/cache.md) agrees.
+    judgement = judge_cache(
+        read_capture_lines(iter(dump_capture_jsonl(requests).splitlines())),
+        starts=[
+            ProcessStart(first_index=0, name="run 1", kind="fresh"),
+            ProcessStart(first_index=1, name="run 2", kind="resume"),
+        ],
+    )
+    assert judgement.breaks == []
+    assert judgement.echoes == []
+    assert cache_status(judgement) == 0

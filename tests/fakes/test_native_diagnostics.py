@@ -198,3 +198,46 @@ def test_a_cache_miss_names_the_reason_the_api_gives(
 def test_an_unknown_comparison_response_is_not_found(gpt: Any) -> None:
     answer = respond(gpt, "resp_unknown")
     assert answer.prompt_cache_diagnostics.type == "comparison_response_not_found"
+
+
+@pytest.mark.parametrize(
+    ("dialect", "path", "body", "where"),
+    [
+        (
+            "anthropic",
+            "/v1/messages",
+            {"diagnostics": "yes"},
+            "diagnostics",
+        ),
+        (
+            "anthropic",
+            "/v1/messages",
+            {"diagnostics": {"previous_message_id": 7}},
+            "diagnostics.previous_message_id",
+        ),
+        (
+            "openai-responses",
+            "/v1/responses",
+            {"prompt_cache_options": {"comparison_response_id": 7}},
+            "prompt_cache_options.comparison_response_id",
+        ),
+    ],
+)
+def test_a_malformed_opt_in_is_the_apis_400_naming_it(
+    dialect: str, path: str, body: dict[str, Any], where: str
+) -> None:
+    base = (
+        {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 10,
+            "messages": [{"role": "user", "content": "hi"}],
+        }
+        if dialect == "anthropic"
+        else {"model": "gpt-5", "input": "hi"}
+    )
+    fake = FakeProvider(dialect)
+    with httpx.Client(transport=FakeTransport(fake)) as http:
+        answer = http.post("http://fake" + path, json={**base, **body})
+    assert answer.status_code == 400
+    assert where in answer.text
+    assert fake.fingerprints.get("anything") is None

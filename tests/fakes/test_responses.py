@@ -362,3 +362,88 @@ def test_keep_alives_are_skipped_and_a_cut_stream_is_an_error_to_the_sdk(
     assert events[-1].response.output_text == "still here"
     with pytest.raises(openai.APIConnectionError):
         list(client.responses.create(model="gpt-5", input="hi", stream=True))
+
+
+def test_the_prompt_counted_for_a_continuation_holds_the_stored_conversation(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    first = client.responses.create(model="gpt-5", input="first question")
+    alone = fake.count_prompt_tokens({"model": "gpt-5", "input": "next"})
+    continued = fake.count_prompt_tokens(
+        {"model": "gpt-5", "input": "next", "previous_response_id": first.id}
+    )
+    assert first.usage is not None
+    assert continued > alone
+    assert continued > first.usage.input_tokens
+
+
+def test_a_function_call_sent_back_with_other_argument_bytes_is_named(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    fake.push(
+        Reply(reasoning="r", tool_calls=(ToolCall.of("ls", {"path": "."}),)),
+        Reply(text="x"),
+    )
+    first = client.responses.create(
+        model="gpt-5", instructions=INSTRUCTIONS, tools=[LS], input="list"
+    )
+    reasoning, call = first.output
+    assert call.type == "function_call"
+    respaced = {
+        "type": "function_call",
+        "call_id": call.call_id,
+        "name": "ls",
+        "arguments": '{"path": "."}',
+    }
+    client.responses.create(
+        model="gpt-5",
+        instructions=INSTRUCTIONS,
+        tools=[LS],
+        input=[
+            {"role": "user", "content": "list"},
+            reasoning.model_dump(exclude_none=True),
+            respaced,
+            {"type": "function_call_output", "call_id": call.call_id, "output": "a"},
+        ],
+    )
+    echo = fake.last_request.diagnostic["echo_divergence"]
+    assert echo is not None
+    assert echo["field"] == "input[2].arguments"
+    assert echo["earlier"] == '{"path":"."}'
+
+
+def test_an_item_reference_stands_for_the_stored_item_it_names(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    fake.push(Reply(text="the answer"))
+    first = client.responses.create(model="gpt-5", instructions=INSTRUCTIONS, input="q")
+    [message] = first.output
+    client.responses.create(
+        model="gpt-5",
+        instructions=INSTRUCTIONS,
+        input=[
+            {"role": "user", "content": "q"},
+            {"type": "item_reference", "id": message.id},
+        ],
+    )
+    assert fake.last_request.diagnostic["relation"] == "append"
+    assert fake.last_request.diagnostic["echo_divergence"] is None
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(
+            model="gpt-5", input=[{"type": "item_reference", "id": "msg_unknown"}]
+        )
+    assert isinstance(caught.value.body, dict)
+    assert caught.value.body["param"] == "input[0].id"
+
+
+def test_stored_responses_outlive_a_cache_reset_and_go_with_the_captures(
+    fake: FakeProvider, client: openai.OpenAI
+) -> None:
+    first = client.responses.create(model="gpt-5", input="q")
+    fake.reset(cache=True, capture=False, script=False)
+    client.responses.create(model="gpt-5", input="again", previous_response_id=first.id)
+    fake.reset(cache=False, capture=True, script=False)
+    with pytest.raises(openai.BadRequestError):
+        client.responses.create(
+            model="gpt-5", input="again", previous_response_id=first.id
+        )
