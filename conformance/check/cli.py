@@ -16,12 +16,14 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, suppress
 from typing import BinaryIO, TextIO
 
 from reqfold.conformance.cache import cli as cache_cli
 from reqfold.conformance.check import (
+    RECONSTRUCTION_RULES,
     CaptureUnreadable,
     FileReport,
     check_lines,
@@ -30,6 +32,7 @@ from reqfold.conformance.check import (
     render_json,
     render_text,
 )
+from reqfold.conformance.check.capture_dialect import uncompared_note
 from reqfold.conformance.check.file_kind import (
     SNIFFED_BYTES,
     SNIFFED_LINES,
@@ -190,21 +193,33 @@ def _check_under(
         # which the checker joins in place, so it is never held twice.
         pieces = _pieces(log, size)
         captures = None
+        uncompared: Counter[str] = Counter()
         if args.requests:
             try:
                 capture = stack.enter_context(open(args.requests, "rb"))
             except OSError as error:
                 raise _RequestsUnreadable(error.strerror or str(error)) from None
-            captures = read_captures(capture, torn)
-        return check_lines(
+            captures = read_captures(capture, torn, uncompared)
+        report = check_lines(
             pieces,
             path=path,
             revision=revision,
             thorough=args.thorough,
             strict=args.strict,
             captures=captures,
+            uncompared=uncompared,
             infer=revision is None,
         )
+        if uncompared:
+            report.notes.append(
+                uncompared_note(
+                    args.requests,
+                    uncompared,
+                    report.summary.requests_matched,
+                    RECONSTRUCTION_RULES,
+                )
+            )
+        return report
 
 
 def _pieces(handle: BinaryIO, size: int) -> Iterator[bytes]:

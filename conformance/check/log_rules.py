@@ -113,6 +113,8 @@ class LogSummary:
     history unknown), so no capture was compared with them."""
     requests_matched: int = 0
     reconstructing: bool = False
+    requests_uncompared: Counter[str] = field(default_factory=Counter)
+    """Captured requests in other dialects, not compared, by dialect."""
 
 
 class LogChecker:
