@@ -102,6 +102,8 @@ class _State:
         default_factory=dict
     )
     """The shapes of the last few openings (most requests repeat one)."""
+    within: dict[int, int] = field(default_factory=dict)
+    """Per stream: requests compared with one of the same process."""
     crossings: set[str] = field(default_factory=set)
     """`resume` and `fresh`, as seen between processes."""
 
@@ -203,6 +205,8 @@ def _judge_one(
     if across != "within":
         state.crossings.add(across)
         _note_static(state.static[stream.number], prompt)
+    if across == "within":
+        state.within[stream.number] = state.within.get(stream.number, 0) + 1
     shared = shared_segments(previous, prompt)
     if previous.model != prompt.model:
         shared = 0  # another model is another cache partition
@@ -444,7 +448,10 @@ def _finish(
         static=static,
         skipped=state.skipped,
     )
-    judgement.findings.extend(_findings(judgement, state, fail_on, max_lost_tokens))
+    main_number = main.number if main is not None else -1
+    judgement.findings.extend(
+        _findings(judgement, state, fail_on, max_lost_tokens, main_number)
+    )
     return judgement
 
 
@@ -523,6 +530,7 @@ def _findings(
     state: _State,
     fail_on: Collection[str],
     max_lost_tokens: int | None,
+    main_number: int,
 ) -> list[Finding]:
     unexpected = [item for item in judgement.breaks if item.expected is None]
 
@@ -533,15 +541,23 @@ def _findings(
     main = next((s for s in judgement.streams if s.main), None)
     if main is not None:
         broken = breaks_of("CACHE-1")
+        compared = state.within.get(main_number, 0)
+        outcome = Outcome.FAIL if broken else Outcome.PASS
+        message = (
+            _describe(broken)
+            if broken
+            else f"each of the {compared} request(s) of the main stream that"
+            " followed another in the same process extends it"
+        )
+        if not compared:
+            outcome = Outcome.SKIP
+            message = "no two requests of the main stream came from one process"
         findings.append(
             Finding(
                 id="cache/main-extends",
                 rules=("CACHE-1",),
-                outcome=Outcome.FAIL if broken else Outcome.PASS,
-                message=_describe(broken)
-                if broken
-                else f"each of the {main.requests} requests of the main stream"
-                " extends the previous one of its process",
+                outcome=outcome,
+                message=message,
             )
         )
     sides = [s for s in judgement.streams if not s.main]

@@ -246,3 +246,16 @@ def test_a_side_stream_rewriting_itself_warns_and_leaves_the_main_one_alone() ->
     outcomes = {f.id: f.outcome for f in judgement.findings}
     assert outcomes["cache/main-extends"] is Outcome.PASS
     assert outcomes["cache/side-streams-extend"] is Outcome.WARN
+
+
+@pytest.mark.spec("CACHE-1")
+def test_one_request_per_process_leaves_cache_1_unjudged_not_passed() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    judgement = judge_cache(
+        read_capture_lines(session.lines()), starts=starts((0, "first"), (1, "resume"))
+    )
+    finding = next(f for f in judgement.findings if f.id == "cache/main-extends")
+    assert finding.outcome is Outcome.SKIP
+    assert "no two requests" in finding.message
