@@ -456,6 +456,11 @@ def _finish(
 
 
 def _renamed(row: Row, names: Mapping[str, str]) -> Row:
+    relation = row.relation
+    if relation in ("first", "new-opening") and row.previous is None:
+        # Told once the main stream is known: a side request sent first
+        # (a title generator) does not make the main stream a side one.
+        relation = "first" if names[row.stream] == "main" else "new-opening"
     return Row(
         index=row.index,
         process=row.process,
@@ -464,9 +469,11 @@ def _renamed(row: Row, names: Mapping[str, str]) -> Row:
         cached=row.cached,
         written=row.written,
         lost=row.lost,
-        relation=row.relation,
+        relation=relation,
         previous=row.previous,
-        cause=row.cause,
+        cause="new-opening"
+        if relation == "new-opening"
+        else row.cause.replace("new-opening", ""),
         expected=row.expected,
     )
 

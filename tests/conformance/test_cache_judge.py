@@ -259,3 +259,20 @@ def test_one_request_per_process_leaves_cache_1_unjudged_not_passed() -> None:
     finding = next(f for f in judgement.findings if f.id == "cache/main-extends")
     assert finding.outcome is Outcome.SKIP
     assert "no two requests" in finding.message
+
+
+@pytest.mark.spec("STREAM-1")
+def test_a_side_request_sent_before_the_first_main_one_leaves_main_first() -> None:
+    session = Session()
+    saved = session.system, session.tools
+    session.system, session.tools = "You write titles.", []
+    session.send([{"role": "user", "content": "Title for: fix the bug"}])
+    session.system, session.tools = saved
+    session.turn("fix the bug")
+    session.turn("and test it")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    assert [(r.stream, r.relation, r.cause) for r in judgement.rows] == [
+        ("side 1", "new-opening", "new-opening"),
+        ("main", "first", ""),
+        ("main", "append", ""),
+    ]
