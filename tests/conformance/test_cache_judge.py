@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import httpx
 import pytest
 from cache_sessions import SYSTEM, TOOLS, Session
 
@@ -14,6 +18,7 @@ from reqfold.conformance.cache import (
     render_text,
 )
 from reqfold.conformance.outcomes import Outcome
+from reqfold.fakes import FakeProvider, FakeTransport, dump_capture_jsonl
 from reqfold.fakes.dialects.table import cache_rule
 
 
@@ -276,3 +281,54 @@ def test_a_side_request_sent_before_the_first_main_one_leaves_main_first() -> No
         ("main", "first", ""),
         ("main", "append", ""),
     ]
+
+
+def anthropic_session(echo: str | None) -> list[str]:
+    """Two Messages API turns; the assistant turn re-sent as `echo` (None: as
+    the fake returned it)."""
+    provider = FakeProvider("anthropic")
+    client = httpx.Client(transport=FakeTransport(provider), base_url="http://fake")
+    system = [
+        {"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}},
+    ]
+    tools = [{"name": "read", "description": "Read a file. " * 30, "input_schema": {}}]
+    messages: list[Any] = [{"role": "user", "content": "hello " * 50}]
+
+    def send() -> Any:
+        body = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 100,
+            "system": system,
+            "tools": tools,
+            "messages": messages,
+        }
+        return client.post("/v1/messages", json=body).json()
+
+    reply = send()
+    content: Any = reply["content"] if echo is None else echo
+    messages.append({"role": "assistant", "content": content})
+    messages.append({"role": "user", "content": "and then?"})
+    send()
+    return dump_capture_jsonl(provider.capture).splitlines()
+
+
+@pytest.mark.spec("STREAM-4")
+def test_an_anthropic_echo_is_judged_block_by_block_and_a_string_is_one_block() -> None:
+    faithful = judge_cache(read_capture_lines(anthropic_session(None)))
+    assert faithful.echoes == []
+    assert [row.relation for row in faithful.rows] == ["first", "append"]
+    returned = anthropic_session(None)[0]
+    text = json.loads(returned)["reply"]["content"][0]["text"]
+    shorthand = judge_cache(read_capture_lines(anthropic_session(text)))
+    assert shorthand.echoes == []
+    changed = judge_cache(read_capture_lines(anthropic_session(text + "!")))
+    (echo,) = changed.echoes
+    assert echo.field.startswith("messages[1].content")
+    assert echo.echoed.endswith("!")
+
+
+def test_the_static_opening_says_what_an_anthropic_breakpoint_covers() -> None:
+    judgement = judge_cache(read_capture_lines(anthropic_session(None)))
+    static = judgement.static
+    assert static is not None
+    assert static.breakpoint_tokens == static.opening_tokens > 0
