@@ -85,7 +85,7 @@ class _Stream:
 @dataclass(slots=True)
 class _Static:
     first: Prompt
-    static_segments: int
+    static_tokens: int
     starts: int = 1
 
 
@@ -188,7 +188,7 @@ def _judge_one(
             system_excerpt=prompt.system_text[:80],
         )
         state.streams.append(stream)
-        state.static[stream.number] = _Static(prompt, prompt.opening)
+        state.static[stream.number] = _Static(prompt, prompt.opening_tokens)
         relation: Relation = "first" if stream.number == 0 else "new-opening"
         _row(state, prompt, name, stream, relation, None, "", 0, expected=False)
         return
@@ -332,8 +332,7 @@ def _stream_for(state: _State, shape: OpeningShape) -> _Stream | None:
 
 def _note_static(static: _Static, prompt: Prompt) -> None:
     """A process start: how much of the first opening it still shares."""
-    shared = min(shared_segments(static.first, prompt), static.static_segments)
-    static.static_segments = shared
+    static.static_tokens = min(static.static_tokens, _matched(static.first, prompt))
     static.starts += 1
 
 
@@ -508,16 +507,18 @@ def _with_rules(item: Break, stream: str, main: bool) -> Break:
 
 def _static_opening(static: _Static) -> StaticOpening:
     first = static.first
-    shared = static.static_segments
     breakpoint_tokens: int | None = None
     if first.profile.dialect == "anthropic":
         breakpoint_tokens = 0
-        for position in range(min(shared, len(first.segments))):
-            if first.segments[position].breakpoint is not None:
-                breakpoint_tokens = first.start_of(position + 1)
+        for position, segment in enumerate(first.segments):
+            end = first.start_of(position + 1)
+            if end > static.static_tokens:
+                break
+            if segment.breakpoint is not None:
+                breakpoint_tokens = end
     return StaticOpening(
         opening_tokens=first.opening_tokens,
-        static_tokens=first.start_of(min(shared, first.opening)),
+        static_tokens=static.static_tokens,
         starts=static.starts,
         breakpoint_tokens=breakpoint_tokens,
     )
