@@ -222,8 +222,8 @@ def _judge_one(
     cause = classify(previous, prompt, shared)
     lost = max(
         0,
-        prompt.cached_for(previous.n_tokens)
-        - prompt.cached_for(_matched(previous, prompt)),
+        _cacheable(previous, prompt, previous.n_tokens)
+        - _cacheable(previous, prompt, _matched(previous, prompt)),
     )
     why = declared.get(prompt.index)
     if why is None and cause.name in EXPECTED_SHAPES:
@@ -279,8 +279,10 @@ def _judge_fresh(
     cause = classify(previous, prompt, shared)
     lost = max(
         0,
-        prompt.cached_for(previous.opening_tokens)
-        - prompt.cached_for(min(_matched(previous, prompt), previous.opening_tokens)),
+        _cacheable(previous, prompt, previous.opening_tokens)
+        - _cacheable(
+            previous, prompt, min(_matched(previous, prompt), previous.opening_tokens)
+        ),
     )
     _row(
         state, prompt, process, stream, "fresh", previous.index, cause.name, lost, False
@@ -309,6 +311,21 @@ def _judge_fresh(
 def _largest(state: _State) -> _Stream:
     """The main stream so far: the one holding the most prompt tokens."""
     return max(state.streams, key=lambda s: (s.prompt_tokens, -s.number))
+
+
+def _cacheable(previous: Prompt, prompt: Prompt, matched: int) -> int:
+    """What the fake caches of `prompt` when its first `matched` tokens are
+    those of `previous`: the dialect's block rule, or, for Anthropic, the
+    longest entry `previous` wrote (at its cache breakpoints) within them."""
+    if previous.profile.dialect != "anthropic":
+        return prompt.cached_for(matched)
+    ends = [
+        previous.start_of(position + 1)
+        for position, segment in enumerate(previous.segments)
+        if segment.breakpoint is not None
+    ]
+    hit = max((end for end in ends if end <= matched), default=0)
+    return hit if hit >= previous.profile.minimum_for(previous.model) else 0
 
 
 def _matched(previous: Prompt, prompt: Prompt) -> int:

@@ -283,16 +283,19 @@ def test_a_side_request_sent_before_the_first_main_one_leaves_main_first() -> No
     ]
 
 
-def anthropic_session(echo: str | None) -> list[str]:
+def anthropic_session(echo: str | None, tomorrow: bool = False) -> list[str]:
     """Two Messages API turns; the assistant turn re-sent as `echo` (None: as
-    the fake returned it)."""
+    the fake returned it); with `tomorrow`, the second has the next day's
+    date in its system text."""
     provider = FakeProvider("anthropic")
     client = httpx.Client(transport=FakeTransport(provider), base_url="http://fake")
     system = [
         {"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}},
     ]
     tools = [{"name": "read", "description": "Read a file. " * 30, "input_schema": {}}]
-    messages: list[Any] = [{"role": "user", "content": "hello " * 50}]
+    mark = {"cache_control": {"type": "ephemeral"}}
+    first = {"type": "text", "text": "hello " * 500, **mark}
+    messages: list[Any] = [{"role": "user", "content": [first]}]
 
     def send() -> Any:
         body = {
@@ -308,6 +311,8 @@ def anthropic_session(echo: str | None) -> list[str]:
     content: Any = reply["content"] if echo is None else echo
     messages.append({"role": "assistant", "content": content})
     messages.append({"role": "user", "content": "and then?"})
+    if tomorrow:
+        system[0] = {**system[0], "text": SYSTEM.replace("12-06", "12-07")}
     send()
     return dump_capture_jsonl(provider.capture).splitlines()
 
@@ -332,3 +337,16 @@ def test_the_static_opening_says_what_an_anthropic_breakpoint_covers() -> None:
     static = judgement.static
     assert static is not None
     assert static.breakpoint_tokens == static.opening_tokens > 0
+
+
+@pytest.mark.spec("CACHE-1", "CACHE-2")
+def test_anthropic_tokens_lost_follow_the_breakpoints_the_previous_request_wrote() -> (
+    None
+):
+    lines = anthropic_session(None, tomorrow=True)
+    judgement = judge_cache(read_capture_lines(lines))
+    (broken,) = judgement.breaks
+    assert broken.cause == "date-time"
+    first, second = (json.loads(line)["usage"] for line in lines)
+    previous_prompt = first["cache_creation_input_tokens"] + first["input_tokens"]
+    assert broken.lost == previous_prompt - second["cache_read_input_tokens"]
