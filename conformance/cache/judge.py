@@ -116,6 +116,7 @@ def judge_cache(
     fail_on: Collection[str] = (),
     max_lost_tokens: int | None = None,
     profile: Profile | None = None,
+    starts_by_key: bool = False,
 ) -> CacheJudgement:
     """Judge the prompt-cache stability of a harness from its requests alone.
 
@@ -132,10 +133,14 @@ def judge_cache(
         max_lost_tokens: fail when the unexpected breaks lose more tokens.
         profile: the fake profile the requests were served under (default:
             told from each request's path and usage).
+        starts_by_key: with no `starts`, a request sent with another API key
+            than the one before starts a process (a resumed one), as with
+            `reqfold probe`'s fresh key per process.
     """
     declared = dict(expected or {})
     ordered = sorted(starts, key=lambda start: start.first_index)
     firsts = [start.first_index for start in ordered]
+    last_key: str | None = None
     encoder = SegmentEncoder(max_bytes=MEMO_BYTES)
     memo = MessagePrefixMemo(max_prompts=4, max_bytes=MEMO_BYTES)
     state = _State()
@@ -156,6 +161,17 @@ def judge_cache(
         if prompt is None:
             state.skipped.append((call.index, "not a request the fake renders"))
             continue
+        if starts_by_key and not starts and call.key != last_key:
+            if last_key is not None or not ordered:
+                ordered.append(
+                    ProcessStart(
+                        first_index=call.index,
+                        name=f"process {len(ordered) + 1}",
+                        kind="resume" if ordered else "first",
+                    )
+                )
+                firsts.append(call.index)
+            last_key = call.key
         position = bisect.bisect_right(firsts, call.index) - 1
         process = ordered[position] if position >= 0 else None
         _judge_one(state, prompt, process, declared)
