@@ -151,6 +151,11 @@ def _history(
     shifted = _shifted(earlier, current, left)
     if shifted:
         return cause("messages-dropped", f"{shifted} message(s) dropped before it")
+    if _SUMMARY.search(text_of(right.value)) and (
+        current.message_count < earlier.message_count
+        or _moved_down(earlier, current, left)
+    ):
+        return cause("summary-inserted", "a summary in place of earlier messages")
     if len(_conversation(current)) <= 1:
         return cause("conversation-cleared", "the conversation restarted")
     if current.message_count < earlier.message_count:
@@ -185,6 +190,14 @@ def _shifted(earlier: Prompt, current: Prompt, left: Segment) -> int:
                 return there - here
             return later - position
     return 0
+
+
+def _moved_down(earlier: Prompt, current: Prompt, left: Segment) -> bool:
+    """The earlier segment at the first difference is still there, later:
+    something was inserted before it."""
+    position = earlier.segments.index(left)
+    digest = earlier.digests[position]
+    return digest in current.digests[position + 1 :]
 
 
 def _messages_dropped(earlier: Prompt, current: Prompt, shared: int) -> Cause:

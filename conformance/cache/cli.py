@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="INDEX[:resume|fresh]",
         help="a harness process started with the request of this capture index"
         " (resume: it continues the session before; fresh: a new session in the"
-        " same project); repeatable",
+        " same project); repeatable. Without it, a change of API key starts a"
+        " resumed process",
     )
     group.add_argument(
         "--expect-break",
@@ -126,7 +127,8 @@ def run_requests(args: argparse.Namespace) -> int:
         with open(args.requests, "rb") as capture:
             judgement = judge_cache(
                 read_capture_lines(capture),
-                starts=named_starts(args.process_start),
+                starts=named_starts(args.process_start) if args.process_start else (),
+                starts_by_key=not args.process_start,
                 expected=dict(args.expect_break),
                 fail_on=args.fail_on,
                 max_lost_tokens=args.max_lost_tokens,
