@@ -18,7 +18,10 @@ def cache_status(judgement: CacheJudgement, *, strict: bool = False) -> int:
 
 
 def judgement_json(judgement: CacheJudgement) -> dict[str, Any]:
-    """The JSON form: every member of the judgement, plus its totals."""
+    """The JSON form: every member of the judgement, plus its totals; each
+    timeline row and break with what the provider's own diagnostics said
+    (`provider_said`, null when the request did not opt in)."""
+    said = judgement.provider_said
     return {
         "prompt_tokens": judgement.prompt_tokens,
         "cached_tokens": judgement.cached_tokens,
@@ -27,9 +30,15 @@ def judgement_json(judgement: CacheJudgement) -> dict[str, Any]:
         "static_opening": dataclasses.asdict(judgement.static)
         if judgement.static is not None
         else None,
-        "breaks": [dataclasses.asdict(item) for item in judgement.breaks],
+        "breaks": [
+            {**dataclasses.asdict(item), "provider_said": said.get(item.index)}
+            for item in judgement.breaks
+        ],
         "echoes": [dataclasses.asdict(item) for item in judgement.echoes],
-        "timeline": [dataclasses.asdict(item) for item in judgement.rows],
+        "timeline": [
+            {**dataclasses.asdict(item), "provider_said": said.get(item.index)}
+            for item in judgement.rows
+        ],
         "findings": [
             {**dataclasses.asdict(item), "outcome": item.outcome.value}
             for item in judgement.findings
@@ -78,6 +87,8 @@ def render_text(
     )
     for row in judgement.rows:
         cause = row.cause + (" (expected)" if row.expected and row.cause else "")
+        if (said := judgement.provider_said.get(row.index)) is not None:
+            cause += ("; " if cause else "") + f"the provider said: {said}"
         lines.append(
             f"  {row.index:>5}  {row.process[:10]:<10}  {row.stream[:8]:<8}"
             f"  {row.prompt:>6}  {_count(row.cached):>6}  {_count(row.written):>7}"
@@ -96,6 +107,8 @@ def render_text(
         )
         if item.detail:
             lines.append(f"    {item.detail}")
+        if (said := judgement.provider_said.get(item.index)) is not None:
+            lines.append(f"    the provider said: {said}")
         lines.append(f"    at {item.field}")
         lines.append(f"    was: {item.earlier!r}")
         lines.append(f"    now: {item.current!r}")
