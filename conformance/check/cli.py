@@ -57,7 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--requests",
         metavar="CAPTURE.jsonl",
         help="requests captured on the wire for the (single) log: check that each"
-        " equals what the log rebuilds for its step",
+        " equals what the log rebuilds for its step (requests in the anthropic or"
+        " openai-responses dialect are left out, with a note)",
     )
     parser.add_argument(
         "--revision",
