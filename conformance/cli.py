@@ -9,23 +9,30 @@ does not pay for the fake provider's server stack.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.metadata
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TextIO, cast
 
 from reqfold.conformance.interrupts import say_stderr
+from reqfold.conformance.terminal_text import EscapingStream
 
 # subcommand name -> (module, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("reqfold.conformance.check.cli", "verify session logs offline"),
+    "check": (
+        "reqfold.conformance.check.cli",
+        "check session logs offline, with their captured requests",
+    ),
     "compare": (
         "reqfold.conformance.report.cli",
-        "compare two JSON run reports: newly failing, newly passing, cache",
+        "compare two JSON run reports: what newly fails, passes, or caches less",
     ),
-    "demo": ("reqfold.conformance.demo", "run the scripted demo session"),
-    "fake": ("reqfold.fakes.cli", "run the fake caching provider"),
+    "demo": ("reqfold.conformance.demo", "play the scripted demo session, log it"),
+    "fake": ("reqfold.fakes.cli", "serve the fake caching provider"),
     "probe": (
         "reqfold.conformance.probe.cli",
         "check an unmodified harness as a black box",
@@ -41,12 +48,40 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+_DOCS: dict[str | None, str] = {
+    None: "harness-guide.md",
+    "check": "checker.md",
+    "compare": "reports.md",
+    "demo": "reference-harness.md",
+    "fake": "fake-provider.md",
+    "probe": "probe.md",
+    "run": "harness-guide.md",
+    "vectors": "vectors.md",
+}
+"""The page of the docs each command's help points to."""
+
+
+def docs_page(command: str | None) -> Path:
+    """Where a command's page of the docs is: in the installed package
+    (``reqfold/docs``, which the wheel ships), or the checkout's ``docs/``."""
+    import reqfold
+
+    return Path(reqfold.__file__).resolve().parent / "docs" / _DOCS[command]
+
+
+def _epilog(command: str | None) -> str:
+    # its own lines, never wrapped (a path must stay whole to be copied)
+    return f"docs: {docs_page(command)}\n(also docs/{_DOCS[command]} in the repository)"
+
+
 def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Build the parser; `names` limits which subcommand modules get imported."""
     parser = argparse.ArgumentParser(
         prog="reqfold",
         description="Conformance suite for reconstructable, cache-stable "
         "LLM harness requests.",
+        epilog=_epilog(None),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -55,7 +90,13 @@ def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
             sub.add_parser(name, help=help_text)
             continue
         module = importlib.import_module(module_name)
-        command = sub.add_parser(name, help=help_text, description=help_text)
+        command = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=_epilog(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(command)
         command.set_defaults(_run=module.run, _parser=command)
     return parser
@@ -101,16 +142,57 @@ def _subcommand_word(args_list: list[str]) -> str | None:
     return next((a for a in args_list if not a.startswith("-")), None)
 
 
+def _bare_command(
+    parser: argparse.ArgumentParser, args_list: list[str]
+) -> argparse.ArgumentParser | None:
+    """The parser whose help to print when `args_list` is empty (``reqfold``)
+    or only a command that needs an action (``reqfold fake``); None
+    otherwise (an option given is parsed, and said wrong, as it is)."""
+    if not args_list:
+        return parser
+    command = _subparsers(parser).get(args_list[0])
+    if command is not None and len(args_list) == 1 and _subparsers(command):
+        return command
+    return None
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser's subcommands by name (none for a parser without)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def _main(args_list: list[str]) -> int:
     # Only the subcommand's module is imported, none for ``reqfold
     # --version``, ``--help`` or a word that is no subcommand.
     first = _subcommand_word(args_list)
     parser = build_parser([first] if first in _SUBCOMMANDS else [])
+    bare = _bare_command(parser, args_list)
+    if bare is not None:  # no command or no action: its list, not one error line
+        bare.print_help(sys.stderr)
+        return 2
     args, unknown = parser.parse_known_args(args_list)
     if unknown:  # said by the subcommand, with its own usage
         args._parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    status: int = args._run(args)
+    with escaped_output():
+        status: int = args._run(args)
     return status
+
+
+@contextlib.contextmanager
+def escaped_output() -> Iterator[None]:
+    """Everything printed meanwhile goes through `EscapingStream`: text an
+    implementation controls (an error message, its name, a check id in a
+    report) never reaches the terminal as control sequences."""
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout = cast(TextIO, EscapingStream(stdout))
+    sys.stderr = cast(TextIO, EscapingStream(stderr))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
 
 
 if __name__ == "__main__":

@@ -9,6 +9,12 @@ reader of stdout went away or the suite itself failed unexpectedly.
 
 Only the first signal interrupts; later ones are remembered, so a second
 Ctrl-C cannot break off the cleanup the first one started.
+
+A command's verdict is its commit point (`commit_verdict`): a signal before
+it stops the run with no verdict; one after it (while the reports are
+written and the adapters closed) is too late to stop anything, so it is
+said, and the verdict and its exit status stand. Either way what is printed
+and the exit status agree.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ def raise_if_stopped() -> None:
     swallows what it raises (a garbage-collection callback): calling this
     at each step makes the stop stick.
     """
-    if _received:
+    if _received and not _committed:
         raise Interrupted(_received[0])
 
 
@@ -58,10 +64,25 @@ _pending = False
 """The first signal came inside such a block: it is raised when the block ends."""
 
 
+_committed = False
+"""The current run gave its verdict: signals are only recorded from then on."""
+
+
+def commit_verdict() -> None:
+    """The run is about to give its verdict: raise `Interrupted` if a signal
+    came first (one held back by `signals_deferred` too); after this, a
+    signal no longer stops the run (module docstring)."""
+    global _committed, _pending
+    if _received:
+        _pending = False
+        raise Interrupted(_received[0])
+    _committed = True
+
+
 def _on_signal(signum: int, frame: object) -> None:
     global _pending
     _received.append(signum)
-    if len(_received) == 1:
+    if len(_received) == 1 and not _committed:
         if _deferring:
             _pending = True
             return
@@ -101,8 +122,9 @@ def signals_deferred() -> Iterator[None]:
 
 def run_guarded(prog: str, body: Callable[[], int]) -> int:
     """Run `body` with SIGINT and SIGTERM handled; returns the exit status."""
-    global _pending
+    global _pending, _committed
     _received.clear()
+    _committed = False
     previous = {
         signum: signal.signal(signum, _on_signal)
         for signum in (signal.SIGTERM, signal.SIGINT)
@@ -128,8 +150,11 @@ def run_guarded(prog: str, body: Callable[[], int]) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        if _committed and _received:
+            say_stderr(f"{prog}: interrupted after the verdict was given; it stands")
         _received.clear()
         _pending = False
+        _committed = False
 
 
 def say_stderr(text: str) -> None:

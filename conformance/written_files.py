@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from pathlib import Path
 
 _MODE = 0o666
 """What a file made by ``open`` gets before the umask (mkstemp's is 0o600)."""
@@ -66,3 +67,22 @@ def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+def fresh_folder(folder: Path) -> Path:
+    """Where a run keeps its evidence under `folder` (``--keep``), never over
+    a file it did not make: `folder` itself when it is empty or new, else
+    its first free sub-folder ``run-1``, ``run-2``, ... (made here, so no
+    other run can take it). Raises `OSError` when none can be made."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if not any(folder.iterdir()):
+        return folder
+    number = 1
+    while True:
+        chosen = folder / f"run-{number}"
+        try:
+            chosen.mkdir()
+        except FileExistsError:
+            number += 1
+            continue
+        return chosen

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
-from reqfold.fakes.jsontypes import JsonValue, dumps_compact
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact
 from reqfold.fakes.prompt import RenderedPrompt, Segment
 
 Relation = Literal["first", "repeat", "append", "diverged"]
@@ -50,6 +51,10 @@ class Divergence(TypedDict):
     segment_token_offset: int
     earlier: str
     current: str
+    cause: NotRequired[str]
+    """`"content shape"` when the two segments differ only in how a text is
+    written: a string `content` against one text part with that text (the
+    chat dialects render them differently; docs/fake-provider.md)."""
 
 
 class Diagnostic(TypedDict):
@@ -65,6 +70,10 @@ class Diagnostic(TypedDict):
     shared_tokens: int
     divergence: Divergence | None
     echo_divergence: Divergence | None
+    provider: NotRequired[JsonObject]
+    """What the provider's own cache diagnostics answered, in its words
+    (`{"diagnostics": ...}` or `{"prompt_cache_diagnostics": ...}`); only
+    when the request asked for them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,6 +188,9 @@ class DivergenceLedger:
     ) -> Divergence | None:
         emitted = self._emitted.get(key)
         segment = prompt.segments[position]
+        items = emitted.get(ECHOED_ITEMS) if isinstance(emitted, dict) else None
+        if isinstance(items, list):
+            return items_echo_divergence(items, prompt.segments, prompt.ends, position)
         if emitted is None or not isinstance(segment.value, dict):
             return None
         if segment.value.get("role") != "assistant":
@@ -254,6 +266,42 @@ class DivergenceLedger:
                 self._emitted.pop(key, None)
 
 
+ECHOED_ITEMS = "output"
+"""An emitted answer made of items (the Responses API) lists them here."""
+ECHO_KINDS = ("message", "function_call")
+"""Item types an echo of an answer is compared on."""
+
+
+def items_echo_divergence(
+    expected: list[JsonValue],
+    segments: Sequence[Segment],
+    ends: Sequence[int],
+    position: int,
+) -> Divergence | None:
+    """The first appended answer item that differs from the one the fake
+    sent: the segments from `position` on (`ends`: their token end
+    offsets), as long as they are answer items (assistant messages,
+    function calls; reasoning items are passed by)."""
+    wanted = iter(expected)
+    for at in range(position, len(segments)):
+        segment = segments[at]
+        value = segment.value
+        kind = value.get("type") if isinstance(value, dict) else None
+        if kind == "reasoning":
+            continue
+        if kind not in ECHO_KINDS:
+            return None
+        want = next(wanted, None)
+        if want is None:
+            return None
+        if not _same(want, value):
+            mine = Segment(
+                path=segment.path, message_index=segment.message_index, value=want
+            )
+            return describe_divergence(mine, segment, ends[at - 1] if at else 0)
+    return None
+
+
 def emitted_fields(emitted: JsonValue) -> list[str]:
     """The fields of an emitted assistant message an echo must reproduce."""
     if not isinstance(emitted, dict):
@@ -277,7 +325,7 @@ def describe_divergence(
     )
     if field == current.path and earlier.path != current.path:
         field = f"{earlier.path} -> {current.path}"
-    return Divergence(
+    divergence = Divergence(
         segment=current.path,
         message_index=current.message_index,
         field=field,
@@ -286,6 +334,25 @@ def describe_divergence(
         earlier=left,
         current=right,
     )
+    if _same(_one_shape(earlier.value), _one_shape(current.value)):
+        divergence["cause"] = "content shape"
+    return divergence
+
+
+def _one_shape(value: JsonValue) -> JsonValue:
+    """`value` with every string `content` written as its one text part."""
+    if isinstance(value, dict):
+        return {
+            key: (
+                [{"type": "text", "text": item}]
+                if key == "content" and isinstance(item, str)
+                else _one_shape(item)
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_one_shape(item) for item in value]
+    return value
 
 
 def _excerpt(text: str, offset: int) -> str:

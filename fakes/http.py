@@ -11,14 +11,64 @@ ASGI app and the httpx transport only play plans back; they decide nothing.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from reqfold.fakes.gate import Gate
 
-SENSITIVE_HEADERS = frozenset(
-    {"authorization", "x-api-key", "api-key", "proxy-authorization"}
+HARMLESS_HEADERS = frozenset(
+    {
+        "accept",
+        "accept-encoding",
+        "accept-language",
+        "anthropic-beta",
+        "anthropic-dangerous-direct-browser-access",
+        "anthropic-version",
+        "cache-control",
+        "connection",
+        "content-encoding",
+        "content-length",
+        "content-type",
+        "expect",
+        "host",
+        "http-referer",
+        "openai-beta",
+        "pragma",
+        "referer",
+        "request-id",
+        "sec-fetch-mode",
+        "te",
+        "transfer-encoding",
+        "user-agent",
+        "x-client-request-id",
+        "x-request-id",
+        "x-title",
+    }
 )
+"""Headers whose values are kept in a capture: how a request was framed and
+who sent it, never who pays for it. Every other header is redacted."""
+
+HARMLESS_HEADER_PREFIXES = ("x-stainless-",)
+"""The OpenAI and Anthropic SDKs' telemetry headers (language, OS, retry
+count): kept, unless the name looks like a credential."""
+
+_CREDENTIAL_WORDS = re.compile(
+    r"auth|key|token|secret|cookie|session|passw|signature|credential"
+)
+
 REDACTED = "<redacted>"
+
+
+def header_is_harmless(name: str) -> bool:
+    """Whether header `name`'s value may be written to a capture.
+
+    An allow-list, not a deny-list: a credential header nobody thought of
+    (`x-goog-api-key`, `helicone-auth`, `cookie`) is redacted by default.
+    """
+    lowered = name.lower()
+    if _CREDENTIAL_WORDS.search(lowered):
+        return False
+    return lowered in HARMLESS_HEADERS or lowered.startswith(HARMLESS_HEADER_PREFIXES)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,9 +90,10 @@ class HttpRequest:
         return None
 
     def redacted_headers(self) -> tuple[tuple[str, str], ...]:
-        """Headers with credentials replaced by `<redacted>`."""
+        """Headers with every value not known to be harmless replaced by
+        `<redacted>` (`header_is_harmless`)."""
         return tuple(
-            (key, REDACTED if key.lower() in SENSITIVE_HEADERS else value)
+            (key, value if header_is_harmless(key) else REDACTED)
             for key, value in self.headers
         )
 

@@ -78,6 +78,19 @@ __all__ = ["STATE_ERROR", "HarnessServer", "Instance", "RpcError", "main", "serv
 
 CAPABILITIES = ["codec", "harness", "strict"]
 
+FEATURES = [
+    "compact",
+    "inject",
+    "update",
+    "seed",
+    "step-start-seam",
+    "session-prefix-seam",
+    "request-messages-seam",
+    "blocking-tools",
+]
+"""The optional harness features the reference supports: every one
+(docs/adapter-protocol.md, "Optional features")."""
+
 SETTLE_SECONDS = 5.0
 """How long a disposed instance's turn may take to end before it is cancelled."""
 
@@ -129,7 +142,12 @@ class HarnessServer:
         """Answer one request: its result, or `RpcError`."""
         if method == "initialize":
             result = adapter.dispatch(method, params)
-            return {**result, "name": adapter.NAME, "capabilities": CAPABILITIES}
+            return {
+                **result,
+                "name": adapter.NAME,
+                "capabilities": CAPABILITIES,
+                "features": FEATURES,
+            }
         if method == "shutdown":
             await self.close()
             return None
@@ -265,7 +283,11 @@ class HarnessServer:
             raise RpcError(
                 STATE_ERROR, f"cannot reopen the session file: {error}"
             ) from None
-        script = ToolScript()
+
+        def tool_started(tool: str, call: int) -> None:
+            self.notify("tool/started", {"instance": name, "tool": tool, "call": call})
+
+        script = ToolScript(started=tool_started)
         client = self.make_client(base_url, api_key)
         loop = self.loop_class(
             provider=client,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,13 +202,18 @@ class JsonlWriter:
         if os.path.exists(where) and not os.path.isfile(where):
             raise OSError(errno.EINVAL, "is not a regular file", where)
         where = os.path.realpath(where)
-        temp = f"{where}.{os.getpid()}.tmp"
+        folder, name = os.path.split(where)
+        # a new file of a name no one can guess (a link planted at a
+        # predictable name would be written through), given the mode the
+        # file had, else the one `open` would have given it
+        descriptor, temp = tempfile.mkstemp(".tmp", f"{name}.", folder)
         try:
-            with open(temp, "w", encoding="utf-8", newline="\n") as handle:
+            with open(descriptor, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(dump_line(storage))
                 handle.writelines(dump_line(event) for event in batch)
                 handle.flush()
                 os.fsync(handle.fileno())
+            os.chmod(temp, _mode_for(where))
             os.replace(temp, where)
         except BaseException:
             # A full disk, a folder in the way, an interrupt: the old file (if
@@ -263,6 +269,16 @@ class JsonlWriter:
         finally:
             os.close(descriptor)
         self.next_seq += len(batch)
+
+
+def _mode_for(where: str) -> int:
+    """The mode of the file at `where`, else what `open` gives a new file."""
+    try:
+        return os.stat(where).st_mode & 0o7777
+    except FileNotFoundError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def cut_torn_tail(path: str | os.PathLike[str]) -> TornLine | None:

@@ -58,6 +58,10 @@ from reqfold.conformance.interrupts import signals_deferred, stop_requested
 from reqfold.reference.json_values import JsonObject
 
 PROTOCOL_VERSION = 1
+EXIT_GRACE = 2.0
+"""Seconds an adapter whose stdout ended has to exit before the suite says
+it closed its stdout and kills it (it exits at once when it ended)."""
+
 MAX_PENDING_NOTIFICATIONS = 10_000
 """Notifications the suite keeps unread at once; more is a flood."""
 STDERR_TAIL_LINES = 20
@@ -159,6 +163,9 @@ class StdioConnection:
                     if fd in sinks and not pipes.read_once(fd, sinks[fd]):
                         selector.unregister(fd)
                         del sinks[fd]
+                        if fd == out.fileno():  # no answer can come any more
+                            lines.end()
+                            self._inbox.finish()
         except (OSError, ValueError):
             pass
         finally:
@@ -343,11 +350,16 @@ class StdioConnection:
             what = "notification" if method is None else f"answer to {method}"
             raise self._timed_out(f"no {what} within {seconds:g}s")
         if item is pipes.End.EOF:
-            raise self._crashed(
-                "the adapter exited while the suite waited for a notification"
+            waiting = (
+                "the suite waited for a notification"
                 if method is None
-                else f"the adapter exited while answering {method}",
-                deadline,
+                else f"answering {method}"
+            )
+            # stdout ends as a process exits; one that lives on closed it
+            raise self._crashed(
+                f"the adapter closed its stdout while {waiting}",
+                min(deadline, time.monotonic() + EXIT_GRACE),
+                if_exited=f"the adapter exited while {waiting}",
             )
         if item is pipes.End.TOO_LONG:
             self.kill()

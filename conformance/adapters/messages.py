@@ -20,8 +20,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
+
+from reqfold.conformance.schema_check import (
+    MAX_NODES,
+    Validator,
+    first_problem,
+    too_large,
+)
 
 SCHEMAS_DIR: Final = Path(__file__).resolve().parent / "schemas"
 
@@ -71,6 +77,7 @@ these schemas document the shapes for adapter authors (docs/vectors.md)."""
 NOTIFICATION_SCHEMAS: Final = {
     "contributor/started": "contributor.started.json",
     "turn/ended": "turn.ended.json",
+    "tool/started": "tool.started.json",
 }
 
 
@@ -86,22 +93,25 @@ def registry() -> Registry[Any]:
 
 
 @cache
-def validator(name: str) -> Draft202012Validator:
-    """The validator of schema file `name`, with every sibling resolvable."""
+def validator(name: str) -> Any:
+    """The validator of schema file `name`, with every sibling resolvable
+    (`schema_check.Validator`: a linear ``uniqueItems``)."""
     schema = json.loads((SCHEMAS_DIR / name).read_text(encoding="utf-8"))
-    return Draft202012Validator(schema, registry=registry())
+    return Validator(schema, registry=registry())
 
 
 def problem(name: str, value: Any) -> str | None:
-    """Why `value` breaks schema `name` (the first error, with its path), or None."""
-    errors = sorted(
-        validator(name).iter_errors(value), key=lambda error: list(error.path)
-    )
-    if not errors:
+    """Why `value` breaks schema `name` (the first error, with its path, and
+    how many more), or None. A value far larger than any honest message is
+    refused unvalidated, so validating never takes more than a moment."""
+    if too_large(value):
+        return f"breaks {name}: it holds more than {MAX_NODES} JSON values"
+    found = first_problem(validator(name), value)
+    if found is None:
         return None
-    error = errors[0]
+    error, more = found
     where = "".join(f"[{part!r}]" for part in error.path) or "the value"
-    return f"breaks {name}: at {where}: {error.message[:200]}"
+    return f"breaks {name}: at {where}: {error.message[:200]}{more}"
 
 
 def check_result(method: str, result: Any) -> str | None:

@@ -135,6 +135,7 @@ class LineSplitter:
         """No more output: a last line without a newline is still a line."""
         if self._keeping and self._line:
             self._put(bytes(self._line))
+        self._line.clear()
 
     def _put(self, line: bytes) -> None:
         self._keeping = self._inbox.put(line)

@@ -13,6 +13,7 @@ broke once cannot be trusted for the next answer.
 from __future__ import annotations
 
 import re
+import reprlib
 from typing import Any
 
 from reqfold.conformance.codec.values import load_json
@@ -61,6 +62,11 @@ def response_problem(response: JsonObject, request_id: int) -> str | None:
         )
     ):
         return "a response needs exactly one of result or error {code, message}"
+    if body is not None and not isinstance(body.get("message"), str):
+        return (
+            "an error's message must be a string (JSON-RPC 2.0), not"
+            f" {reprlib.repr(body.get('message'))}"
+        )
     return None
 
 

@@ -12,7 +12,12 @@ is the documented shorthand for one text block.
 from __future__ import annotations
 
 from reqfold.conformance.cache.prompts import Prompt
-from reqfold.fakes.diagnostics import describe_divergence, emitted_fields
+from reqfold.fakes.diagnostics import (
+    ECHOED_ITEMS,
+    describe_divergence,
+    emitted_fields,
+    items_echo_divergence,
+)
 from reqfold.fakes.jsontypes import JsonObject, JsonValue
 from reqfold.fakes.prompt import Segment
 
@@ -27,6 +32,9 @@ def echo_difference(previous: Prompt, current: Prompt) -> tuple[str, str, str] |
     if not isinstance(reply, dict):
         return None
     position = previous.message_count
+    items = reply.get(ECHOED_ITEMS)
+    if isinstance(items, list):  # the Responses API: the answer's items
+        return _items_difference(items, current, position)
     message = _message_at(current, position)
     if message is None or message.get("role") != "assistant":
         return None
@@ -42,6 +50,26 @@ def echo_difference(previous: Prompt, current: Prompt) -> tuple[str, str, str] |
         0,
     )
     return evidence["field"], evidence["earlier"], evidence["current"]
+
+
+def _items_difference(
+    items: list[JsonValue], current: Prompt, position: int
+) -> tuple[str, str, str] | None:
+    """Where the appended answer items first differ from the returned ones."""
+    first = next(
+        (
+            at
+            for at, segment in enumerate(current.segments)
+            if segment.message_index == position
+        ),
+        None,
+    )
+    if first is None:
+        return None
+    found = items_echo_divergence(items, current.segments, current.ends, first)
+    if found is None:
+        return None
+    return found["field"], found["earlier"], found["current"]
 
 
 def _message_at(prompt: Prompt, position: int) -> JsonObject | None:

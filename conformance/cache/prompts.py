@@ -164,7 +164,7 @@ def render(
         system_text="\n".join(
             _text_of(segment.value)
             for segment in rendered.segments[:opening]
-            if not segment.path.startswith(("tools[", "response_format"))
+            if not segment.path.startswith(("tools[", "response_format", "params"))
         ),
         message_count=_message_count(body),
         reply=reply,
@@ -176,7 +176,9 @@ def render(
 def _opening_length(segments: tuple[Segment, ...]) -> int:
     count = 0
     for segment in segments:
-        if segment.path.startswith(("tools[", "response_format", "system")):
+        if segment.path.startswith(
+            ("tools[", "response_format", "system", "params", "instructions")
+        ):
             count += 1
             continue
         value = segment.value
@@ -219,7 +221,10 @@ def _text_of(value: JsonValue) -> str:
 
 
 def _message_count(body: JsonObject) -> int:
-    messages = body.get("messages")
+    # `input`: the items of a Responses request (a string is one message).
+    messages = body.get("messages", body.get("input"))
+    if isinstance(messages, str):
+        return 1
     return len(messages) if isinstance(messages, list) else 0
 
 
@@ -233,7 +238,7 @@ def _usage_number(usage: JsonObject | None, what: str) -> int | None:
         value = usage.get(name)
         if isinstance(value, int):
             return value
-    details = usage.get("prompt_tokens_details")
+    details = usage.get("prompt_tokens_details", usage.get("input_tokens_details"))
     if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
         cached = details["cached_tokens"]
         assert isinstance(cached, int)

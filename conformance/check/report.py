@@ -43,6 +43,8 @@ class FileReport:
     error: str | None = None
     """Why the file could not be checked at all (unreadable), or None."""
     strict: bool = False
+    notes: list[str] = field(default_factory=list)
+    """What the reader should know about how the file was read."""
 
     def collect(self, findings: Iterable[Finding]) -> None:
         """Take findings as they stream, keeping `MAX_PER_RULE` of each rule."""
@@ -114,6 +116,7 @@ class FileReport:
             "errors": self.counts[ERROR],
             "findings": [item.dump() for item in self.findings],
             "suppressed": dict(self.suppressed),
+            "notes": list(self.notes),
         }
 
 
@@ -136,7 +139,8 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-VERDICTS = {PASS: "ok", FAIL: "FAIL", NO_VERDICT: "NO VERDICT"}
+VERDICTS = {PASS: "CONFORMANT", FAIL: "NOT CONFORMANT", NO_VERDICT: "NO VERDICT"}
+"""The words of a file's verdict: those of ``reqfold run`` and every tool."""
 
 
 def render_text(report: FileReport) -> str:
@@ -174,6 +178,7 @@ def render_text(report: FileReport) -> str:
         )
     verdict = VERDICTS[report.outcome]
     lines = [f"{report.path}: {verdict}: " + "; ".join(parts)]
+    lines += [f"  note: {note}" for note in report.notes]
     must, should, errors = (report.counts[level] for level in (MUST, SHOULD, ERROR))
     if must or should or errors:
         tally = [

@@ -21,12 +21,14 @@ values.
 from __future__ import annotations
 
 import enum
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from reqfold.conformance.codec.cases import VectorCase
 from reqfold.conformance.codec.values import encode_json, values_equal
+from reqfold.conformance.quoting import MAX_TEXT, bounded
 from reqfold.reference.json_values import JsonValue
 
 REJECTED: Final = -32000
@@ -157,14 +159,18 @@ def _same_seq(seq: object, want: int) -> bool:
 
 
 def _show(value: object) -> str:
-    """`value` as JSON text for a message; never raises, whatever `value` is."""
+    """`value` as JSON text for a message, within `quoting`'s bounds (an
+    answer of megabytes is not quoted whole); never raises, whatever
+    `value` is."""
     try:
-        text = encode_json(value)
+        text = encode_json(bounded(value))
     except Exception:  # not a JSON value (NaN, a set...): show it as Python
         try:
-            text = repr(value)
+            text = reprlib.repr(value)
         except Exception:
             text = f"<{type(value).__name__}>"
+    if len(text) > MAX_TEXT:
+        text = f"{text[:MAX_TEXT]}<cut: {len(text) - MAX_TEXT} more characters>"
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 

@@ -9,9 +9,11 @@ answer and a broken implementation):
 * ``error``: no verdict: the adapter crashed, hung, or answered with
   something that is not a JSON-RPC response (or the suite itself failed
   on the case). The adapter is restarted and the run goes on with the
-  next case, unless it timed out on `MAX_TIMEOUTS_IN_A_ROW` cases in a row
-  or could not be restarted: then the run stops, says why, and every case
-  left is an ``error`` marked as not run;
+  next case, unless it failed the same way after a wait on
+  `MAX_TIMEOUTS_IN_A_ROW` cases in a row (`FailureStreak`: timeouts, or
+  exits or wrong answers just before the timeout) or could not be
+  restarted: then the run stops, says why, and every case left is an
+  ``error`` marked as not run;
 * ``skip``: the implementation does not declare the case's revision.
 
 Every case belongs to a profile (docs/vectors.md, "Profiles"): ``core``
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -37,10 +40,11 @@ from typing import Any
 
 from reqfold.conformance.adapters.connection import Connection
 from reqfold.conformance.adapters.lifecycle import abandon, declared_revisions, describe
+from reqfold.conformance.adapters.streak import MAX_IN_A_ROW, FailureStreak
 from reqfold.conformance.codec.cases import CORE, PROFILES, STRICT, VectorCase
 from reqfold.conformance.codec.judging import Verdict, judge_response
 from reqfold.conformance.codec.loading import iter_cases
-from reqfold.conformance.errors import AdapterError, AdapterTimeout
+from reqfold.conformance.errors import AdapterError
 from reqfold.conformance.outcomes import Outcome
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
@@ -48,10 +52,11 @@ from reqfold.reference.revisions import Revision
 MAX_RESTARTS = 3
 """Consecutive failed restarts after which the remaining cases are errors."""
 
-MAX_TIMEOUTS_IN_A_ROW = 3
-"""Cases in a row an adapter may time out on before the rest are not run:
-an adapter that answers ``initialize`` and then nothing would otherwise
-cost a timeout per case (an hour for the corpus at the default)."""
+MAX_TIMEOUTS_IN_A_ROW = MAX_IN_A_ROW
+"""Cases in a row an adapter may time out on (or fail the same way on after
+a wait, `FailureStreak`) before the rest are not run: an adapter that
+answers ``initialize`` and then nothing would otherwise cost a timeout per
+case (an hour for the corpus at the default)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -293,7 +298,7 @@ def run_vectors(
             chosen=profile,
         )
         failed_restarts = 0
-        timeouts = 0
+        streak = FailureStreak(getattr(connection, "timeout", None))
         for revision, case in selected:
             if wanted is not None and revision not in wanted:
                 continue
@@ -304,12 +309,12 @@ def run_vectors(
                     Outcome.SKIP,
                     f"the implementation does not declare {revision.value}",
                 )
-            elif live is None or timeouts >= MAX_TIMEOUTS_IN_A_ROW:
+            elif live is None or streak.reason is not None:
                 if report.stopped is None:
                     report.stopped = (
                         "the adapter could not be restarted"
                         if live is None
-                        else f"the adapter timed out on {timeouts} cases in a row"
+                        else streak.reason
                     )
                 result = case_result(
                     case,
@@ -319,16 +324,17 @@ def run_vectors(
                     not_run=True,
                 )
             else:
+                asked = time.monotonic()
                 try:
                     response = live.request(case.method, case.request_params(revision))
                 except Exception as error:  # a broken adapter, or a bug of ours
-                    timeouts = timeouts + 1 if isinstance(error, AdapterTimeout) else 0
+                    streak.failed(error, time.monotonic() - asked)
                     result = case_result(case, revision, Outcome.ERROR, describe(error))
                     _close(live)
                     live = None
                     live, failed_restarts = _restart(connect, failed_restarts)
                 else:
-                    timeouts = 0
+                    streak.succeeded()
                     result = _judge(case, revision, response)
             report.results.append(result)
             if on_result is not None:

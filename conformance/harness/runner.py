@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,17 +37,24 @@ from reqfold.conformance.adapters.lifecycle import (
     stderr_block,
 )
 from reqfold.conformance.adapters.messages import check_result
+from reqfold.conformance.adapters.streak import MAX_IN_A_ROW, FailureStreak
 from reqfold.conformance.errors import (
     AdapterError,
     AdapterProtocolError,
-    AdapterTimeout,
 )
 from reqfold.conformance.harness.driver import (
+    FeatureNotSupported,
     HarnessConnection,
     ScenarioBroken,
     ScenarioDriver,
 )
 from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.features import (
+    NOT_COVERED,
+    declared_features,
+    missing_features,
+    not_declared_reason,
+)
 from reqfold.conformance.harness.results import BROKEN_RUN, CheckResult, level_of
 from reqfold.conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
 from reqfold.conformance.outcomes import Outcome
@@ -62,9 +70,10 @@ if TYPE_CHECKING:
 
 MAX_RESTARTS = 3
 
-MAX_TIMEOUTS_IN_A_ROW = 3
-"""Scenarios in a row an adapter may time out on before the rest are not
-played: a hung adapter would otherwise cost every scenario a timeout."""
+MAX_TIMEOUTS_IN_A_ROW = MAX_IN_A_ROW
+"""Scenarios in a row an adapter may time out on (or fail the same way on
+after a wait, `FailureStreak`) before the rest are not played: a hung
+adapter would otherwise cost every scenario a timeout."""
 
 
 class ClosableHarness(HarnessConnection, Connection, Protocol):
@@ -145,6 +154,9 @@ def run_scenarios(
         except BaseException:
             session.close()  # the caller's adapter, if any, is ours to close
             raise
+        # A reply still held at a gate (a cancel landed mid-request) is let
+        # go before the server stops, which would otherwise wait for it.
+        stack.callback(fake.reset, cache=False, capture=False, script=True)
         stack.callback(session.close)
         try:
             identity = session.start()
@@ -170,14 +182,17 @@ def run_scenarios(
                     f"{scenario.id} not played: it is for {', '.join(left_out)},"
                     " which this run does not cover"
                 )
+        features = declared_features(identity)
         for scenario, revision in iter_runs(chosen, wanted):
-            if session.timeouts >= MAX_TIMEOUTS_IN_A_ROW:
+            missing = missing_features(scenario, features)
+            if missing:
+                results = [
+                    _not_covered(scenario, revision, not_declared_reason(missing))
+                ]
+            elif session.streak.reason is not None:
                 results = [
                     _error_result(
-                        scenario,
-                        revision,
-                        f"not played: the adapter timed out on {session.timeouts}"
-                        " scenarios in a row",
+                        scenario, revision, f"not played: {session.streak.reason}"
                     )
                 ]
             else:
@@ -211,9 +226,9 @@ class _Session:
         """Restarts that failed in a row; at `MAX_RESTARTS` no more are tried."""
         self.restart_error = ""
         """Why the last restart failed, for the report."""
-        self.timeouts = 0
-        """Scenarios in a row the adapter timed out on; at
-        `MAX_TIMEOUTS_IN_A_ROW` the rest are not played."""
+        self.streak = FailureStreak(None, unit="scenarios")
+        """Scenarios in a row the adapter timed out on, or failed the same
+        way on after a wait; at `MAX_IN_A_ROW` the rest are not played."""
 
     def start(self) -> JsonObject:
         if self.started is not None:  # the caller's, initialized already
@@ -282,6 +297,24 @@ def _error_result(scenario: Scenario, revision: Revision, message: str) -> Check
     )
 
 
+def _not_covered(scenario: Scenario, revision: Revision, reason: str) -> CheckResult:
+    """A scenario run that needs a feature the harness lacks: not covered.
+
+    A skip, with the reason as its message: no verdict on the scenario,
+    and none against the harness (docs/adapter-protocol.md, "Optional
+    features").
+    """
+    return CheckResult(
+        check_id=f"{scenario.id}@{revision.value}/{BROKEN_RUN}",
+        scenario=scenario.id,
+        revision=revision.value,
+        rules=scenario.rules,
+        level=level_of(scenario.rules),
+        outcome=Outcome.SKIP,
+        message=NOT_COVERED + reason,
+    )
+
+
 def _play(
     session: _Session,
     fake: FakeProvider,
@@ -301,10 +334,17 @@ def _play(
             f" the last: {session.restart_error}"
         )
     driver = ScenarioDriver(session.live, fake, base_url, workdir)
+    session.streak.timeout = getattr(session.live, "timeout", None)
+    started = time.monotonic()
     try:
         evidence = driver.run(scenario, revision)
+    except FeatureNotSupported as refused:  # healthy, and lacks a feature
+        session.streak.succeeded()
+        session.end(graceful=True)
+        not_covered = _not_covered(scenario, revision, str(refused))
+        return [not_covered, *_leaks(driver.evidence)]
     except ScenarioBroken as broken:  # the adapter is healthy: it said no
-        session.timeouts = 0
+        session.streak.succeeded()
         tail = session.end(graceful=True)
         leaks = _leaks(driver.evidence)
         return (
@@ -315,9 +355,7 @@ def _play(
             + leaks
         )
     except AdapterError as broken:
-        session.timeouts = (
-            session.timeouts + 1 if isinstance(broken, AdapterTimeout) else 0
-        )
+        session.streak.failed(broken, time.monotonic() - started)
         tail = session.end(graceful=False)
         leaks = _leaks(driver.evidence)
         return error(describe(broken, tail, whole_tail=True) + _notes(broken)) + leaks
@@ -327,7 +365,7 @@ def _play(
             f"the suite failed while playing the scenario: {describe(bug)}"
             f"{stderr_block(tail)}" + _notes(bug)
         )
-    session.timeouts = 0
+    session.streak.succeeded()
     lost = fake.stats().capture.dropped_requests
     if lost:  # judged on part of the requests, a pass would prove nothing
         return error(
@@ -347,11 +385,14 @@ def _play(
 
 
 def _leaks(evidence: Evidence | None) -> list[CheckResult]:
-    """Sentinels found in what a run left before it broke: still a failure.
+    """Breaches already proven by what a run left before it broke: still
+    failures (a sentinel found, a contributor called more often than the
+    scenario allows).
 
-    A harness that leaks a degraded composition and then hangs or crashes
-    must not escape with "no verdict". Only failures are kept: a pass on
-    part of the evidence proves nothing.
+    A harness that leaks a degraded composition, or composes again where it
+    must not, and then hangs or crashes must not escape with "no verdict":
+    the hang is the error beside the failure. Only failures are kept: a pass
+    on part of the evidence proves nothing.
     """
     if evidence is None:
         return []

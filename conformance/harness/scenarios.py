@@ -24,10 +24,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from jsonschema import Draft202012Validator
-
 from reqfold.conformance.adapters.messages import registry
 from reqfold.conformance.loaded_files import FileBytes, LoadedFiles, file_bytes
+from reqfold.conformance.schema_check import Validator, first_problem
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -48,8 +47,17 @@ ACTIONS: Final = (
 )
 """What a step (or a reaction inside a send) can do; exactly one per step."""
 
-REACTIONS: Final = ("cancel", "dispose", "inject", "update", "compact", "release")
-"""What the suite may do inside a send, when a contributor's call starts."""
+REACTIONS: Final = (
+    "cancel",
+    "dispose",
+    "inject",
+    "update",
+    "compact",
+    "release",
+    "open",
+)
+"""What the suite may do inside a send, when a contributor's call starts or
+a request is held at a gate (``open`` opens a fake provider's gate)."""
 
 EXPECTATIONS: Final = ("calls", "absent", "request")
 
@@ -60,11 +68,18 @@ class ScenarioError(ValueError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Reaction:
-    """Actions the suite takes when a contributor's call starts during a send."""
+    """Actions the suite takes during a send, when a contributor's call starts
+    or, with `held`, once a request is held at that fake provider gate (a
+    reply scripted with ``hold``): a cancel lands mid-request, no sleep."""
 
     contributor: str
     call: int
     then: tuple[JsonObject, ...]
+    held: str = ""
+    """The gate a request must be held at (then `contributor` is empty)."""
+    tool: str = ""
+    """The tool whose call `call` must start (``tool/started``: a blocking
+    tool call), instead of a contributor's."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -189,17 +204,17 @@ def load_scenario(path: Path) -> Scenario:
 
 
 @cache
-def _validator() -> Draft202012Validator:
+def _validator() -> Any:
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    return Draft202012Validator(schema, registry=registry())
+    return Validator(schema, registry=registry())
 
 
 def _schema_problem(raw: Any) -> str | None:
     """The first way `raw` breaks scenario.schema.json, with where, or None."""
-    errors = sorted(_validator().iter_errors(raw), key=lambda e: list(e.path))
-    if not errors:
+    found = first_problem(_validator(), raw)
+    if found is None:
         return None
-    error = errors[0]
+    error = found[0]
     where = "".join(f"[{part!r}]" for part in error.path) or "the file"
     return f"at {where}: {error.message[:300]}"
 
@@ -254,22 +269,27 @@ def _step(raw: Mapping[str, Any], path: Path) -> Step:
     action = actions[0]
     during = tuple(
         Reaction(
-            contributor=item["when"]["contributor"],
+            contributor=item["when"].get("contributor", ""),
             call=int(item["when"].get("call", 1)),
             then=tuple(item["then"]),
+            held=item["when"].get("held", ""),
+            tool=item["when"].get("tool", ""),
         )
         for item in raw.get("during", ())
     )
     if during and action != "send":
         raise ScenarioError(f"{path.name}: only a send has 'during': {raw!r}")
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, int, str]] = set()
     for reaction in during:
-        key = (reaction.contributor, reaction.call)
+        owner = reaction.contributor or reaction.tool
+        key = (owner, reaction.call, reaction.held)
         if key in seen:
-            raise ScenarioError(
-                f"{path.name}: two reactions to call {reaction.call} of"
-                f" {reaction.contributor!r}"
+            what = (
+                f"a request held at {reaction.held!r}"
+                if reaction.held
+                else f"call {reaction.call} of {owner!r}"
             )
+            raise ScenarioError(f"{path.name}: two reactions to {what}")
         seen.add(key)
         for item in reaction.then:
             if len(item) != 1 or next(iter(item)) not in REACTIONS:

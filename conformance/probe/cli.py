@@ -1,8 +1,8 @@
 """``reqfold probe``: check an unmodified harness as a black box (the shell).
 
 Parses the options, serves the fake, drives the harness (`driver`), judges
-(`judge`) and prints like ``reqfold run``: problems, a per-turn cache
-timeline, the per-rule table and one verdict. Exit status: 0 conformant
+(`judge`) and prints like ``reqfold run``: a per-turn cache timeline, the
+rules with a problem, the problems and one verdict, last. Exit status: 0 conformant
 (SHOULD warnings allowed unless ``--strict``), 1 a MUST rule is broken
 (also: no log, no request, fewer turns handled than fed), 2 bad arguments,
 3 no verdict (the harness could not be started, or a check errored), 130
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import shutil
 import sys
@@ -26,8 +27,8 @@ from typing import Final
 from reqfold.conformance.adapters.lifecycle import timeout_problem
 from reqfold.conformance.cache import render_text
 from reqfold.conformance.cache.cli import add_gate_arguments
-from reqfold.conformance.interrupts import run_guarded
-from reqfold.conformance.outcomes import MARKS, Outcome
+from reqfold.conformance.interrupts import commit_verdict, run_guarded
+from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.cache import cache_alone, cache_checks, judge_probe_cache
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
@@ -46,19 +47,28 @@ from reqfold.conformance.probe.judge import (
 from reqfold.conformance.probe.logs import LogFinder
 from reqfold.conformance.probe.turns import plan_turns, split_command
 from reqfold.conformance.run.options import add_show_argument
+from reqfold.conformance.run.summary import (
+    check_lines,
+    colour_wanted,
+    count_text,
+    problem_lines,
+    rule_lines,
+    verdict_line,
+)
 from reqfold.conformance.run.verdict import (
     NO_VERDICT,
     Check,
     exit_status,
-    render_table,
     rule_table,
     verdict_text,
 )
 from reqfold.conformance.terminal_text import printable
-from reqfold.fakes import dump_capture_jsonl
+from reqfold.conformance.written_files import fresh_folder
+from reqfold.fakes import PROFILES, dump_capture_jsonl, get_profile
 from reqfold.reference.revisions import Revision
 
-DIALECTS = ("deepseek", "openai")
+DIALECTS = tuple(PROFILES)
+"""Every dialect the fake serves (`reqfold.fakes.profiles.PROFILES`)."""
 
 NO_VERDICT_REASONS: Final[Mapping[int, str]] = {
     NO_VERDICT: "the harness could not be run or a check errored",
@@ -139,7 +149,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dialect",
         choices=DIALECTS,
         default="deepseek",
-        help="the fake's chat-completions dialect (default deepseek)",
+        help="the fake's dialect: wire format, usage fields and cache rules"
+        " (default deepseek)",
     )
     parser.add_argument(
         "--base-url-suffix",
@@ -292,10 +303,21 @@ def _probe(args: argparse.Namespace, settings: ProbeSettings) -> int:
         driver = ProbeDriver(settings, fake)
         with _stopping(driver):
             evidence = driver.run()
-    return _report(args, evidence, time.monotonic() - started)
+    temporary = None if args.log_dir is not None else Path(settings.log_dir)
+    return _report(args, evidence, time.monotonic() - started, temporary)
 
 
-def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -> int:
+def _report(
+    args: argparse.Namespace,
+    evidence: ProbeEvidence,
+    seconds: float,
+    temporary: Path | None = None,
+) -> int:
+    """Print what the probe found and its verdict; the exit status.
+
+    `temporary` is the fresh folder given as ``{log_dir}``, deleted when the
+    probe ends: a log there is said to be deleted, with the way to keep it.
+    """
     forced = Revision(args.revision) if args.revision else None
     choice = choose_revision(evidence.log, forced)
     startup = next((run.start_error for run in evidence.runs if run.start_error), None)
@@ -306,7 +328,8 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
         if alone:
             checks = cache_checks(judgement.findings)
         else:
-            checks = count_checks(evidence) + log_checks(evidence, choice)
+            wire = None if get_profile(args.dialect).speaks_chat else args.dialect
+            checks = count_checks(evidence) + log_checks(evidence, choice, wire=wire)
             checks += cache_checks(
                 f for f in judgement.findings if f.id.startswith("gate/")
             )
@@ -318,20 +341,28 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
             f"log: {evidence.log_path}; revision {choice.revision.value}"
             f" ({choice.source})"
         )
+        inside = temporary is not None and Path(evidence.log_path).is_relative_to(
+            temporary
+        )
+        if inside and not args.keep:
+            print(
+                "  (in a temporary folder deleted when the probe ends: --keep DIR"
+                " keeps the log and the requests the fake received)"
+            )
         for other in evidence.other_logs:
             print(f"note: {other} changed too; the most recent one was checked")
     for note in evidence.notes:
         print(f"note: {note}")
+    for check in checks:
+        if check.outcome is Outcome.SKIP:  # not a problem, but never silent
+            print(f"note: {check.id} [{','.join(check.rules)}]: {check.message}")
     if startup is not None:
         print(f"error: the harness could not be started: {startup}")
-    problems = [c for c in checks if c.outcome is not Outcome.PASS]
-    shown = checks if args.show == "all" else problems
-    if shown:
+    if args.show == "all" and checks:
         print()
-        for check in shown:
-            print(f"  {MARKS[check.outcome]}  {check.id}  [{','.join(check.rules)}]")
-            for line in check.message.splitlines():
-                print(f"         {line}")
+        for check in checks:
+            for line in check_lines(check, with_part=False):
+                print(line)
     if any(run.problem for run in evidence.runs):
         for run in evidence.runs:
             if run.problem and run.output:
@@ -347,17 +378,24 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
     elif rows:
         print()
         _print_timeline(rows)
+    colour = colour_wanted(sys.stdout, os.environ)
     print()
-    print("Rules")
-    for line in render_table(rule_table(checks)):
+    show_all = args.show == "all"
+    for line in rule_lines(rule_table(checks), show_all=show_all, colour=colour):
+        print(line)
+    problems = problem_lines(checks, colour=colour, with_part=False)
+    if problems:
+        print()
+    for line in problems:
         print(line)
     status = exit_status(checks, strict=args.strict, startup_error=startup is not None)
     if args.keep and not _keep(Path(args.keep), evidence) and status == 0:
         status = 2  # the evidence asked for is lost: never a silent pass
     verdict = verdict_text(status, checks, reasons=NO_VERDICT_REASONS)
+    commit_verdict()
     print()
-    print(f"{len(checks)} checks in {seconds:.1f} s")
-    print(f"Verdict: {verdict}", flush=True)
+    print(f"{count_text(len(checks), 'check')} in {seconds:.1f} s")
+    print(verdict_line(status, verdict, colour=colour), flush=True)
     return status
 
 
@@ -411,15 +449,26 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _keep(folder: Path, evidence: ProbeEvidence) -> bool:
-    """Copy the log and the captured requests into `folder`; False if it failed."""
+    """Copy the log and the captured requests into `folder`, or a fresh
+    sub-folder of it when it holds files already (`fresh_folder`: nothing
+    there is overwritten); False if it failed."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "requests.jsonl").write_text(
-            dump_capture_jsonl(evidence.captures), encoding="utf-8"
-        )
+        folder = fresh_folder(folder)
+        capture = folder / "requests.jsonl"
+        with open(capture, "x", encoding="utf-8") as handle:
+            handle.write(dump_capture_jsonl(evidence.captures))
+        kept = [f"the captured requests as {capture.name}"]
         if evidence.log_path is not None:
-            shutil.copyfile(evidence.log_path, folder / Path(evidence.log_path).name)
-        print(f"kept: the log and requests.jsonl in {folder}")
+            name = Path(evidence.log_path).name
+            if name == capture.name:  # the harness's own name for its log
+                name = f"log-{name}"
+            with (
+                open(evidence.log_path, "rb") as source,
+                open(folder / name, "xb") as copy,
+            ):
+                shutil.copyfileobj(source, copy)
+            kept.insert(0, f"the log as {name}")
+        print(f"kept: {' and '.join(kept)} in {folder}")
     except OSError as error:
         _stderr(f"reqfold probe: --keep {folder}: {error.strerror or error}")
         return False

@@ -9,24 +9,25 @@ request on it failed, in which case the connection is really closed and
 the next loan starts a new one. The session is closed when pytest ends.
 
 Like the runner, it stops paying for a dead implementation: after
-`MAX_TIMEOUTS_IN_A_ROW` cases timed out in a row, or `MAX_FAILED_STARTS`
+`MAX_IN_A_ROW` cases failed the same way after a wait (`FailureStreak`:
+timeouts among them), or `MAX_FAILED_STARTS`
 starts failed in a row, the remaining cases are errors at once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 
 from reqfold.conformance.adapters.connection import Connection
+from reqfold.conformance.adapters.streak import FailureStreak
 from reqfold.conformance.codec.cases import VectorCase
 from reqfold.conformance.codec.runner import (
-    MAX_TIMEOUTS_IN_A_ROW,
     CaseResult,
     case_result,
     run_vectors,
 )
-from reqfold.conformance.errors import AdapterTimeout
 from reqfold.conformance.outcomes import Outcome
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
@@ -44,8 +45,9 @@ class CodecSession:
         self._identity: JsonObject = {}
         self.failed_starts = 0
         self.last_start_error = ""
-        self.timeouts = 0
-        """Cases in a row whose request timed out."""
+        self.streak = FailureStreak(None)
+        """Cases in a row whose request timed out, or failed the same way
+        after a wait."""
 
     def connect(self) -> Connection:
         """A loan of the live connection, starting it when there is none."""
@@ -85,21 +87,25 @@ class CodecSession:
                 f"not run: the implementation failed to start {self.failed_starts}"
                 f" times in a row; the last: {self.last_start_error}"
             )
-        if self.timeouts >= MAX_TIMEOUTS_IN_A_ROW:
-            return f"not run: the adapter timed out on {self.timeouts} cases in a row"
+        if self.streak.reason is not None:
+            return f"not run: {self.streak.reason}"
         return None
 
-    def broke(self, connection: Connection, error: BaseException) -> None:
-        """A request on `connection` failed: count a timeout, drop the connection."""
-        self.timeouts = self.timeouts + 1 if isinstance(error, AdapterTimeout) else 0
+    def broke(
+        self, connection: Connection, error: BaseException, waited: float = 0.0
+    ) -> None:
+        """A request on `connection` failed after `waited` seconds: count it
+        (`FailureStreak`), drop the connection."""
+        self.streak.timeout = getattr(connection, "timeout", None)
+        self.streak.failed(error, waited)
         if self._live is connection:
             self._live = None
         with contextlib.suppress(Exception):  # best effort, as the runner's close
             connection.close()
 
     def answered(self) -> None:
-        """A request was answered: the timeouts in a row are over."""
-        self.timeouts = 0
+        """A request was answered: the failures in a row are over."""
+        self.streak.succeeded()
 
     def identity(self) -> JsonObject:
         """The ``initialize`` answer of the live connection's start."""
@@ -124,10 +130,11 @@ class _Loan:
         return self._session.identity()
 
     def request(self, method: str, params: JsonObject) -> JsonObject:
+        asked = time.monotonic()
         try:
             response = self._connection.request(method, params)
         except BaseException as error:
-            self._session.broke(self._connection, error)
+            self._session.broke(self._connection, error, time.monotonic() - asked)
             raise
         self._session.answered()
         return response

@@ -237,10 +237,22 @@ def render_comparison(
         lines.append(
             f"verdict: was conformant (exit 0), now exit {comparison.new_status}"
         )
-    if comparison.cache:
+    changed = [change for change in comparison.cache if change.old != change.new]
+    unchanged = len(comparison.cache) - len(changed)
+    if comparison.cache and not changed:
         lines.append("")
-        lines.append("cache hit ratio per scenario (old -> new)")
-        for change in comparison.cache:
+        runs = (
+            "the 1 scenario run" if unchanged == 1 else f"all {unchanged} scenario runs"
+        )
+        lines.append(f"cache hit ratio: unchanged in {runs}")
+    elif changed:
+        # only the scenario runs whose ratio moved: the answer stays in view
+        lines.append("")
+        lines.append(
+            "cache hit ratio per scenario (old -> new)"
+            + (f"; {unchanged} more unchanged" if unchanged else "")
+        )
+        for change in changed:
             mark = (
                 "  LOWER"
                 if change.judged

@@ -11,12 +11,11 @@ import json
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import Final
-
-from jsonschema import Draft202012Validator
+from typing import Any, Final
 
 from reqfold.conformance.report.model import FORMAT, RunReport
 from reqfold.conformance.report.strict_json import strict_json_loads
+from reqfold.conformance.schema_check import Validator, first_problem
 from reqfold.reference.json_values import JsonObject
 
 SCHEMA_PATH: Final = Path(__file__).resolve().parent / "run-report.schema.json"
@@ -33,20 +32,26 @@ def render_json(report: RunReport) -> str:
 
 
 @cache
-def _validator() -> Draft202012Validator:
+def _validator() -> Any:
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    return Draft202012Validator(schema)
+    return Validator(schema)
+
+
+def schema_problem(data: object) -> str | None:
+    """How `data` breaks the schema: the first error, with where, and how
+    many more (counted lazily, a few at most); None when valid."""
+    found = first_problem(_validator(), data)
+    if found is None:
+        return None
+    error, more = found
+    where = "".join(f"[{part!r}]" for part in error.absolute_path) or "the top"
+    return f"at {where}: {error.message[:200]}{more}"
 
 
 def schema_problems(data: object) -> list[str]:
-    """How `data` breaks the schema, one line each, with where (none: valid)."""
-    return [
-        f"at {''.join(f'[{part!r}]' for part in error.absolute_path) or 'the top'}:"
-        f" {error.message[:200]}"
-        for error in sorted(
-            _validator().iter_errors(data), key=lambda e: list(map(str, e.path))
-        )
-    ]
+    """`schema_problem` as a list (none: valid)."""
+    problem = schema_problem(data)
+    return [] if problem is None else [problem]
 
 
 def read_report(text: str, *, name: str = "report") -> JsonObject:
@@ -61,10 +66,9 @@ def read_report(text: str, *, name: str = "report") -> JsonObject:
             f"{name} is not a {FORMAT} report (format: {found!r}); write one with"
             " 'reqfold run --report-json F'"
         )
-    problems = schema_problems(data)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ReportError(f"{name} breaks run-report.schema.json {problems[0]}{more}")
+    problem = schema_problem(data)
+    if problem is not None:
+        raise ReportError(f"{name} breaks run-report.schema.json {problem}")
     twice = _first_repeated(check["id"] for check in data["checks"])
     if twice is not None:
         raise ReportError(f"{name} lists the check {twice!r} twice")

@@ -18,6 +18,7 @@ import shlex
 from reqfold.conformance.codec.cases import VectorCase
 from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.harness.scenarios import Scenario, Step
+from reqfold.conformance.quoting import bounded
 from reqfold.conformance.report.model import Reproduction
 from reqfold.reference.json_values import JsonObject, JsonValue
 
@@ -117,7 +118,7 @@ def vector_reproduction(
             "params": case.params,
         },
         expected=case.expect,
-        found=answer,
+        found=bounded(answer),
         first_difference=answer_difference(case.expect, answer),
     )
 
@@ -142,8 +143,8 @@ def property_reproduction(
             "params": vector.get("params"),
             "vector": vector,
         },
-        expected=expected,
-        found=answer,
+        expected=bounded(expected),
+        found=bounded(answer),
         first_difference=answer_difference(expected, answer),
     )
 
@@ -269,6 +270,14 @@ def scenario_reproduction(
             found = {"calls": evidence.calls.get((instance, contributor), 0)}
     elif match := re.fullmatch(r"absent/(.+)", name):
         expected = {"absent": match[1]}
+        # where the text was found, as the check's message names it: the
+        # log's line and each request (never a bare null)
+        places = re.search(
+            r" was found in (.+)$", message.splitlines()[0] if message else ""
+        )
+        if places is not None:
+            found = {"foundIn": places[1].split(", ")}
+        comparable = False
     elif name.startswith("log/"):
         expected, found, difference = _log_finding(message)
         comparable = False
@@ -292,7 +301,7 @@ def scenario_reproduction(
             "steps": [_step_json(item) for item in steps],
         },
         expected=expected,
-        found=_cut(found),
+        found=bounded(_cut(found)),
         first_difference=difference
         if difference is not None or not comparable or None in (expected, found)
         else first_difference(expected, found),

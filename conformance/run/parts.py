@@ -27,6 +27,7 @@ from reqfold.conformance.report.reproduction import (
 )
 from reqfold.conformance.run.record import PROBLEM_OUTCOMES, RunRecord
 from reqfold.conformance.run.verdict import Check
+from reqfold.conformance.written_files import fresh_folder
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -102,8 +103,10 @@ def run_property_part(
     revisions: list[Revision] | None,
     examples: int | None,
     show: Callable[[Check], None],
+    profile: str | None = None,
 ) -> None:
-    """The differential properties: generated inputs, compared with the reference."""
+    """The differential properties: generated inputs, compared with the
+    reference; the inputs of the profiles the verdict covers."""
     from hypothesis.configuration import set_hypothesis_home_dir
 
     from reqfold.conformance.codec import properties
@@ -147,7 +150,9 @@ def run_property_part(
     with tempfile.TemporaryDirectory(prefix="reqfold-hypothesis-") as home:
         set_hypothesis_home_dir(home)
         try:
-            properties.run_properties(connect, chosen, on_result=add, **options)
+            properties.run_properties(
+                connect, chosen, on_result=add, profile=profile, **options
+            )
         finally:
             set_hypothesis_home_dir(None)
 
@@ -205,7 +210,17 @@ def run_scenario_part(
             outcome.progress.problems += 1
 
     if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
+        # never over what is there already: a non-empty folder gets a
+        # fresh sub-folder, and the run says which
+        try:
+            keep = fresh_folder(keep)
+            outcome.notes.append(f"--keep: the logs and requests are kept in {keep}")
+        except OSError as error:
+            outcome.notes.append(
+                f"--keep {keep}: nothing kept, no fresh folder could be made there:"
+                f" {error.strerror or error}"
+            )
+            keep = None
     report = run_scenarios(
         connect,
         revisions=revisions,

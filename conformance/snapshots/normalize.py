@@ -17,8 +17,9 @@ the provider caches, JSON-3):
   ``<id-N>``, numbered by first appearance, so the same id in two places
   stays the same mask and the links between events survive;
 * literal text given in `replace` (the run's folder) becomes its mask;
-* the transport headers `TRANSPORT_HEADERS` are left out, and secrets
-  (`SECRET_HEADERS`) masked.
+* the transport headers `TRANSPORT_HEADERS` are left out, and every value
+  not known to be harmless (`fakes.http.header_is_harmless`) shown as
+  ``<secret>``.
 
 Pure: bytes and JSON in, JSON out.
 """
@@ -30,6 +31,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from reqfold.fakes.capture import body_layout, raw_body_text
+from reqfold.fakes.http import header_is_harmless
 from reqfold.reference.json_values import JsonObject, JsonValue
 
 TIME_MEMBERS = frozenset(
@@ -42,8 +45,6 @@ TRANSPORT_HEADERS = frozenset(
 )
 """Headers the HTTP client sets on its own (the port, the body's length, the
 connection and compression it negotiates): not the harness's behaviour."""
-
-SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
 
 TIME = "<time>"
 
@@ -161,7 +162,7 @@ def request_snapshot(
     shown["status"] = request.get("status")
     shown["headers"] = list(_headers(request.get("headers") or [], masker))
     body = request.get("body")
-    raw = request.get("raw_body")
+    raw = raw_body_text(request)
     if body is None and raw is None and request.get("raw_body_base64") is not None:
         shown["body form"] = "not UTF-8"
     elif body is None and raw is not None:
@@ -183,7 +184,8 @@ def _headers(pairs: Iterable[Any], masker: Masker) -> Iterable[str]:
         name, value = str(pair[0]).lower(), str(pair[1])
         if name in TRANSPORT_HEADERS:
             continue
-        yield f"{name}: {'<secret>' if name in SECRET_HEADERS else masker.text(value)}"
+        shown = masker.text(value) if header_is_harmless(name) else "<secret>"
+        yield f"{name}: {shown}"
 
 
 def body_form(body: JsonValue, raw: str | None) -> str:
@@ -191,16 +193,7 @@ def body_form(body: JsonValue, raw: str | None) -> str:
     bytes the provider caches even when the JSON value is the same."""
     if raw is None:
         return "unknown"
-    layouts = (
-        ("compact", (",", ":"), False),
-        ("compact, non-ASCII escaped", (",", ":"), True),
-        ("spaced", (", ", ": "), False),
-        ("spaced, non-ASCII escaped", (", ", ": "), True),
-    )
-    for name, separators, ascii_only in layouts:
-        if json.dumps(body, separators=separators, ensure_ascii=ascii_only) == raw:
-            return name
-    return "other layout"
+    return body_layout(body, raw) or "other layout"
 
 
 def cache_line(diagnostic: Any) -> str | None:

@@ -3,7 +3,7 @@
 Longer than the house's usual ~500 lines: the module is one dialect's whole
 wire format (request validation, prompt segments, responses and streaming),
 kept together so it reads against the providers' documentation in one
-place; the parts every dialect shares live in `reqfold.fakes.dialects.table`.
+place; the parts every dialect shares live in `reqfold.fakes.dialects.base`.
 
 Endpoints: `POST /chat/completions` and `POST /v1/chat/completions`.
 

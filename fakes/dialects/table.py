@@ -9,164 +9,63 @@ table compares dialect names or tests which kind of call it holds.
 
 - `deepseek` and `openai`: `ChatDialect` (chat completions; automatic
   prefix caching in blocks, `reqfold.fakes.cache_index`);
-- `anthropic`: `MessagesDialect` (messages; `cache_control` breakpoints).
+- `anthropic`: `MessagesDialect` (messages; `cache_control` breakpoints);
+- `openai-responses`: `ResponsesDialect` (the Responses API; automatic
+  prefix caching as `openai`, conversation state by `previous_response_id`).
+
+A new dialect is one entry in `DIALECTS` (with its profile in
+`reqfold.fakes.profiles`) plus its module.
+
+The interface and what the dialects share are in
+`reqfold.fakes.dialects.base` (re-exported here for the core); the
+Responses dialect's object is in `responses_dialect`.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, cast
 
-from reqfold.fakes.cache_index import PrefixCacheIndex
 from reqfold.fakes.diagnostics import Comparison, DivergenceLedger
 from reqfold.fakes.dialects import anthropic, openai_chat
+from reqfold.fakes.dialects.base import (
+    Accounting,
+    Answer,
+    CacheState,
+    Dialect,
+    account_blocks,
+    cache_rule,
+    served_hint,
+)
 from reqfold.fakes.dialects.common import EPOCH, output_tokens
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo, render_messages
+from reqfold.fakes.dialects.responses_dialect import ResponsesDialect
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
-from reqfold.fakes.profiles import Profile
-from reqfold.fakes.prompt import (
-    RenderedPrompt,
-    Segment,
-    render_prompt,
+from reqfold.fakes.native_diagnostics import (
+    NOT_ASKED,
+    Fingerprint,
+    FingerprintStore,
+    NativeDiagnosis,
+    anthropic_cache_miss,
 )
+from reqfold.fakes.profiles import Profile
+from reqfold.fakes.prompt import RenderedPrompt, Segment, render_prompt
 from reqfold.fakes.script import Fault, Reply
 from reqfold.fakes.tokenizer import SegmentEncoder
 
-CallT = TypeVar("CallT", openai_chat.ChatCall, anthropic.MessagesCall)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Accounting:
-    """What the cache did with one prompt, in tokens."""
-
-    usage: JsonObject
-    cached: int
-    matched: int
-    expected: int  # what the closest earlier request left cached for this one
-    written: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Answer:
-    """A rendered answer: the message a harness sends back, and the bytes."""
-
-    emitted: JsonObject
-    body: JsonObject | None  # a JSON answer
-    frames: list[bytes] | None  # a streamed answer
-    keepalive: bytes
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CacheState:
-    """The provider's shared cache state a dialect accounts against."""
-
-    index: PrefixCacheIndex
-    ledger: DivergenceLedger
-    now: float
-
-
-class Dialect(ABC, Generic[CallT]):
-    """What one wire dialect does differently from the others."""
-
-    family: str
-    """The name a user passes to pick a dialect of this kind."""
-    paths: tuple[str, ...]
-    uses_block_keys: bool
-    """Whether its cache accounting needs the prompt's block keys."""
-
-    @abstractmethod
-    def parse(self, body: JsonValue) -> CallT:
-        """Validate a parsed body (raises `InvalidRequest`)."""
-
-    @abstractmethod
-    def segments(self, call: CallT, profile: Profile) -> list[Segment]:
-        """The prompt segments of a call, in the profile's render order."""
-
-    def check(self, segments: list[Segment], profile: Profile) -> None:
-        """Refuse segments the real API refuses (raises `InvalidRequest`)."""
-
-    def render(
-        self,
-        call: CallT,
-        profile: Profile,
-        encoder: SegmentEncoder,
-        messages: MessagePrefixMemo | None,
-    ) -> RenderedPrompt:
-        """The checked, tokenized prompt of a call (strict JSON values).
-
-        `messages` may hold the rendered messages of recent prompts; the
-        result is the same with or without it.
-        """
-        segments = self.segments(call, profile)
-        self.check(segments, profile)
-        return render_prompt(segments, encoder, by_value=True)
-
-    @abstractmethod
-    def account(
-        self,
-        state: CacheState,
-        call: CallT,
-        prompt: RenderedPrompt,
-        keys: list[bytes],
-        root: bytes,
-        comparison: Comparison,
-        reply: Reply,
-        profile: Profile,
-    ) -> Accounting:
-        """Look the prompt up in the cache and write it; the usage to report."""
-
-    @abstractmethod
-    def answer(
-        self,
-        profile: Profile,
-        index: int,
-        call: CallT,
-        reply: Reply,
-        now: float,
-        usage: JsonObject,
-    ) -> Answer:
-        """Render a successful answer."""
-
-    @abstractmethod
-    def error_body(
-        self,
-        status: int,
-        message: str,
-        *,
-        error_type: str,
-        param: str | None,
-        code: str | None,
-    ) -> JsonObject:
-        """The dialect's error envelope."""
-
-    @abstractmethod
-    def fault_body(self, fault: Fault) -> JsonObject:
-        """The error body a scripted fault sends."""
-
-    @abstractmethod
-    def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:
-        """The error the real provider answers for a model it does not serve."""
-
-
-def _served(profile: Profile) -> str:
-    served = ", ".join(profile.models) or "none"
-    return (
-        f" (this fake serves: {served}; add models with --model or "
-        "the 'models' profile field)"
-    )
-
-
-def cache_rule(profile: Profile, matched: int, n: int, model: str) -> int:
-    """Cached tokens reported for a prompt of `n` tokens matching `matched`.
-
-    `floor(min(matched, cap) / block) * block`, or 0 below the minimum,
-    with `cap = n - 1` when the profile withholds the last token.
-    """
-    cap = n - 1 if profile.withhold_last_token else n
-    hit = (max(0, min(matched, cap)) // profile.block_size) * profile.block_size
-    return hit if hit >= max(profile.minimum_for(model), 1) else 0
+__all__ = [
+    "DIALECTS",
+    "Accounting",
+    "Answer",
+    "CacheState",
+    "ChatDialect",
+    "Dialect",
+    "MessagesDialect",
+    "ResponsesDialect",
+    "cache_rule",
+    "dialect_serving",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,18 +123,13 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
         reply: Reply,
         profile: Profile,
     ) -> Accounting:
-        size, n = profile.block_size, prompt.n_tokens
-        # The insert refreshes every key, the hits among them included.
-        insert = n >= profile.minimum_for(call.model) and bool(keys)
-        blocks = state.index.account_chain(
-            keys, size, state.now, profile.ttl, insert=insert
+        cached, matched, expected = account_blocks(
+            state, call.model, prompt, keys, comparison, profile
         )
-        matched = blocks * size
-        cached = cache_rule(profile, matched, n, call.model)
         completion, reasoning = output_tokens(reply)
         usage = openai_chat.chat_usage(
             profile,
-            prompt=n,
+            prompt=prompt.n_tokens,
             cached=cached,
             completion=completion,
             reasoning=reasoning,
@@ -244,7 +138,7 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
             usage=json_object(usage),
             cached=cached,
             matched=matched,
-            expected=cache_rule(profile, comparison.shared_tokens, n, call.model),
+            expected=expected,
             written=0,
         )
 
@@ -256,6 +150,7 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
         reply: Reply,
         now: float,
         usage: JsonObject,
+        native: JsonObject | None = None,
     ) -> Answer:
         answer = openai_chat.ChatAnswer(
             profile=profile,
@@ -301,7 +196,7 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
     def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:
         message = self.unknown_wording.format(model=model, quoted=repr(model))
         return InvalidRequest(
-            message + _served(profile),
+            message + served_hint(profile),
             status=self.unknown_status,
             param="model",
             code=self.unknown_code,
@@ -365,6 +260,7 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
         reply: Reply,
         now: float,
         usage: JsonObject,
+        native: JsonObject | None = None,
     ) -> Answer:
         answer = anthropic.MessagesAnswer(
             profile=profile,
@@ -373,6 +269,7 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
             reply=reply,
             tool_ids=anthropic.tool_use_ids(profile, index, reply),
             usage=cast(anthropic.MessagesUsage, usage),
+            native=native or {},
         )
         stream = call.stream
         return Answer(
@@ -380,6 +277,28 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
             body=None if stream else anthropic.messages_body(answer),
             frames=anthropic.messages_stream_frames(answer) if stream else None,
             keepalive=anthropic.PING_FRAME,
+            answer_id=anthropic.message_id(answer),
+        )
+
+    def diagnoses(self, call: anthropic.MessagesCall) -> bool:
+        return call.diagnostics  # only requests that opt in, as on the API
+
+    def native_diagnosis(
+        self,
+        call: anthropic.MessagesCall,
+        current: Fingerprint,
+        fingerprints: FingerprintStore,
+    ) -> NativeDiagnosis:
+        # Only requests that opt in are fingerprinted, as on the API.
+        if not call.diagnostics:
+            return NOT_ASKED
+        if call.previous_message_id is None:
+            return NativeDiagnosis(kept=True, members={"diagnostics": None})
+        earlier = fingerprints.get(call.previous_message_id)
+        return NativeDiagnosis(
+            kept=True,
+            members={"diagnostics": anthropic_cache_miss(earlier, current)},
+            compared=True,
         )
 
     def error_body(
@@ -404,7 +323,7 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
 
     def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:
         return InvalidRequest(
-            f"model: {model}{_served(profile)}",
+            f"model: {model}{served_hint(profile)}",
             status=404,
             error_type="not_found_error",
         )
@@ -451,6 +370,7 @@ DIALECTS: dict[str, Dialect[Any]] = {
         ),
     ),
     "anthropic": MessagesDialect(),
+    "openai-responses": ResponsesDialect(),
 }
 """Every dialect the fake speaks, by the name a profile gives."""
 

@@ -26,6 +26,7 @@ from processes import process_gone, wait_until
 from reqfold.conformance.adapters.connection import StdioConnection
 from reqfold.conformance.codec.loading import iter_cases
 from reqfold.conformance.codec.runner import MAX_TIMEOUTS_IN_A_ROW, run_vectors
+from reqfold.conformance.errors import AdapterCrashed
 from reqfold.conformance.outcomes import Outcome
 from reqfold.reference.revisions import Revision
 
@@ -71,8 +72,7 @@ def test_a_crash_is_seen_at_once_though_a_detached_helper_holds_stdout(
     elapsed = time.monotonic() - started
     assert [r.outcome for r in report.results] == [Outcome.ERROR] * 4
     assert all(
-        "AdapterCrashed" in r.message and "exit status 3" in r.message
-        for r in report.results
+        "crash: " in r.message and "exit status 3" in r.message for r in report.results
     ), [r.message for r in report.results]
     assert elapsed < 20  # four crashes, five starts: not four timeouts of 30 s
     helpers = detached_helpers(tmp_path)
@@ -132,7 +132,7 @@ def test_an_adapter_that_hangs_after_initialize_stops_the_run_with_no_verdict() 
     assert "Traceback" not in err
     reason = f"the adapter timed out on {MAX_TIMEOUTS_IN_A_ROW} cases in a row"
     assert f"Stopped: {reason}" in out
-    assert f"Verdict: no verdict: the run stopped ({reason})" in out
+    assert f"Verdict: NO VERDICT: the run stopped ({reason})" in out
     # One line per case that timed out, not one per case of the corpus.
     assert out.count("ERROR") == MAX_TIMEOUTS_IN_A_ROW
     assert elapsed < 30
@@ -295,3 +295,22 @@ def test_a_sigterm_in_the_middle_of_killing_an_adapter_waits_until_it_is_gone(
     finally:  # a failure here must not leave the adapter to the next test
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_an_adapter_that_closes_its_stdout_and_lives_on_is_said_to_have_closed_it() -> (
+    None
+):
+    connection = StdioConnection(adapter("closes_stdout_and_lives"), timeout=30)
+    connection.initialize()
+    started = time.monotonic()
+    with pytest.raises(AdapterCrashed) as caught:
+        connection.request("codec/canonical", {"header": {}})
+    elapsed = time.monotonic() - started
+    pid = connection._process.pid
+    connection.close()
+    assert str(caught.value) == (
+        "the adapter closed its stdout while answering codec/canonical (killed)"
+    )
+    assert elapsed < 10  # not the 30 s timeout
+    assert wait_until(lambda: process_gone(pid), 5)

@@ -77,6 +77,11 @@ def test_a_response_that_echoes_the_id_with_one_answer_is_accepted(
         ({"jsonrpc": "2.0", "id": 7, "error": {"code": True}}, "exactly one"),
         ({"jsonrpc": "2.0", "id": 7, "error": {"code": 1.5}}, "exactly one"),
         ({"jsonrpc": "2.0", "id": 7, "error": "no"}, "exactly one"),
+        ({"jsonrpc": "2.0", "id": 7, "error": {"code": 1}}, "message must be a string"),
+        (
+            {"jsonrpc": "2.0", "id": 7, "error": {"code": 1, "message": ["x"] * 9}},
+            "message must be a string (JSON-RPC 2.0), not ['x', 'x', 'x', 'x',",
+        ),
     ],
 )
 def test_a_response_that_does_not_answer_the_request_says_why(

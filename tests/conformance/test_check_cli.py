@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from cli_in_process import reqfold_here
+from processes import wait_until
 
 from reqfold.conformance.check.log_rules import LogChecker
 from reqfold.conformance.check.opening_rules import OpeningRules
@@ -59,7 +60,7 @@ def check_here(*args: object) -> subprocess.CompletedProcess[str]:
 def test_a_valid_log_exits_zero_and_says_ok() -> None:
     result = reqfold(VALID)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert ": ok:" in result.stdout
+    assert ": CONFORMANT:" in result.stdout
     assert "Traceback" not in result.stderr
 
 
@@ -435,3 +436,62 @@ def test_a_requests_file_that_cannot_be_read_is_named_as_such() -> None:
         result.stderr
     )
     assert "Traceback" not in result.stderr
+
+
+APPENDER = r"""
+import json, sys, time
+from reqfold.reference.jsonl import dump_line, make_storage_line
+path = sys.argv[1]
+with open(path, "a", encoding="utf-8") as log:
+    log.write(dump_line(make_storage_line("grows", 0, revision="session-prefix")))
+    seq = 0
+    while True:  # appends for as long as it lives: the test ends it
+        chunk = "".join(
+            json.dumps({"type": "note", "seq": seq + n, "time": 1, "data": {}}) + "\n"
+            for n in range(1000)
+        )
+        seq += 1000
+        log.write(chunk)
+        log.flush()
+        time.sleep(0.005)  # about 10 MB/s: the disk fills slowly
+"""
+
+
+@pytest.mark.slow
+def test_a_log_appended_to_while_it_is_checked_is_checked_as_it_was_at_the_start(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "grows.jsonl"
+    writer = subprocess.Popen([sys.executable, "-c", APPENDER, str(log)])
+    try:
+        assert wait_until(lambda: log.exists() and log.stat().st_size > 1 << 20)
+        status, out, err = reqfold_here("check", str(log), "--format", "json", limit=30)
+        grown = log.stat().st_size
+    finally:
+        writer.kill()
+        writer.wait()
+    assert status == 0, (out + err)[:2000]
+    [report] = [json.loads(line) for line in out.splitlines()]
+    [note] = report["notes"]
+    assert note.startswith("the file grew while it was checked: the ")
+    checked = int(note.split("the ")[2].split(" bytes")[0])
+    assert (1 << 20) < checked < grown
+    assert report["lines"] < grown // 40  # what was there, not what came after
+
+
+def test_a_torn_last_line_of_a_capture_is_left_out_with_a_note_as_a_logs_is(
+    tmp_path: Path,
+) -> None:
+    fixtures = Path(__file__).parent / "check_fixtures"
+    log = fixtures / "valid" / "session-prefix.jsonl"
+    whole = (fixtures / "requests" / "session-prefix.capture.jsonl").read_bytes()
+    capture = tmp_path / "capture.jsonl"
+    capture.write_bytes(whole + b'{"index": 4, "path": "/chat/comp')
+    status, out, err = reqfold_here("check", str(log), "--requests", str(capture))
+    assert (status, err) == (0, ""), out
+    lines = whole.count(b"\n") + 1
+    assert (
+        f"  note: --requests {capture}: line {lines} is a torn last line (no"
+        " newline, not JSON): left out, as a torn tail of the log is"
+    ) in out
+    assert "4 matched to captured requests" in out

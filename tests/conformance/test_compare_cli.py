@@ -93,6 +93,11 @@ def test_a_report_compared_with_itself_changes_nothing(
     done = reqfold("compare", str(reports["bad"]), str(reports["bad"]))
     assert done.returncode == 0
     assert "newly failing: 0\nnewly passing: 0" in done.stdout
+    # unchanged ratios are one line, so the answer stays next to the counts
+    assert "cache hit ratio: unchanged in the 1 scenario run" in done.stdout
+    assert done.stdout.rstrip().endswith(
+        "unchanged in the 1 scenario run\n\nRegression: no"
+    )
 
 
 @pytest.mark.slow

@@ -1,4 +1,5 @@
-"""`conformance.interrupts.signals_deferred`: a stop that waits, and is never lost.
+"""`conformance.interrupts`: a stop that waits, is never lost, and never
+contradicts a verdict already given.
 
 Each test sends itself a real SIGTERM under `run_guarded`, the handler
 every ``reqfold`` command runs under.
@@ -6,10 +7,17 @@ every ``reqfold`` command runs under.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
+import threading
+from pathlib import Path
 
-from reqfold.conformance.interrupts import run_guarded, signals_deferred
+import pytest
+from cli_in_process import reqfold_here
+
+from reqfold.conformance.interrupts import commit_verdict, run_guarded, signals_deferred
 
 
 def test_a_sigterm_inside_a_deferred_block_interrupts_only_once_it_is_done() -> None:
@@ -51,3 +59,61 @@ def test_nested_blocks_interrupt_when_the_outer_one_ends() -> None:
 
     assert run_guarded("test", body) == 128 + signal.SIGTERM
     assert done == ["the outer block goes on"]
+
+
+def test_a_signal_after_the_verdict_is_said_and_the_verdict_stands(capsys) -> None:
+    def body() -> int:
+        commit_verdict()
+        print("Verdict: CONFORMANT")
+        os.kill(os.getpid(), signal.SIGTERM)  # while the reports are written
+        return 0
+
+    assert run_guarded("test", body) == 0
+    assert capsys.readouterr().err == (
+        "test: interrupted after the verdict was given; it stands\n"
+    )
+
+
+def test_a_signal_held_back_before_the_verdict_stops_the_run_at_the_verdict() -> None:
+    said: list[str] = []
+
+    def body() -> int:
+        with contextlib.suppress(KeyboardInterrupt), signals_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+        commit_verdict()
+        said.append("Verdict: CONFORMANT")
+        return 0
+
+    assert run_guarded("test", body) == 128 + signal.SIGTERM
+    assert said == []
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_while_the_reports_are_written_leaves_the_verdict_and_its_status(
+    tmp_path: Path,
+) -> None:
+    # The JSON report goes to a pipe whose reader presses Ctrl-C (a SIGINT
+    # to this process, where the run is) the moment the report is opened:
+    # after the verdict was printed, before the run ends.
+    report = tmp_path / "report.json"
+    os.mkfifo(report)
+    got: list[bytes] = []
+
+    def reader() -> None:
+        with open(report, "rb") as pipe:
+            os.kill(os.getpid(), signal.SIGINT)
+            got.append(pipe.read())
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    status, out, err = reqfold_here(
+        *("run", "--only", "vectors", "--revision", "session-prefix"),
+        *("--report-json", str(report)),
+    )
+    thread.join(timeout=30)
+    assert "Verdict: CONFORMANT" in out
+    assert (status, err) == (
+        0,
+        "reqfold run: interrupted after the verdict was given; it stands\n",
+    )
+    assert json.loads(got[0])["verdict"]["exitStatus"] == 0

@@ -105,6 +105,25 @@ def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting(
     assert "3 steps dispatched, 3 matched to captured requests" in checked
 
 
+def test_keep_never_overwrites_a_file_it_did_not_make(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "requests.jsonl").write_text("mine\n", encoding="utf-8")
+    result = probe("--cmd", bad("names_its_log_requests_jsonl.py"), "--keep", str(kept))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (kept / "requests.jsonl").read_text(encoding="utf-8") == "mine\n"
+    fresh = kept / "run-1"
+    assert (
+        "kept: the log as log-requests.jsonl and the captured requests as"
+        f" requests.jsonl in {fresh}"
+    ) in result.stdout
+    log, capture = fresh / "log-requests.jsonl", fresh / "requests.jsonl"
+    assert '"type":"session"' in log.read_text(encoding="utf-8").splitlines()[0]
+    assert '"path":' in capture.read_text(encoding="utf-8").splitlines()[0]
+    status, checked, _ = reqfold_here("check", str(log), "--requests", str(capture))
+    assert status == 0, checked
+
+
 @pytest.mark.spec("REQ-1")
 def test_a_harness_that_rewrites_its_history_on_the_wire_fails_req_1() -> None:
     result = probe("--cmd", bad("rewrites_history.py"))

@@ -138,7 +138,7 @@ def test_an_answer_ends_the_timeouts_in_a_row() -> None:
     session = CodecSession(starter)
     outcomes = [session.run(REVISION, case).outcome for case in CASES]
     assert outcomes == [Outcome.ERROR, Outcome.ERROR, Outcome.PASS, Outcome.PASS]
-    assert session.timeouts == 0
+    assert session.streak.count == 0
 
 
 def test_after_failed_starts_in_a_row_the_remaining_cases_are_errors_at_once() -> None:

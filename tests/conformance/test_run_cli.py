@@ -23,6 +23,7 @@ import commands
 import pytest
 from cli_in_process import reqfold_here
 
+from reqfold.conformance.harness.scenarios import load_scenarios
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.run import cli as run_cli
 from reqfold.conformance.run.verdict import (
@@ -167,7 +168,8 @@ def test_a_command_that_cannot_start_is_no_verdict_without_a_traceback(
     ("args", "complaint"),
     [
         (("--revision", "final"), "final"),
-        (("--scenario", "no-such-scenario"), "unknown scenario"),
+        (("--scenario", "no-such-scenario"), "--scenario: no scenario 'no-such-"),
+        (("--scenario", "plain-turn"), "(did you mean 'plain-turns'?)"),
         (("--timeout", "0"), "--timeout must be"),
         (("--only", "everything"), "invalid choice"),
         (("--impl", ""), "--impl is empty"),
@@ -184,6 +186,14 @@ def test_bad_arguments_exit_2_with_a_one_line_reason(
     args: tuple[str, ...], complaint: str
 ) -> None:
     assert_one_line_reason(*run_here(*args), complaint)
+
+
+def test_list_scenarios_prints_every_scenario_id_one_a_line() -> None:
+    status, out, err = run_here("--list-scenarios")
+    assert status == 0, err
+    ids = [line.split()[0] for line in out.splitlines()]
+    assert ids == sorted(scenario.id for scenario in load_scenarios())
+    assert "plain-turns" in ids
 
 
 @pytest.mark.parametrize(
@@ -316,3 +326,36 @@ def test_sigterm_stops_a_run_at_once_and_leaves_no_adapter(tmp_path: Path) -> No
     assert "interrupted" in err
     assert "Traceback" not in err
     assert not (tmp_path / ".hypothesis").exists()
+
+
+@pytest.mark.slow
+def test_keep_into_a_folder_with_files_keeps_into_a_fresh_sub_folder_and_says_so(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    # files named as the run names its own: the user's, not to be touched
+    mine = {
+        "plain-turns.session-prefix.jsonl": "my log\n",
+        "plain-turns.session-prefix.requests.jsonl": "my requests\n",
+    }
+    for name, text in mine.items():
+        (kept / name).write_text(text, encoding="utf-8")
+    status, out, err = reqfold_here(
+        *("run", "--only", "scenarios", "--scenario", "plain-turns"),
+        *("--revision", "session-prefix", "--keep", str(kept)),
+    )
+    assert status == 0, out + err
+    assert {p.name: p.read_text(encoding="utf-8") for p in kept.glob("*.jsonl")} == mine
+    fresh = kept / "run-1"
+    assert f"note: --keep: the logs and requests are kept in {fresh}" in out
+    assert sorted(p.name for p in fresh.iterdir()) == [
+        "plain-turns.session-prefix.jsonl",
+        "plain-turns.session-prefix.requests.jsonl",
+    ]
+    status, out, err = reqfold_here(
+        *("run", "--only", "scenarios", "--scenario", "plain-turns"),
+        *("--revision", "session-prefix", "--keep", str(kept)),
+    )
+    assert status == 0, out + err
+    assert f"note: --keep: the logs and requests are kept in {kept / 'run-2'}" in out

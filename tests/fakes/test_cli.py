@@ -81,6 +81,59 @@ def test_serve_prints_its_url_first_then_serves_until_signalled(stop, tmp_path):
     assert "sk-cli-secret" not in capture.read_text(encoding="utf-8")
 
 
+CREDENTIAL_HEADERS = {
+    "authorization": "Bearer sk-secret-authorization",
+    "cookie": "session=sk-secret-cookie",
+    "x-goog-api-key": "sk-secret-goog",
+    "anthropic-api-key": "sk-secret-anthropic",
+    "helicone-auth": "Bearer sk-secret-helicone",
+    "x-portkey-virtual-key": "sk-secret-portkey",
+    "x-session-token": "sk-secret-token",
+    "x-client-secret": "sk-secret-client",
+    "x-unheard-of": "sk-secret-unknown",
+    "x-stainless-api-key": "sk-secret-stainless",
+}
+HARMLESS_HEADERS = {
+    "user-agent": "field-harness/1.2",
+    "anthropic-version": "2023-06-01",
+    "x-stainless-lang": "js",
+}
+
+
+def test_a_capture_keeps_no_credential_header_in_any_file_it_writes(tmp_path):
+    capture = tmp_path / "capture.jsonl"
+    child = spawn("--dialect", "deepseek", "--capture-out", str(capture))
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        body = {
+            "model": "deepseek-chat",
+            "messages": [{"role": "user", "content": "hi"}],
+        }
+        with httpx.Client(base_url=url) as client:
+            answer = client.post(
+                "/chat/completions?key=sk-secret-query",
+                json=body,
+                headers={**CREDENTIAL_HEADERS, **HARMLESS_HEADERS},
+            )
+            assert answer.status_code == 200
+            served = client.get("/_fake/requests.jsonl").text
+        child.send_signal(signal.SIGTERM)
+        child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    written = capture.read_text(encoding="utf-8")
+    for text in (served, written):
+        assert "sk-secret" not in text
+        headers = dict(json.loads(text.splitlines()[0])["headers"])
+        assert {name: headers[name] for name in CREDENTIAL_HEADERS} == dict.fromkeys(
+            CREDENTIAL_HEADERS, "<redacted>"
+        )
+        assert {name: headers[name] for name in HARMLESS_HEADERS} == HARMLESS_HEADERS
+
+
 def test_serve_refuses_invalid_knobs_with_a_reason():
     status, _, stderr = reqfold_here("fake", "serve", "--render-order", "system,tools")
     assert status == 2
@@ -102,6 +155,27 @@ def test_serve_serves_the_anthropic_dialect():
                 },
             )
         assert response.json()["type"] == "message"
+        child.send_signal(signal.SIGTERM)
+        child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 0
+
+
+def test_serve_serves_the_responses_dialect():
+    child = spawn("--dialect", "openai-responses")
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        with httpx.Client(base_url=url) as client:
+            response = client.post(
+                "/v1/responses", json={"model": "gpt-5", "input": "hi"}
+            )
+            health = client.get("/_fake/health").json()
+        assert response.json()["object"] == "response"
+        assert health["dialect"] == "openai-responses"
         child.send_signal(signal.SIGTERM)
         child.communicate(timeout=20)
     finally:

@@ -481,3 +481,33 @@ def test_a_file_is_written_as_utf8_under_an_ascii_locale(tmp_path: Path) -> None
     )
     assert "caf\u00e9".encode() in path.read_bytes()
     assert load_session_file(path).events[0]["data"] == {"x": "caf\u00e9"}
+
+
+def test_creating_a_file_never_writes_through_a_link_at_a_guessable_name(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    (tmp_path / f"s.jsonl.{os.getpid()}.tmp").symlink_to(victim)
+    write(path, 2)
+    assert victim.read_text() == "keep me\n"
+    assert len(load_session_file(path).events) == 2
+
+
+def test_a_created_file_gets_the_mode_open_would_give_or_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    fresh, existing = tmp_path / "fresh.jsonl", tmp_path / "existing.jsonl"
+    existing.write_text("")
+    existing.chmod(0o640)
+    mask = os.umask(0o022)
+    try:
+        write(fresh, 1)
+        write(existing, 1)
+    finally:
+        os.umask(mask)
+    assert (fresh.stat().st_mode & 0o777, existing.stat().st_mode & 0o777) == (
+        0o644,
+        0o640,
+    )
