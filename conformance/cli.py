@@ -15,6 +15,7 @@ import importlib.metadata
 import signal
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TextIO, cast
 
 from reqfold.conformance.interrupts import say_stderr
@@ -22,13 +23,16 @@ from reqfold.conformance.terminal_text import EscapingStream
 
 # subcommand name -> (module, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("reqfold.conformance.check.cli", "verify session logs offline"),
+    "check": (
+        "reqfold.conformance.check.cli",
+        "check session logs offline, with their captured requests",
+    ),
     "compare": (
         "reqfold.conformance.report.cli",
-        "compare two JSON run reports: newly failing, newly passing, cache",
+        "compare two JSON run reports: what newly fails, passes, or caches less",
     ),
-    "demo": ("reqfold.conformance.demo", "run the scripted demo session"),
-    "fake": ("reqfold.fakes.cli", "run the fake caching provider"),
+    "demo": ("reqfold.conformance.demo", "play the scripted demo session, log it"),
+    "fake": ("reqfold.fakes.cli", "serve the fake caching provider"),
     "probe": (
         "reqfold.conformance.probe.cli",
         "check an unmodified harness as a black box",
@@ -44,12 +48,40 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+_DOCS: dict[str | None, str] = {
+    None: "harness-guide.md",
+    "check": "checker.md",
+    "compare": "reports.md",
+    "demo": "reference-harness.md",
+    "fake": "fake-provider.md",
+    "probe": "probe.md",
+    "run": "harness-guide.md",
+    "vectors": "vectors.md",
+}
+"""The page of the docs each command's help points to."""
+
+
+def docs_page(command: str | None) -> Path:
+    """Where a command's page of the docs is: in the installed package
+    (``reqfold/docs``, which the wheel ships), or the checkout's ``docs/``."""
+    import reqfold
+
+    return Path(reqfold.__file__).resolve().parent / "docs" / _DOCS[command]
+
+
+def _epilog(command: str | None) -> str:
+    # its own lines, never wrapped (a path must stay whole to be copied)
+    return f"docs: {docs_page(command)}\n(also docs/{_DOCS[command]} in the repository)"
+
+
 def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Build the parser; `names` limits which subcommand modules get imported."""
     parser = argparse.ArgumentParser(
         prog="reqfold",
         description="Conformance suite for reconstructable, cache-stable "
         "LLM harness requests.",
+        epilog=_epilog(None),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -58,7 +90,13 @@ def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
             sub.add_parser(name, help=help_text)
             continue
         module = importlib.import_module(module_name)
-        command = sub.add_parser(name, help=help_text, description=help_text)
+        command = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=_epilog(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(command)
         command.set_defaults(_run=module.run, _parser=command)
     return parser

@@ -86,6 +86,7 @@ FEATURES = [
     "step-start-seam",
     "session-prefix-seam",
     "request-messages-seam",
+    "blocking-tools",
 ]
 """The optional harness features the reference supports: every one
 (docs/adapter-protocol.md, "Optional features")."""
@@ -282,7 +283,11 @@ class HarnessServer:
             raise RpcError(
                 STATE_ERROR, f"cannot reopen the session file: {error}"
             ) from None
-        script = ToolScript()
+
+        def tool_started(tool: str, call: int) -> None:
+            self.notify("tool/started", {"instance": name, "tool": tool, "call": call})
+
+        script = ToolScript(started=tool_started)
         client = self.make_client(base_url, api_key)
         loop = self.loop_class(
             provider=client,

@@ -11,7 +11,7 @@ constants say which seams, behaviours and dialects a request may name.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,9 +83,11 @@ class ToolScript:
     ``results[n-1]``, the last one once they run out, ``""`` when none.
     """
 
-    def __init__(self) -> None:
-        self.results: dict[str, list[str]] = {}
+    def __init__(self, started: Callable[[str, int], None] | None = None) -> None:
+        self.results: dict[str, list[str | JsonObject]] = {}
         self.calls: dict[str, int] = {}
+        self.started = started
+        """Told ``(tool, call)`` before a call blocks (``tool/started``)."""
 
     def load(self, specs: Sequence[JsonObject]) -> list[Tool]:
         """Replace the scripted results; return the `Tool` objects for the loop."""
@@ -101,13 +103,24 @@ class ToolScript:
         ]
 
     async def _execute(self, arguments: Any, context: ToolContext) -> str:
-        return self.call(context.name)
+        count, result = self.call(context.name)
+        if isinstance(result, str):
+            return result
+        if self.started is not None:  # {"do": "block"}: until the turn's abort
+            self.started(context.name, count)
+        await context.signal.wait()
+        raise ToolBlocked(f"tool {context.name!r} was interrupted while blocked")
 
-    def call(self, name: str) -> str:
-        """The text call n of `name` returns (counting this call)."""
+    def call(self, name: str) -> tuple[int, str | JsonObject]:
+        """Call n of `name` (counting this call) and what it does: a text,
+        or `BLOCK`."""
         count = self.calls[name] = self.calls.get(name, 0) + 1
         results = self.results.get(name) or [""]
-        return results[min(count, len(results)) - 1]
+        return count, results[min(count, len(results)) - 1]
+
+
+class ToolBlocked(Exception):
+    """A blocking tool call the turn's cancel or dispose interrupted."""
 
 
 @dataclass(eq=False)
@@ -179,6 +192,22 @@ def _strings(params: JsonObject, name: str) -> list[str]:
     return value
 
 
+BLOCK: JsonObject = {"do": "block"}
+"""A tool result that blocks the call until the turn is cancelled or disposed."""
+
+
+def _results(spec: JsonObject) -> list[str | JsonObject]:
+    """A tool's ``results``: texts, or ``{"do": "block"}`` for a call that
+    blocks until its turn is cancelled or disposed."""
+    value = _array(spec, "results")
+    if not all(isinstance(item, str) or item == BLOCK for item in value):
+        raise RpcError(
+            INVALID_PARAMS,
+            'param \'results\' must be an array of strings or {"do": "block"}',
+        )
+    return value
+
+
 def _messages(params: JsonObject, name: str) -> list[JsonObject]:
     value = _array(params, name)
     if not all(isinstance(item, dict) for item in value):
@@ -211,7 +240,7 @@ def tool_specs_param(params: JsonObject) -> list[JsonObject]:
                 "name": name,
                 "description": string_param(spec, "description"),
                 "parameters": object_param(spec, "parameters"),
-                "results": _strings(spec, "results") if "results" in spec else [],
+                "results": _results(spec) if "results" in spec else [],
             }
         )
     return specs

@@ -77,6 +77,7 @@ these schemas document the shapes for adapter authors (docs/vectors.md)."""
 NOTIFICATION_SCHEMAS: Final = {
     "contributor/started": "contributor.started.json",
     "turn/ended": "turn.ended.json",
+    "tool/started": "tool.started.json",
 }
 
 

@@ -3,7 +3,8 @@
 Pure: two rendered prompts and where they first differ in, one `Cause`
 out. The cause is read from the two sides of the first difference (the
 text around it, the segment it sits in, the request's shape), in this
-order: a model change; a change of tools (added, removed, reordered, one
+order: a model change; a parameter rendered into the prompt (Anthropic's
+`tool_choice`, `thinking`); a change of tools (added, removed, reordered, one
 tool's schema changed); cache-control markers moved (benign: they are not
 prompt text); a shape-only change (the same text as a string or as one
 text block, member order, whitespace); date or time text; a hash, uuid or
@@ -27,6 +28,7 @@ from reqfold.fakes.prompt import Segment
 
 CAUSES = (
     "model-change",
+    "parameters",
     "tools-added",
     "tools-removed",
     "tools-reordered",
@@ -115,6 +117,8 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
 
     if earlier.model != current.model:
         return cause("model-change", f"{earlier.model} -> {current.model}")
+    if left.path == "params" or right.path == "params":
+        return cause("parameters", "tool_choice or thinking changed")
     in_opening = shared < earlier.opening or shared < current.opening
     if in_opening and earlier.tool_names != current.tool_names:
         return cause(*_tools_change(earlier.tool_names, current.tool_names))

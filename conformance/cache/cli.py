@@ -48,6 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the request of this index may break the cache (a compaction, a model"
         " switch, a /clear); repeatable",
     )
+    group.add_argument(
+        "--price",
+        type=prices,
+        metavar="UNCACHED,CACHED",
+        help="prices per million input tokens, uncached and cached: the tokens"
+        " lost are also given as a cost",
+    )
     add_gate_arguments(group)
 
 
@@ -101,6 +108,21 @@ def causes(text: str) -> tuple[str, ...]:
     return names
 
 
+def prices(text: str) -> tuple[float, float]:
+    """``UNCACHED,CACHED``: two prices per million input tokens."""
+    try:
+        uncached, cached = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected UNCACHED,CACHED (prices per million tokens), got {text!r}"
+        ) from None
+    if not (0 <= cached <= uncached < float("inf")):
+        raise argparse.ArgumentTypeError(
+            f"expected 0 <= CACHED <= UNCACHED, finite, got {text!r}"
+        )
+    return uncached, cached
+
+
 def non_negative(text: str) -> int:
     """A whole number of tokens, 0 or more."""
     if not text.isdigit():
@@ -144,9 +166,10 @@ def run_requests(args: argparse.Namespace) -> int:
         print(f"reqfold check: {args.requests}: {error}", file=sys.stderr)
         return 2
     if args.format == "json":
-        print(json.dumps(judgement_json(judgement), ensure_ascii=True, indent=1))
+        document = judgement_json(judgement, args.price)
+        print(json.dumps(document, ensure_ascii=True, indent=1))
     else:
-        print(render_text(judgement, strict=args.strict))
+        print(render_text(judgement, strict=args.strict, price=args.price))
     if not judgement.rows:
         print(
             f"reqfold check: {args.requests}: no request the fake answered; no verdict",

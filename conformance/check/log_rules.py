@@ -112,6 +112,9 @@ class LogSummary:
     """Dispatched steps whose request the log cannot rebuild (header or
     history unknown), so no capture was compared with them."""
     requests_matched: int = 0
+    one_shot_requests: list[int] = field(default_factory=list)
+    """Indexes of captured requests recognised as no step of the log (a
+    compaction summary sent with the session's key: a CHECK-1 warning)."""
     reconstructing: bool = False
     requests_uncompared: Counter[str] = field(default_factory=Counter)
     """Captured requests in other dialects, not compared, by dialect."""
@@ -487,6 +490,7 @@ class LogChecker:
             summary.requests_matched = self.reconstruction.matched
             out.extend(self.requests.finish(number))
             summary.requests_matched = self.reconstruction.matched
+            summary.one_shot_requests = list(self.reconstruction.one_shot_indices)
 
 
 def _header_event(event: Envelope | None, raw: Line) -> bool:

@@ -47,6 +47,11 @@ from reqfold.reference.request import (
 )
 from reqfold.reference.revisions import Revision
 
+ONE_SHOT_LOOKAHEAD = 4
+"""How many captured requests a step's own request may follow and still be
+matched to it, the ones between recognised as one-shot requests (CHECK-1,
+SHOULD): a compaction summary or a title between two steps."""
+
 
 class CaptureUnreadable(Exception):
     """A line of the capture file is not a captured request (exit status 2)."""
@@ -242,6 +247,15 @@ def first_difference(expected: Any, found: Any, path: str = "") -> Difference | 
     return order
 
 
+def _rebuilds(capture: CapturedRequest, expected: JsonObject) -> bool:
+    """Whether `capture` is the request whose contract view is `expected`
+    (member order aside: that is WIRE-5's SHOULD, reported on its own)."""
+    if not isinstance(capture.body, dict):
+        return False
+    difference = first_difference(expected, contract_view(capture.body))
+    return difference is None or difference.order_only
+
+
 def expected_view(
     header: Header, derived: list[JsonObject], revision: Revision
 ) -> JsonObject:
@@ -269,7 +283,8 @@ class Reconstruction:
         uncompared: Counter[str] | None = None,
     ) -> None:
         self._captures = captures
-        self._next: CapturedRequest | None = None
+        self._ahead: list[CapturedRequest] = []
+        """Captures read but not yet taken, in order (`_peek`, `_look`)."""
         self._exhausted = False
         self.revision = revision
         self.matched = 0
@@ -277,15 +292,41 @@ class Reconstruction:
         self.taken = 0
         """Chat-completions requests read from the capture so far."""
         self.uncompared: Counter[str] = Counter() if uncompared is None else uncompared
+        self.one_shot_indices: list[int] = []
+        """Indexes of the captured requests recognised as no step of the log
+        (`ONE_SHOT_LOOKAHEAD`)."""
         self.last_capture: CapturedRequest | None = None
         """The capture the last dispatched step took (None when it took none)."""
 
+    def _take(self) -> None:
+        """Consume the next capture (`_peek` saw it)."""
+        if self._ahead:
+            self._ahead.pop(0)
+
+    def _look(self, position: int) -> CapturedRequest | None:
+        """The capture `position` places after the next one (0: the next)."""
+        while len(self._ahead) <= position and not self._exhausted:
+            capture = next(self._captures, None)
+            if capture is None:
+                self._exhausted = True
+            else:
+                self._ahead.append(capture)
+                self.taken += 1
+        return self._ahead[position] if position < len(self._ahead) else None
+
     def _peek(self) -> CapturedRequest | None:
-        if self._next is None and not self._exhausted:
-            self._next = next(self._captures, None)
-            self._exhausted = self._next is None
-            self.taken += self._next is not None
-        return self._next
+        return self._look(0)
+
+    def _one_shots_before(self, expected: JsonObject) -> int:
+        """How many captures before the next one that is `expected`'s rebuild,
+        within `ONE_SHOT_LOOKAHEAD`; 0 when the next is, or none is."""
+        for position in range(1, ONE_SHOT_LOOKAHEAD + 1):
+            capture = self._look(position)
+            if capture is None:
+                return 0
+            if _rebuilds(capture, expected):
+                return position
+        return 0
 
     @property
     def compared_none(self) -> bool:
@@ -308,7 +349,7 @@ class Reconstruction:
             if capture is not None and isinstance(capture.body, dict):
                 difference = first_difference(expected, contract_view(capture.body))
                 if difference is None or difference.order_only:
-                    self._next = None
+                    self._take()
                     self.last_capture = capture
                     self.steps += 1
                     self.matched += 1
@@ -326,9 +367,44 @@ class Reconstruction:
                     f"{where} dispatched a request, but the capture holds no more",
                 )
             ]
-        self._next = None
+        one_shots: list[Finding] = []
+        if not _rebuilds(capture, expected):
+            for _ in range(self._one_shots_before(expected)):
+                one_shots.append(self._one_shot(capture, point))
+                self._take()
+                capture = self._peek()
+                assert capture is not None  # `_one_shots_before` saw it
+        self._take()
         self.matched += 1
         self.last_capture = capture
+        return one_shots + self._compare(capture, point, header, expected, where)
+
+    def _one_shot(self, capture: CapturedRequest, point: StepPoint) -> Finding:
+        """A captured request that is no step of the log, between steps whose
+        requests rebuild (a compaction summary, a title sent with the
+        session's own key): a SHOULD finding of CHECK-1, not a failure."""
+        self.one_shot_indices.append(capture.index)
+        return finding(
+            "CHECK-1",
+            point.line,
+            point.seq,
+            f"request {capture.index} (capture line {capture.line}) is no step of"
+            " the log: a one-shot request (a compaction summary, a title) sent"
+            " with the session's own key, before the request of turn"
+            f" {point.turn} step {point.step}; send such requests with a key of"
+            " their own",
+            level=SHOULD,
+        )
+
+    def _compare(
+        self,
+        capture: CapturedRequest,
+        point: StepPoint,
+        header: Header,
+        expected: JsonObject,
+        where: str,
+    ) -> list[Finding]:
+        """The findings of one step's request against its rebuild."""
         label = f"request {capture.index} (capture line {capture.line})"
         if not isinstance(capture.body, dict):
             return [
@@ -380,7 +456,7 @@ class Reconstruction:
         self.steps += 1
         self.last_capture = self._peek()
         if self.last_capture is not None:
-            self._next = None
+            self._take()
 
     def _rule_for(self, path: str, header: Header) -> str:
         """The rule a difference at `path` shows broken (by body member)."""
@@ -409,7 +485,7 @@ class Reconstruction:
         left = []
         while (capture := self._peek()) is not None:
             left.append(capture)
-            self._next = None
+            self._take()
         if not left:
             return []
         first = left[0]

@@ -87,7 +87,9 @@ def _print_result(result: CaseResult) -> None:
         print(f"         {result.message}")
 
 
-def _print_summary(report: VectorReport, strict: bool) -> None:
+def _print_summary(
+    report: VectorReport, strict: bool, failed: list[CaseResult]
+) -> None:
     identity = report.implementation
     name = f"{identity.get('name', '?')} {identity.get('version', '')}".strip()
     counts = report.counts()
@@ -107,13 +109,25 @@ def _print_summary(report: VectorReport, strict: bool) -> None:
     print(f"Total: {total}")
     print(report.profile_line(STRICT))
     status = report.exit_status(strict=strict)
-    verdict = {  # the words of reqfold run (`verdict_text`)
-        0: "CONFORMANT" + (" (with SHOULD warnings)" if counts["warn"] else ""),
-        1: "NOT CONFORMANT: a MUST rule is broken"
-        if counts["fail"]
-        else "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it",
-        3: "NO VERDICT: the implementation could not be run on every case",
-    }[status]
+    # the words of every tool: reqfold run's one function
+    from reqfold.conformance.run.verdict import Check, verdict_text
+
+    counted = [
+        Check(
+            part="vectors",
+            id=f"{result.revision}/{result.case_id}",
+            revision=result.revision,
+            rules=result.rules,
+            outcome=result.outcome,
+        )
+        for result in report.results
+        if report.counted(result)
+    ]
+    verdict = verdict_text(
+        status,
+        counted,
+        reasons={3: "the implementation could not be run on every case"},
+    )
     if report.stopped is not None:
         left = [result for result in report.results if result.not_run]
         judged = sum(report.counted(result) for result in left)
@@ -124,6 +138,12 @@ def _print_summary(report: VectorReport, strict: bool) -> None:
         if status == 3:
             verdict = f"NO VERDICT: the run stopped ({report.stopped})"
     commit_verdict()
+    if failed:  # last, right above the verdict, where they are still on screen
+        print()
+        print(f"Problems ({len(failed)})")
+        for result in failed:
+            _print_result(result)
+        print()
     print(f"Verdict: {verdict}")
 
 
@@ -147,18 +167,20 @@ def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
     text = args.format == "text"
     problems = (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
     held: list[CaseResult] = []
+    failed: list[CaseResult] = []
+    """The problems, printed last, right above the verdict."""
 
     def show(result: CaseResult) -> None:
-        # Core results are shown as they come; the others wait until the
-        # run knows whether they are judged (the claim comes with initialize).
+        # With --show all, core results are shown as they come; the others
+        # wait until the run knows whether they are judged (the claim comes
+        # with initialize). Problems are kept for the end either way.
         if result.profile != CORE:
             held.append(result)
-        elif (
-            text
-            and not result.not_run
-            and (args.show == "all" or result.outcome in problems)
-        ):
-            _print_result(result)
+        elif text and not result.not_run:
+            if args.show == "all":
+                _print_result(result)
+            if result.outcome in problems:
+                failed.append(result)
 
     report = run_vectors(
         codec_connector(args.impl, args.timeout),
@@ -177,8 +199,10 @@ def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
             judged = report.counted(result)
             if result.not_run:
                 continue  # counted in the summary, not listed
-            if args.show == "all" or (judged and result.outcome in problems):
+            if args.show == "all":
                 _print_result(result)
+            if judged and result.outcome in problems:
+                failed.append(result)
     if report.startup_error is not None and text:
         print(
             f"reqfold vectors: the implementation did not start: "
@@ -186,7 +210,7 @@ def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
             file=sys.stderr,
         )
     if text:
-        _print_summary(report, args.strict)
+        _print_summary(report, args.strict, failed)
     else:
         print(json.dumps(report.dump(), ensure_ascii=False))
     return report.exit_status(strict=args.strict)

@@ -151,6 +151,7 @@ def _log_checks(judge: Judge) -> None:
             else None
         ),
     )
+    judge.one_shots = frozenset(report.summary.one_shot_requests)
     registry = load_rules()
     first: dict[str, str] = {}
     failing: set[str] = set()
@@ -415,7 +416,7 @@ def _request_check(judge: Judge, item: JsonObject) -> None:
     """
     index = item["index"]
     captured = len(judge.evidence.captures)
-    position, limit = index, captured
+    first, limit = 0, captured
     name = f"request-{index}"
     where = f"request {index}"
     if "send" in item:
@@ -426,8 +427,14 @@ def _request_check(judge: Judge, item: JsonObject) -> None:
             judge.add(name, item["rules"], None, f"there is no send {item['send']}")
             return
         send = sends[item["send"] - 1]
-        position, limit = send.captures_before + index, send.captures_after
-    if position >= limit:
+        first, limit = send.captures_before, send.captures_after
+    # one-shot requests (a summary sent with the session's key) are no step
+    steps = [
+        capture
+        for capture in judge.evidence.captures[first:limit]
+        if capture.index not in judge.one_shots
+    ]
+    if index >= len(steps):
         judge.add(
             name,
             item["rules"],
@@ -435,7 +442,7 @@ def _request_check(judge: Judge, item: JsonObject) -> None:
             f"{where} was never sent: {captured} request(s) captured",
         )
         return
-    capture = judge.evidence.captures[position]
+    capture = steps[index]
     body = _body_text(capture)
     problems = []
     cursor = 0

@@ -325,16 +325,24 @@ class _Run:
         deadline = time.monotonic() + self.driver.turn_limit
         self.where += f", waiting for the turn/ended of {name}"
         unfired = self.react_when_held(step, deadline)
-        reactions = {(r.contributor, r.call): r for r in step.during if not r.held}
+        reactions = {
+            (r.contributor or f"tool {r.tool}", r.call): r
+            for r in step.during
+            if not r.held
+        }
         seen = 0
         while True:
             note = self.notification(deadline, seen)
             seen += 1
-            if note["method"] == "contributor/started":
-                self.count_call(note)
+            if note["method"] in ("contributor/started", "tool/started"):
+                if note["method"] == "contributor/started":
+                    self.count_call(note)
+                    key = (note["contributor"], note["call"])
+                else:
+                    key = (f"tool {note['tool']}", note["call"])
                 reaction = None
                 if note["instance"] == instance:
-                    reaction = reactions.pop((note["contributor"], note["call"]), None)
+                    reaction = reactions.pop(key, None)
                 for item in reaction.then if reaction is not None else ():
                     ((action, argument),) = item.items()
                     self.act(action, argument)
@@ -345,7 +353,7 @@ class _Run:
         )
         self.evidence.unfired.extend(
             f"send {len(self.evidence.sends) + 1}: call {call} of {contributor!r}"
-            f" never started, so its reaction never ran"
+            " never started, so its reaction never ran"
             for contributor, call in reactions
         )
         after = self.sync_captures()
@@ -423,6 +431,12 @@ class _Run:
         self.evidence.captures = self.captures()
         self.evidence.capture_instances = list(self.capture_instances)
         self.evidence.log = _read_log(self.evidence.log_path)
+        chosen = self.driver.workdir / f"{self.session}.jsonl"
+        if self.evidence.log_path != chosen and self.evidence.log:
+            # the harness chose another place: a copy where the suite asked,
+            # so a kept folder (--keep) holds every log beside its requests
+            with contextlib.suppress(OSError):
+                chosen.write_bytes(self.evidence.log)
         requests = self.driver.workdir / f"{self.session}.requests.jsonl"
         with contextlib.suppress(OSError):
             requests.write_text(

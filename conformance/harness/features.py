@@ -30,8 +30,14 @@ FEATURES: Final[Mapping[str, str]] = {
     "step-start-seam": "the step-start seam",
     "session-prefix-seam": "the session-prefix seam",
     "request-messages-seam": "the request-messages seam",
+    "blocking-tools": "blocking tools",
 }
 """Each optional feature's name in ``initialize``, and what it is in words."""
+
+BEFORE_THE_MEMBER: Final = frozenset(FEATURES) - {"blocking-tools"}
+"""What an adapter that lists no ``features`` declares: every feature the
+protocol had before the member existed (its adapters served all of them).
+A feature added since must be declared."""
 
 ACTION_FEATURES: Final[Mapping[str, str]] = {
     "compact": "compact",
@@ -59,12 +65,13 @@ one, such as a seed or a contributor seam) its harness does not support."""
 def declared_features(identity: Mapping[str, Any]) -> frozenset[str]:
     """The optional features an ``initialize`` result declares.
 
-    An adapter that leaves ``features`` out declares every feature: the
-    protocol had no such member before, and its adapters served every method.
+    An adapter that leaves ``features`` out declares `BEFORE_THE_MEMBER`:
+    the protocol had no such member before, and its adapters served every
+    method it had then.
     """
     listed = identity.get("features")
     if not isinstance(listed, list):
-        return frozenset(FEATURES)
+        return BEFORE_THE_MEMBER
     return frozenset(name for name in listed if name in FEATURES)
 
 
@@ -74,11 +81,13 @@ def features_needed(scenario: Scenario) -> frozenset[str]:
     if scenario.seed is not None:
         needed.add("seed")
     needed.update(_seams(scenario.setup.get("contributors", ())))
+    tool_lists = [scenario.setup.get("tools", ())]
     for step in scenario.steps:
         if step.action in ACTION_FEATURES:
             needed.add(ACTION_FEATURES[step.action])
-        if step.action == "start" and isinstance(step.argument, dict):
+        if step.action in ("start", "update") and isinstance(step.argument, dict):
             needed.update(_seams(step.argument.get("contributors", ())))
+            tool_lists.append(step.argument.get("tools", ()))
         for reaction in step.during:
             for item in reaction.then:
                 needed.update(
@@ -86,7 +95,20 @@ def features_needed(scenario: Scenario) -> frozenset[str]:
                     for action in item
                     if action in ACTION_FEATURES
                 )
+                if isinstance(item.get("update"), dict):
+                    tool_lists.append(item["update"].get("tools", ()))
+    if any(_blocks(tools) for tools in tool_lists):
+        needed.add("blocking-tools")
     return frozenset(needed)
+
+
+def _blocks(tools: Iterable[JsonObject]) -> bool:
+    """Whether a tool list scripts a call that blocks (``{"do": "block"}``)."""
+    return any(
+        isinstance(result, dict) and result.get("do") == "block"
+        for tool in tools
+        for result in tool.get("results", ())
+    )
 
 
 def _seams(contributors: Iterable[JsonObject]) -> set[str]:

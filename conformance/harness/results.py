@@ -62,6 +62,9 @@ class Judge:
         self.evidence = evidence
         self.prefix = f"{evidence.scenario.id}@{evidence.revision.value}"
         self.results: list[CheckResult] = []
+        self.one_shots: frozenset[int] = frozenset()
+        """Indexes of captured requests the log checks recognised as no step
+        of the log (one-shot requests): ``request`` expectations skip them."""
 
     def add(
         self,

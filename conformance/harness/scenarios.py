@@ -77,6 +77,9 @@ class Reaction:
     then: tuple[JsonObject, ...]
     held: str = ""
     """The gate a request must be held at (then `contributor` is empty)."""
+    tool: str = ""
+    """The tool whose call `call` must start (``tool/started``: a blocking
+    tool call), instead of a contributor's."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -270,6 +273,7 @@ def _step(raw: Mapping[str, Any], path: Path) -> Step:
             call=int(item["when"].get("call", 1)),
             then=tuple(item["then"]),
             held=item["when"].get("held", ""),
+            tool=item["when"].get("tool", ""),
         )
         for item in raw.get("during", ())
     )
@@ -277,12 +281,13 @@ def _step(raw: Mapping[str, Any], path: Path) -> Step:
         raise ScenarioError(f"{path.name}: only a send has 'during': {raw!r}")
     seen: set[tuple[str, int, str]] = set()
     for reaction in during:
-        key = (reaction.contributor, reaction.call, reaction.held)
+        owner = reaction.contributor or reaction.tool
+        key = (owner, reaction.call, reaction.held)
         if key in seen:
             what = (
                 f"a request held at {reaction.held!r}"
                 if reaction.held
-                else f"call {reaction.call} of {reaction.contributor!r}"
+                else f"call {reaction.call} of {owner!r}"
             )
             raise ScenarioError(f"{path.name}: two reactions to {what}")
         seen.add(key)

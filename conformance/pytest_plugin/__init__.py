@@ -87,7 +87,8 @@ def pytest_configure(config: pytest.Config) -> None:
         ]
         if given:
             raise pytest.UsageError(
-                f"{', '.join(given)} need --reqfold-impl (the adapter to judge)"
+                f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'}"
+                " --reqfold-impl (the adapter to judge)"
             )
         return
     from reqfold.conformance.pytest_plugin.suite import activate

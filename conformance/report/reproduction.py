@@ -270,6 +270,14 @@ def scenario_reproduction(
             found = {"calls": evidence.calls.get((instance, contributor), 0)}
     elif match := re.fullmatch(r"absent/(.+)", name):
         expected = {"absent": match[1]}
+        # where the text was found, as the check's message names it: the
+        # log's line and each request (never a bare null)
+        places = re.search(
+            r" was found in (.+)$", message.splitlines()[0] if message else ""
+        )
+        if places is not None:
+            found = {"foundIn": places[1].split(", ")}
+        comparable = False
     elif name.startswith("log/"):
         expected, found, difference = _log_finding(message)
         comparable = False

@@ -109,6 +109,10 @@ NOTHING_TO_RUN = 2
 
 PARTS = ("vectors", "properties", "scenarios")
 
+SNAPSHOT_DIFFS_SHOWN = 3
+"""Changed snapshots shown with their diff, unless ``--show all``; the
+rest get one line each."""
+
 
 def default_impl() -> str:
     """The reference's harness adapter as a child process."""
@@ -353,7 +357,9 @@ def _run(
             f"reqfold run: the implementation did not start: {outcome.startup_error}",
             file=sys.stderr,
         )
-        print("Verdict: NO VERDICT: the implementation could not be run")
+        colour = colour_wanted(sys.stdout, os.environ)
+        said = "NO VERDICT: the implementation could not be run"
+        print(verdict_line(NO_VERDICT, said, colour=colour))
         _write_reports(
             args,
             outcome,
@@ -398,6 +404,7 @@ def _run_parts(
         part for part in PARTS if part in wanted and _needs(part) in capabilities
     ]
     hand_over = runnable[:1] == ["scenarios"]
+    outcome.progress.parts = len(runnable)
     if not hand_over:
         probe.close()
     if revisions is not None:
@@ -443,7 +450,8 @@ def _run_parts(
             )
             if recorder is not None:
                 print()
-                for line in recorder.report():
+                detailed = None if args.show == "all" else SNAPSHOT_DIFFS_SHOWN
+                for line in recorder.report(detailed=detailed):
                     print(line)
     if recorder is None and getattr(args, "snapshot_dir", None) is not None:
         outcome.notes.append(

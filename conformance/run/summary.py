@@ -28,6 +28,7 @@ from reqfold.conformance.run.verdict import (
     render_table,
     status_of,
 )
+from reqfold.conformance.terminal_text import SUITE_STYLES
 
 RED, YELLOW, GREEN, MAGENTA, BOLD = "31", "33", "32", "35", "1"
 _STYLE_OF_STATUS = {
@@ -52,8 +53,13 @@ def colour_wanted(stream: Any, environ: Mapping[str, str]) -> bool:
 
 
 def paint(text: str, style: str, colour: bool) -> str:
-    """`text` in the SGR `style` (``"31"``, ``"1;31"``) when `colour`."""
-    return f"\x1b[{style}m{text}\x1b[0m" if colour and text else text
+    """`text` in the SGR `style` (``"31"``, ``"1;31"``) when `colour`; only
+    the styles `SUITE_STYLES` lists, which the escaping stream lets through."""
+    if not (colour and text):
+        return text
+    if style not in SUITE_STYLES:
+        raise ValueError(f"not one of the suite's colours: {style!r}")
+    return f"\x1b[{style}m{text}\x1b[0m"
 
 
 def check_mark(check: Check, expected: Mapping[str, str] = NO_EXPECTED) -> str:

@@ -76,8 +76,12 @@ class SnapshotRecorder:
         """Drift and errors: what ``--snapshot-strict`` fails the run on."""
         return [r for r in self.results if r.status in (Status.DRIFT, Status.ERROR)]
 
-    def report(self) -> list[str]:
-        """The "Snapshots" section of the run's output, as lines."""
+    def report(self, *, detailed: int | None = None) -> list[str]:
+        """The "Snapshots" section of the run's output, as lines.
+
+        With `detailed`, only that many changed snapshots get their diff;
+        the rest get one line each (52 drifted snapshots once printed 985
+        lines before the verdict)."""
         tally = Counter(result.status for result in self.results)
         counts = ", ".join(f"{tally[s]} {s.value}" for s in Status if tally[s])
         compared = {result.path.name for result in self.results}
@@ -86,10 +90,23 @@ class SnapshotRecorder:
         if others:
             head += f" ({others} stored snapshot(s) not compared in this run)"
         lines = [head]
+        shown = 0
         for result in self.results:
             if result.status in (Status.SAME, Status.NEW):
                 continue
+            if detailed is not None and shown >= detailed:
+                lines.append(self._describe(result)[0])
+                continue
+            shown += 1
             lines.extend(self._describe(result))
+        changed = sum(
+            1 for r in self.results if r.status not in (Status.SAME, Status.NEW)
+        )
+        if detailed is not None and changed > detailed:
+            lines.append(
+                f"  (the diffs of the first {detailed} only: --show all prints"
+                f" all {changed})"
+            )
         drifted = sum(1 for r in self.results if r.status is Status.DRIFT)
         if drifted:
             lines.append(

@@ -639,6 +639,24 @@ GALLERY = [
     ),
     pytest.param(
         bad(
+            "leaves_the_step_open_on_a_cancel",
+            "cancel-mid-tool",
+            ("log/TURN-2", "TURN-2"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("TURN-2"),
+    ),
+    pytest.param(
+        bad(
+            "leaves_the_step_open_on_a_cancel",
+            "dispose-mid-tool",
+            ("log/TURN-2", "TURN-2"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("TURN-2"),
+    ),
+    pytest.param(
+        bad(
             "drops_an_injection_while_busy",
             "inject-while-busy-joins-the-next-request",
             ("request-1", "REQ-1"),

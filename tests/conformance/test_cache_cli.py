@@ -131,3 +131,17 @@ def test_a_new_api_key_starts_a_process_when_none_is_given(tmp_path: Path) -> No
     assert result.returncode == 0, result.stdout
     assert "request 2 (main, resume of request 1): date-time" in result.stdout
     assert "      2  process 2" in result.stdout
+
+
+def test_a_price_table_gives_the_tokens_lost_as_a_cost(resumed_next_day: Path) -> None:
+    base = ("--requests", resumed_next_day, "--process-start", "2:resume")
+    document = json.loads(check_here(*base, "--format", "json").stdout)
+    priced = json.loads(
+        check_here(*base, "--format", "json", "--price", "2,0.5").stdout
+    )
+    assert priced["lost_cost"] == pytest.approx(document["lost_tokens"] * 1.5 / 1e6)
+    text = check_here(*base, "--price", "2,0.5").stdout
+    assert f"(costing {priced['lost_cost']:.6f} at the prices given)" in text
+    refused = check_here(*base, "--price", "0.5,2")
+    assert refused.returncode == 2
+    assert "expected 0 <= CACHED <= UNCACHED" in refused.stderr

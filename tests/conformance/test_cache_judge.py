@@ -350,3 +350,25 @@ def test_anthropic_tokens_lost_follow_the_breakpoints_the_previous_request_wrote
     first, second = (json.loads(line)["usage"] for line in lines)
     previous_prompt = first["cache_creation_input_tokens"] + first["input_tokens"]
     assert broken.lost == previous_prompt - second["cache_read_input_tokens"]
+
+
+def test_an_anthropic_thinking_budget_changed_is_a_parameters_break() -> None:
+    provider = FakeProvider("anthropic")
+    client = httpx.Client(transport=FakeTransport(provider), base_url="http://fake")
+    body: dict[str, Any] = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 4000,
+        "system": SYSTEM,
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "messages": [{"role": "user", "content": "hello " * 300}],
+    }
+    client.post("/v1/messages", json=body)
+    body["thinking"] = {"type": "enabled", "budget_tokens": 2048}
+    client.post("/v1/messages", json=body)
+    judgement = judge_cache(
+        read_capture_lines(dump_capture_jsonl(provider.capture).splitlines())
+    )
+    (broken,) = judgement.breaks
+    assert broken.cause == "parameters"
+    assert "1024" in broken.earlier
+    assert "2048" in broken.current

@@ -351,3 +351,43 @@ def test_a_first_response_counts_and_finds_what_dispatching_in_full_does() -> No
                 found = rules._dispatch(step, 5, certain=True, seq=4)
             outcomes.append((list(found), step, rules.dispatched, rules.unrebuilt))
         assert outcomes[0] == outcomes[1], (header, unknown, history_unknown, warned)
+
+
+SUMMARY = (
+    json.dumps(
+        {
+            "index": 99,
+            "path": "/chat/completions",
+            "body": {
+                "model": "deepseek-chat",
+                "messages": [
+                    {"role": "system", "content": "Summarise the conversation."},
+                    {"role": "user", "content": "What files are there? a.py, b.py"},
+                ],
+            },
+        }
+    ).encode()
+    + b"\n"
+)
+"""A compaction summary the original harness sends with the session's own key."""
+
+
+@pytest.mark.spec("CHECK-1")
+def test_a_one_shot_request_between_steps_is_a_warning_not_a_wire_failure() -> None:
+    lines = capture_lines("session-prefix.capture.jsonl")
+    report = check_with([*lines[:2], SUMMARY, *lines[2:]])
+    [found] = report.findings
+    assert (found.rule, found.level) == ("CHECK-1", SHOULD)
+    assert "request 99" in found.message
+    assert "no step of the log" in found.message
+    assert report.summary.requests_matched == 4
+
+
+@pytest.mark.spec("CHECK-1", "REQ-1")
+def test_a_step_whose_request_differs_still_fails_beside_a_one_shot_request() -> None:
+    lines = capture_lines("session-prefix.tampered-message.capture.jsonl")
+    report = check_with([*lines[:3], SUMMARY, *lines[3:]])
+    assert [(found.rule, found.level, found.line) for found in report.findings] == [
+        ("REQ-1", "MUST", 32),
+        ("CHECK-1", SHOULD, 49),
+    ]

@@ -57,6 +57,31 @@ def test_a_command_with_nothing_to_do_lists_what_it_can_do_and_exits_2(
     assert "error: the following arguments are required" not in err
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        (),
+        ("check",),
+        ("compare",),
+        ("demo",),
+        ("fake",),
+        ("probe",),
+        ("run",),
+        ("vectors",),
+    ],
+)
+def test_every_help_ends_with_where_its_docs_are_and_the_page_is_there(
+    command: tuple[str, ...],
+) -> None:
+    status, out, _ = reqfold_here(*command, "--help")
+    assert status == 0
+    where, also = out.split("\ndocs: ", 1)[1].splitlines()
+    page = Path(where)
+    assert page.is_file(), where
+    assert page.read_text(encoding="utf-8").startswith("# ")
+    assert also == f"(also docs/{page.name} in the repository)"
+
+
 def test_list_scenarios_into_a_reader_that_goes_away_is_quiet() -> None:
     done = subprocess.run(
         f"{sys.executable} -m reqfold.conformance.cli run --list-scenarios | head -1",

@@ -1,11 +1,14 @@
 """Optional harness features: a scenario that needs one the harness lacks is
 not covered, listed with its reason, never an error or a failure.
 
+Also what else outside harnesses do that the protocol allows: name their
+own log file, write a compaction summary through the session's own key.
+
 The harnesses in ``partial_harnesses/`` are the reference with one feature
 taken away (left out of ``initialize``'s ``features``, or refused with the
-"not supported" error), run as real child processes through
-``reqfold run``; the pure parts (what a scenario needs, the verdict's
-words) are tested directly.
+"not supported" error) or one such habit, run as real child processes
+through ``reqfold run``; the pure parts (what a scenario needs, the
+verdict's words) are tested directly.
 """
 
 from __future__ import annotations
@@ -60,10 +63,13 @@ def test_a_scenario_needs_the_features_its_steps_reactions_seed_and_seams_use() 
         "step-start-seam"
     }
     assert features_needed(scenario("plain-turns")) == frozenset()
+    assert features_needed(scenario("cancel-mid-tool")) == {"blocking-tools"}
 
 
-def test_an_adapter_that_lists_no_features_declares_every_one() -> None:
-    assert declared_features({"capabilities": ["harness"]}) == frozenset(FEATURES)
+def test_an_adapter_that_lists_no_features_declares_those_the_protocol_had() -> None:
+    assert declared_features({"capabilities": ["harness"]}) == frozenset(FEATURES) - {
+        "blocking-tools"
+    }
     assert declared_features({"features": ["inject"]}) == {"inject"}
 
 
@@ -190,3 +196,73 @@ def test_a_cancel_refused_as_not_supported_is_an_error_since_every_harness_cance
     errors = [c for c in report["checks"] if c["status"] == "error"]
     assert "every harness must support it" in errors[0]["message"]
     assert not [c for c in report["checks"] if c["status"] == "skip"]
+
+
+@pytest.mark.slow
+@pytest.mark.spec("JSONL-1")
+def test_keep_holds_a_copy_of_a_log_the_harness_named_itself(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    status, stdout, _ = reqfold_here(
+        "run",
+        *("--impl", impl("picks_its_own_log_name"), "--only", "scenarios"),
+        *("--revision", "session-prefix", "--scenario", "plain-turns"),
+        *("--keep", str(kept)),
+        cwd=ROOT,
+    )
+    assert status == 0, stdout
+    own = kept / "plain-turns.session-prefix.own.jsonl"
+    copy = kept / "plain-turns.session-prefix.jsonl"
+    assert own.read_bytes() == copy.read_bytes()
+    assert (kept / "plain-turns.session-prefix.requests.jsonl").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.spec("CHECK-1", "WIRE-1", "PREFIX-7")
+def test_a_summary_sent_with_the_session_key_is_a_one_shot_warning_not_a_failure(
+    tmp_path: Path,
+) -> None:
+    status, stdout, report = run(
+        "summarises_with_the_session_key", tmp_path, COMPACTION
+    )
+    assert status == 0, stdout
+    problems = [c for c in report["checks"] if c["status"] != "pass"]
+    assert [(c["id"], c["status"]) for c in problems] == [
+        (f"{COMPACTION}@session-prefix/log/CHECK-1", "warn")
+    ]
+    assert "no step of the log" in problems[0]["message"]
+
+
+@pytest.mark.slow
+def test_an_expected_failure_of_a_scenario_not_covered_is_not_unseen(
+    tmp_path: Path,
+) -> None:
+    expected = tmp_path / "expected.json"
+    expected.write_text(
+        json.dumps(
+            {f"{COMPACTION}@session-prefix/calls/rules@i1": {"reason": "issue 7"}}
+        ),
+        encoding="utf-8",
+    )
+    status, stdout, _ = reqfold_here(
+        "run",
+        *("--impl", impl("declares_no_compaction"), "--only", "scenarios"),
+        *("--revision", "session-prefix", "--expected-failures", str(expected)),
+        *("--scenario", COMPACTION, "--scenario", "plain-turns"),
+        cwd=ROOT,
+    )
+    assert status == 0, stdout
+    assert "not covered" in stdout
+
+
+@pytest.mark.slow
+@pytest.mark.spec("TURN-2")
+def test_an_adapter_listing_no_features_is_not_covered_on_blocking_tools(
+    tmp_path: Path,
+) -> None:
+    status, stdout, report = run(
+        "refuses_compaction", tmp_path, "cancel-mid-tool", "plain-turns"
+    )
+    assert status == 0, stdout
+    (skipped,) = [c for c in report["checks"] if c["status"] == "skip"]
+    assert skipped["id"] == "cancel-mid-tool@session-prefix/run"
+    assert skipped["reason"] == "not covered: no blocking tools declared"

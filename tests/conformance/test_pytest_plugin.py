@@ -144,7 +144,7 @@ def test_a_reqfold_option_without_reqfold_impl_is_a_usage_error(
 ) -> None:
     result = pytester.runpytest(*PLUGIN, "--reqfold-strict")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--reqfold-strict need --reqfold-impl*"])
+    result.stderr.fnmatch_lines(["*--reqfold-strict needs --reqfold-impl*"])
 
 
 # ---------------------------------------------------------- the reference

@@ -134,9 +134,17 @@ def test_the_failing_checks_id_is_in_the_first_viewport(failing: Rendered) -> No
     assert isinstance(viewport, int)
     assert bottom <= viewport, measured
     assert str(measured["firstFailed"]) in str(measured["firstText"])
-    # the failures listed first include the cache check that broke
+    # the list under the verdict is the problems' own, in their order, and
+    # the cache check that broke is among them
     listed = re.findall(r'data-failed-check="([^"]+)"', failing.html)
-    assert FAILING in listed
+    details = re.findall(
+        r'<details open class="problem [^"]*" id="problem-\d+"'
+        r' data-check="([^"]+)"',
+        failing.html,
+    )
+    assert listed == details[: len(listed)]
+    assert FAILING in details
+    assert f"<h2>What failed ({len(details)})</h2>" in failing.html
     data = failing.screenshot.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
     assert len(data) > 20_000  # a blank page compresses to far less

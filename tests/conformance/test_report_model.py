@@ -199,6 +199,15 @@ def test_the_progress_line_shows_the_fraction_the_part_and_the_problems() -> Non
     assert "0%" in progress_line("properties", 0, 0, 0)
 
 
+def test_the_progress_line_says_which_part_of_how_many_and_fits_the_terminal() -> None:
+    line = progress_line("properties", 2, 4, 0, step=(2, 3))
+    assert line.endswith("properties 2/4 (part 2 of 3)")
+    assert "(part" not in progress_line("vectors", 2, 4, 0, step=(1, 1))
+    narrow = progress_line("properties", 2, 4, 3, step=(2, 3), columns=40)
+    assert len(narrow) == 39  # never the full width: a wrapped line stays behind
+    assert progress_line("vectors", 1, 2, 0, columns=200).endswith("vectors 1/2")
+
+
 def test_a_disabled_progress_bar_writes_nothing() -> None:
     stream = io.StringIO()
     progress = Progress(stream, enabled=False)

@@ -1,8 +1,17 @@
 """The Markdown and HTML reports list under "Not run" only what did not
 run; the vector profile line, which tallies checks that ran, goes under
-"Also run" (issue 29 item 12)."""
+"Also run" (issue 29 item 12). A reproduction says what it found where
+the check's message says it (polish: never a bare ``found: null``)."""
 
 from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from cli_in_process import reqfold_here
 
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.report.html import render_html
@@ -12,6 +21,7 @@ from reqfold.conformance.report.notes import split_notes
 from reqfold.conformance.report.suite import digest_files
 from reqfold.conformance.run.verdict import Check, exit_status, verdict_text
 
+ROOT = Path(__file__).resolve().parents[2]
 PROFILE = "strict input validation: 340 of 340 pass, claimed"
 LEFT_OUT = "scenarios not run: the implementation does not declare harness"
 
@@ -84,3 +94,27 @@ def test_html_lists_the_profile_tally_under_also_run_not_under_not_run() -> None
 def test_a_run_whose_notes_all_ran_has_no_not_run_section() -> None:
     assert "## Not run" not in render_markdown(built([PROFILE]))
     assert "<h2>Not run</h2>" not in render_html(built([PROFILE]))
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-5")
+def test_an_absent_checks_reproduction_says_where_the_text_was_found(
+    tmp_path: Path,
+) -> None:
+    harness = ROOT / "tests/conformance/bad_harnesses/caches_cancelled_composition.py"
+    report = tmp_path / "run.json"
+    status, out, err = reqfold_here(
+        *("run", "--impl", shlex.join([sys.executable, str(harness)])),
+        *("--only", "scenarios", "--revision", "session-prefix"),
+        *("--scenario", "prefix-cancel-inside-composition"),
+        *("--report-json", str(report)),
+    )
+    assert status == 1, out + err
+    checks = json.loads(report.read_text(encoding="utf-8"))["checks"]
+    (absent,) = [c for c in checks if "/absent/" in c["id"]]
+    assert absent["status"] == "fail"
+    found = absent["reproduction"]["found"]
+    assert found is not None
+    assert found["foundIn"], found
+    for place in found["foundIn"]:
+        assert place in absent["message"]

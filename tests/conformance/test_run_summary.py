@@ -5,11 +5,15 @@ ends (issue 29); colour only on a terminal, never with ``NO_COLOR``.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
+import pty
 import shlex
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -155,8 +159,6 @@ def test_show_all_prints_every_check_as_it_comes_and_every_rule() -> None:
 
 def on_a_terminal(*args: str, **env: str) -> tuple[int, str]:
     """``reqfold run ARGS`` with stdout on a pseudo-terminal; what it showed."""
-    import pty
-
     primary, secondary = pty.openpty()
     environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
     try:
@@ -247,3 +249,90 @@ def test_probe_says_its_log_is_deleted_at_the_end_unless_kept(tmp_path: Path) ->
     assert "temporary folder" not in out
     assert "kept: the log as " in out
     assert f"and the captured requests as requests.jsonl in {tmp_path}" in out
+
+
+# ------------------------------------------------------------ the progress bar
+
+
+@pytest.mark.slow
+def test_on_a_narrow_terminal_each_progress_line_fits_and_says_its_part() -> None:
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 56, 0, 0))
+    adapter = shlex.join([sys.executable, "-m", "reqfold.reference.adapter"])
+    try:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "reqfold.conformance.cli",
+                "run",
+                "--impl",
+                adapter,
+                "--revision",
+                "session-prefix",
+                "--examples",
+                "2",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=secondary,
+            cwd=ROOT,
+        )
+        os.close(secondary)
+        shown = bytearray()
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert process.wait(timeout=120) == 0
+    finally:
+        os.close(primary)
+    drawn = [
+        line for line in shown.decode("utf-8", "replace").split("\r\x1b[K") if line
+    ]
+    assert drawn
+    # never the full width (a line that wraps cannot be erased and stays
+    # behind); the longest are cut there, the part's number still showing
+    assert max(len(line) for line in drawn) == 55
+    assert any("vectors" in line and "(part 1" in line for line in drawn)
+    assert any("properties" in line and "(part 2" in line for line in drawn)
+
+
+def test_the_suites_colours_pass_the_escaping_stream_and_nothing_else_does() -> None:
+    from reqfold.conformance.run.summary import paint
+    from reqfold.conformance.terminal_text import EscapingStream
+
+    inner = io.StringIO()
+    stream = EscapingStream(inner)
+    stream.write(paint("FAIL", "1;31", True) + " \x1b]0;title\x07\x1b[2J")
+    assert inner.getvalue() == "\x1b[1;31mFAIL\x1b[0m \\x1b]0;title\\x07\\x1b[2J"
+    with pytest.raises(ValueError, match="not one of the suite's colours"):
+        paint("x", "2J", True)
+
+
+# ------------------------------------------------------------ reqfold vectors
+
+
+@pytest.mark.slow
+@pytest.mark.spec("TOOLS-3")
+def test_vectors_end_with_the_problems_right_above_the_verdict() -> None:
+    impl = shlex.join(
+        [
+            sys.executable,
+            str(ROOT / "tests/conformance/bad_adapters/drops_tool_removals.py"),
+        ]
+    )
+    status, out, err = reqfold_here(
+        "vectors", "--impl", impl, "--revision", "session-prefix"
+    )
+    assert status == 1, out + err
+    problems, verdict = out.rstrip("\n").split("\n\n")[-2:]
+    assert problems.startswith("Problems (")
+    assert "  FAIL   session-prefix/" in problems
+    assert verdict == "Verdict: NOT CONFORMANT: a MUST rule is broken"
+    # nothing is listed before the summary: the problems are printed once
+    before = out.split("\nImplementation: ", 1)[0]
+    assert "FAIL" not in before

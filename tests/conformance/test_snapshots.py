@@ -462,3 +462,26 @@ def test_a_bug_while_snapshotting_costs_that_snapshot_an_error_not_the_run(
     report = recorder.report()
     assert report[0] == f"Snapshots in {tmp_path}: 1 error"
     assert report[1].startswith("  ERROR    plain-turns@session-prefix: the suite")
+
+
+def test_many_drifted_snapshots_show_a_few_diffs_and_one_line_for_each_other(
+    tmp_path: Path,
+) -> None:
+    recorder = SnapshotRecorder(SnapshotStore(tmp_path))
+    for number in range(52):
+        recorder.results.append(
+            Comparison(
+                name=f"s{number}",
+                status=Status.DRIFT,
+                path=tmp_path / "s.ambr",
+                diff=["- old line", "+ new line"] * 8,
+            )
+        )
+    full = recorder.report()
+    short = recorder.report(detailed=3)
+    assert len(full) > 52 * 16
+    drifted = [line for line in short if line.startswith("  DRIFT ")]
+    assert [line.split()[1] for line in drifted] == [f"s{n}" for n in range(52)]
+    assert sum(1 for line in short if "+ new line" in line) == 3 * 8
+    assert "  (the diffs of the first 3 only: --show all prints all 52)" in short
+    assert len(short) < 52 + 3 * 20 + 5

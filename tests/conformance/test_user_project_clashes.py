@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -169,3 +170,25 @@ def test_the_plugin_in_a_project_with_its_own_fakes_collects_and_passes(
     # the project's own test and the suite's scenario checks, side by side
     passed = int(done.stdout.strip().splitlines()[-1].split(" passed")[0].split()[-1])
     assert passed > 20
+
+
+BARE_NAMES = re.compile(
+    r"(?:-m |from |import |[\"'`])(?:reference|fakes|conformance)\.[a-z_]+"
+)
+"""A module named from the top: ``python -m reference.adapter``,
+``from fakes import ...``, ``"conformance.pytest_plugin"``."""
+
+
+def test_the_docs_and_examples_name_every_module_under_reqfold() -> None:
+    root = Path(__file__).resolve().parents[2]
+    # docs/mutation.md names mutmut's mutants, which mutmut names after the
+    # folders it copies (`reference.header...`): not modules to import
+    docs = [p for p in (root / "docs").glob("*.md") if p.name != "mutation.md"]
+    pages = [root / "README.md", *docs]
+    pages += [p for p in (root / "examples").rglob("*") if p.is_file()]
+    found = [
+        f"{page.relative_to(root)}: {match[0]}"
+        for page in pages
+        for match in BARE_NAMES.finditer(page.read_text(encoding="utf-8"))
+    ]
+    assert found == []
