@@ -127,7 +127,7 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
     if _plain(left.value, markers=False) == _plain(right.value, markers=False):
         return cause("shape-only", "the same text in another JSON shape")
     if not in_opening:
-        rewritten = _history(earlier, current, left, right, cause)
+        rewritten = _history(earlier, current, shared, cause)
         if rewritten is not None:
             return rewritten
     around_left, around_right = _around(evidence)
@@ -145,19 +145,17 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
 
 
 def _history(
-    earlier: Prompt,
-    current: Prompt,
-    left: Segment,
-    right: Segment,
-    cause: _CauseMaker,
+    earlier: Prompt, current: Prompt, position: int, cause: _CauseMaker
 ) -> Cause | None:
-    """A rewrite of the history recognised by its shape, if any."""
-    shifted = _shifted(earlier, current, left)
+    """A rewrite of the history recognised by its shape, if any, at the
+    first differing segment `position`."""
+    left, right = earlier.segments[position], current.segments[position]
+    shifted = _shifted(earlier, current, position)
     if shifted:
         return cause("messages-dropped", f"{shifted} message(s) dropped before it")
     if _SUMMARY.search(text_of(right.value)) and (
         current.message_count < earlier.message_count
-        or _moved_down(earlier, current, left)
+        or _moved_down(earlier, current, position)
     ):
         return cause("summary-inserted", "a summary in place of earlier messages")
     if len(_conversation(current)) <= 1:
@@ -180,10 +178,10 @@ def _history(
     return None
 
 
-def _shifted(earlier: Prompt, current: Prompt, left: Segment) -> int:
+def _shifted(earlier: Prompt, current: Prompt, position: int) -> int:
     """How far earlier messages moved up: the segment now at the first
     difference sat that many messages later in the earlier request."""
-    position = earlier.segments.index(left)
+    left = earlier.segments[position]
     if position >= len(current.digests):
         return 0
     digest = current.digests[position]
@@ -196,10 +194,9 @@ def _shifted(earlier: Prompt, current: Prompt, left: Segment) -> int:
     return 0
 
 
-def _moved_down(earlier: Prompt, current: Prompt, left: Segment) -> bool:
+def _moved_down(earlier: Prompt, current: Prompt, position: int) -> bool:
     """The earlier segment at the first difference is still there, later:
     something was inserted before it."""
-    position = earlier.segments.index(left)
     digest = earlier.digests[position]
     return digest in current.digests[position + 1 :]
 
