@@ -2,7 +2,7 @@
 
 A capture is what the fake keeps (`GET /_fake/requests.jsonl`, one JSON
 object per line, see `reqfold.fakes.capture`), or a file a user kept of
-those lines. The judgement needs only `index`, `path`, `status`, `body`,
+those lines. The judgement needs only `index`, `path`, `status`, `key`, `body`,
 `reply` (the assistant message the fake sent back) and `usage`; every other
 member (`raw_body` above all, which holds the body a second time) is
 skipped by the decoder without being built.
@@ -34,6 +34,9 @@ class CapturedCall:
     body: JsonValue
     reply: JsonValue = None
     usage: JsonObject | None = None
+    key: str = ""
+    """The fake's digest of the request's API key (a harness given a fresh
+    key per process, as `reqfold probe` does, tells its processes apart)."""
 
 
 class _Line(msgspec.Struct):
@@ -43,6 +46,7 @@ class _Line(msgspec.Struct):
     body: Any = None
     reply: Any = None
     usage: dict[str, Any] | None = None
+    key: str = ""
 
 
 _DECODER = msgspec.json.Decoder(_Line)
@@ -70,6 +74,7 @@ def read_capture_lines(lines: Iterable[bytes | str]) -> Iterator[CapturedCall]:
             body=item.body,
             reply=item.reply,
             usage=item.usage,
+            key=item.key,
         )
 
 
@@ -83,4 +88,5 @@ def calls_from_records(records: Iterable[CapturedRequest]) -> Iterator[CapturedC
             body=record.body,
             reply=record.reply,
             usage=record.usage,
+            key=record.key,
         )

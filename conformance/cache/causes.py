@@ -3,7 +3,8 @@
 Pure: two rendered prompts and where they first differ in, one `Cause`
 out. The cause is read from the two sides of the first difference (the
 text around it, the segment it sits in, the request's shape), in this
-order: a model change; a change of tools (added, removed, reordered, one
+order: a model change; a parameter rendered into the prompt (Anthropic's
+`tool_choice`, `thinking`); a change of tools (added, removed, reordered, one
 tool's schema changed); cache-control markers moved (benign: they are not
 prompt text); a shape-only change (the same text as a string or as one
 text block, member order, whitespace); date or time text; a hash, uuid or
@@ -27,6 +28,7 @@ from reqfold.fakes.prompt import Segment
 
 CAUSES = (
     "model-change",
+    "parameters",
     "tools-added",
     "tools-removed",
     "tools-reordered",
@@ -115,6 +117,8 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
 
     if earlier.model != current.model:
         return cause("model-change", f"{earlier.model} -> {current.model}")
+    if left.path == "params" or right.path == "params":
+        return cause("parameters", "tool_choice or thinking changed")
     in_opening = shared < earlier.opening or shared < current.opening
     if in_opening and earlier.tool_names != current.tool_names:
         return cause(*_tools_change(earlier.tool_names, current.tool_names))
@@ -123,7 +127,7 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
     if _plain(left.value, markers=False) == _plain(right.value, markers=False):
         return cause("shape-only", "the same text in another JSON shape")
     if not in_opening:
-        rewritten = _history(earlier, current, left, right, cause)
+        rewritten = _history(earlier, current, shared, cause)
         if rewritten is not None:
             return rewritten
     around_left, around_right = _around(evidence)
@@ -141,16 +145,19 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
 
 
 def _history(
-    earlier: Prompt,
-    current: Prompt,
-    left: Segment,
-    right: Segment,
-    cause: _CauseMaker,
+    earlier: Prompt, current: Prompt, position: int, cause: _CauseMaker
 ) -> Cause | None:
-    """A rewrite of the history recognised by its shape, if any."""
-    shifted = _shifted(earlier, current, left)
+    """A rewrite of the history recognised by its shape, if any, at the
+    first differing segment `position`."""
+    left, right = earlier.segments[position], current.segments[position]
+    shifted = _shifted(earlier, current, position)
     if shifted:
         return cause("messages-dropped", f"{shifted} message(s) dropped before it")
+    if _SUMMARY.search(text_of(right.value)) and (
+        current.message_count < earlier.message_count
+        or _moved_down(earlier, current, position)
+    ):
+        return cause("summary-inserted", "a summary in place of earlier messages")
     if len(_conversation(current)) <= 1:
         return cause("conversation-cleared", "the conversation restarted")
     if current.message_count < earlier.message_count:
@@ -171,10 +178,10 @@ def _history(
     return None
 
 
-def _shifted(earlier: Prompt, current: Prompt, left: Segment) -> int:
+def _shifted(earlier: Prompt, current: Prompt, position: int) -> int:
     """How far earlier messages moved up: the segment now at the first
     difference sat that many messages later in the earlier request."""
-    position = earlier.segments.index(left)
+    left = earlier.segments[position]
     if position >= len(current.digests):
         return 0
     digest = current.digests[position]
@@ -185,6 +192,13 @@ def _shifted(earlier: Prompt, current: Prompt, left: Segment) -> int:
                 return there - here
             return later - position
     return 0
+
+
+def _moved_down(earlier: Prompt, current: Prompt, position: int) -> bool:
+    """The earlier segment at the first difference is still there, later:
+    something was inserted before it."""
+    digest = earlier.digests[position]
+    return digest in current.digests[position + 1 :]
 
 
 def _messages_dropped(earlier: Prompt, current: Prompt, shared: int) -> Cause:

@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="INDEX[:resume|fresh]",
         help="a harness process started with the request of this capture index"
         " (resume: it continues the session before; fresh: a new session in the"
-        " same project); repeatable",
+        " same project); repeatable. Without it, a change of API key starts a"
+        " resumed process",
     )
     group.add_argument(
         "--expect-break",
@@ -46,6 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="INDEX[=WHY]",
         help="the request of this index may break the cache (a compaction, a model"
         " switch, a /clear); repeatable",
+    )
+    group.add_argument(
+        "--price",
+        type=prices,
+        metavar="UNCACHED,CACHED",
+        help="prices per million input tokens, uncached and cached: the tokens"
+        " lost are also given as a cost",
     )
     add_gate_arguments(group)
 
@@ -100,6 +108,21 @@ def causes(text: str) -> tuple[str, ...]:
     return names
 
 
+def prices(text: str) -> tuple[float, float]:
+    """``UNCACHED,CACHED``: two prices per million input tokens."""
+    try:
+        uncached, cached = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected UNCACHED,CACHED (prices per million tokens), got {text!r}"
+        ) from None
+    if not (0 <= cached <= uncached < float("inf")):
+        raise argparse.ArgumentTypeError(
+            f"expected 0 <= CACHED <= UNCACHED, finite, got {text!r}"
+        )
+    return uncached, cached
+
+
 def non_negative(text: str) -> int:
     """A whole number of tokens, 0 or more."""
     if not text.isdigit():
@@ -126,7 +149,8 @@ def run_requests(args: argparse.Namespace) -> int:
         with open(args.requests, "rb") as capture:
             judgement = judge_cache(
                 read_capture_lines(capture),
-                starts=named_starts(args.process_start),
+                starts=named_starts(args.process_start) if args.process_start else (),
+                starts_by_key=not args.process_start,
                 expected=dict(args.expect_break),
                 fail_on=args.fail_on,
                 max_lost_tokens=args.max_lost_tokens,
@@ -142,9 +166,10 @@ def run_requests(args: argparse.Namespace) -> int:
         print(f"reqfold check: {args.requests}: {error}", file=sys.stderr)
         return 2
     if args.format == "json":
-        print(json.dumps(judgement_json(judgement), ensure_ascii=True, indent=1))
+        document = judgement_json(judgement, args.price)
+        print(json.dumps(document, ensure_ascii=True, indent=1))
     else:
-        print(render_text(judgement, strict=args.strict))
+        print(render_text(judgement, strict=args.strict, price=args.price))
     if not judgement.rows:
         print(
             f"reqfold check: {args.requests}: no request the fake answered; no verdict",

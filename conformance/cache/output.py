@@ -17,9 +17,21 @@ def cache_status(judgement: CacheJudgement, *, strict: bool = False) -> int:
     return BROKEN if any(f.outcome in bad for f in judgement.findings) else CONFORMANT
 
 
-def judgement_json(judgement: CacheJudgement) -> dict[str, Any]:
-    """The JSON form: every member of the judgement, plus its totals."""
+def lost_cost(judgement: CacheJudgement, price: tuple[float, float]) -> float:
+    """What the lost tokens cost: each was paid at the uncached price instead
+    of the cached one (`price`: per million input tokens, uncached and cached)."""
+    uncached, cached = price
+    return judgement.lost_tokens * (uncached - cached) / 1_000_000
+
+
+def judgement_json(
+    judgement: CacheJudgement, price: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """The JSON form: every member of the judgement, plus its totals (and,
+    given a price, `lost_cost`)."""
+    extra = {} if price is None else {"lost_cost": lost_cost(judgement, price)}
     return {
+        **extra,
         "prompt_tokens": judgement.prompt_tokens,
         "cached_tokens": judgement.cached_tokens,
         "lost_tokens": judgement.lost_tokens,
@@ -43,7 +55,11 @@ def _count(value: int | None) -> str:
 
 
 def render_text(
-    judgement: CacheJudgement, *, strict: bool = False, verdict: bool = True
+    judgement: CacheJudgement,
+    *,
+    strict: bool = False,
+    verdict: bool = True,
+    price: tuple[float, float] | None = None,
 ) -> str:
     """The streams, the timeline, one line per break, the findings, the verdict."""
     lines = ["cache judgement (from the requests alone)", ""]
@@ -61,6 +77,11 @@ def render_text(
     lines.append(
         f"  session: {total} prompt tokens, {judgement.cached_tokens} cached"
         f" ({ratio:.1%}), {judgement.lost_tokens} lost against a pure append"
+        + (
+            ""
+            if price is None
+            else f" (costing {lost_cost(judgement, price):.6f} at the prices given)"
+        )
     )
     if judgement.static is not None:
         static = judgement.static

@@ -234,9 +234,10 @@ class _Prefix(io.RawIOBase):
 
 def run(args: argparse.Namespace) -> int:
     """Check every log given; print the reports; return the exit status."""
-    cache_only = (
-        args.process_start or args.expect_break or args.fail_on
-    ) or args.max_lost_tokens is not None
+    cache_only = (args.process_start or args.expect_break or args.fail_on) or (
+        args.max_lost_tokens,
+        args.price,
+    ) != (None, None)
     if not args.logs:
         if args.requests:
             return cache_cli.run_requests(args)
@@ -248,8 +249,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if cache_only:
         print(
-            "reqfold check: error: --process-start, --expect-break, --fail-on and"
-            " --max-lost-tokens judge a capture with no log (--requests alone)",
+            "reqfold check: error: --process-start, --expect-break, --fail-on,"
+            " --max-lost-tokens and --price judge a capture with no log"
+            " (--requests alone)",
             file=sys.stderr,
         )
         return 2
