@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/suite_time.py [--top 15] [--target 60] [-- PYTEST_ARGS...]
+    python benchmarks/suite_time.py [--top 15] [--target 90] [-- PYTEST_ARGS...]
 
 Runs the README's test command (``python -m pytest``, which spreads the
 tests over two workers per core) once, with this file loaded as a pytest
@@ -16,8 +16,9 @@ It prints:
 - the wall time and the CPU time of the whole run (every process it
   waited for: the controller, the workers, their children);
 - the floor of the wall time on this machine's cores (CPU time / cores: no
-  test order can do better) against the target (``--target``, 60 s: issue
-  11), and how much CPU the target leaves;
+  test order can do better) against the target (``--target``, 90 s for
+  the whole suite on two idle cores: issue 31; 30 s for ``-m "not
+  slow"``), and how much CPU the target leaves;
 - the CPU outside the tests (start-up, collection, the controller) against
   the baseline times the number of processes that paid it;
 - the CPU of the tests by kind (Hypothesis ``@given`` tests; other tests in
@@ -133,7 +134,7 @@ def main() -> int:
     )
     parser.add_argument("--top", type=int, default=15, help="files and tests listed")
     parser.add_argument(
-        "--target", type=float, default=60.0, help="the wall-time target (s)"
+        "--target", type=float, default=90.0, help="the wall-time target (s)"
     )
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)

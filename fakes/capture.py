@@ -22,6 +22,7 @@ A line keeps the body once (issue 31): when the exact text received is
 what ``json.dumps`` writes for ``body`` in one of `LAYOUTS` (as most
 harnesses' SDKs send it), ``raw_body`` is null and ``raw_body_layout``
 names the layout, which rebuilds the text byte for byte (`raw_body_text`).
+A request to a path the fake does not serve ends with ``"unserved": true``.
 
 `reqfold check --requests CAPTURE.jsonl` reads `index`, `path` and `body`.
 """
@@ -57,6 +58,9 @@ class CapturedRequest:
     """A digest of the request's API key (never the key): attributes requests
     to the session or process that sent them."""
     diagnostic: Diagnostic | None = None
+    unserved: bool = False
+    """A request to a path (or with a method) the fake does not serve,
+    answered 404 or 405: captured so a user sees what the harness tried."""
 
     @property
     def json(self) -> JsonObject:
@@ -121,7 +125,7 @@ def dump_captured_request(record: CapturedRequest) -> JsonObject:
         layout = body_layout(record.body, raw_text)
         if layout is not None:
             raw_text = None  # the body member holds it once
-    return {
+    line: JsonObject = {
         "index": record.index,
         "method": record.method,
         "path": record.path,
@@ -139,6 +143,9 @@ def dump_captured_request(record: CapturedRequest) -> JsonObject:
         if record.diagnostic is not None
         else None,
     }
+    if record.unserved:
+        line["unserved"] = True
+    return line
 
 
 def dump_capture_jsonl(records: Iterable[CapturedRequest]) -> str:

@@ -9,8 +9,9 @@ method   path                         effect
 GET      /_fake/health                `{"ok": true, "dialect": ...}`
 GET      /_fake/config                the profile in force
 POST     /_fake/config                replace profile fields (`{"ttl": 60}`)
-GET      /_fake/script                the queued actions, next first
-POST     /_fake/script                queue actions: `{"replies": [...]}`
+GET      /_fake/script                the queued actions, next first, and routes
+POST     /_fake/script                queue actions: `{"replies": [...]}`, or
+                                      route them: `{"match": {...}, "replies"}`
 DELETE   /_fake/script                empty the queue
 GET      /_fake/requests              `{"requests": [...]}` (`?since=N`)
 GET      /_fake/requests/N            one captured request
@@ -34,10 +35,11 @@ from urllib.parse import parse_qs
 
 from reqfold.fakes.capture import dump_captured_request
 from reqfold.fakes.errors import InvalidRequest, ScriptError
-from reqfold.fakes.http import HttpRequest, ResponsePlan, json_headers
+from reqfold.fakes.http import HttpRequest, ResponsePlan, json_headers, key_digest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object, type_name
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.provider import FakeProvider
+from reqfold.fakes.routes import parse_match
 from reqfold.fakes.script import actions_from, dump_script_item
 from reqfold.fakes.stats import dump_stats
 from reqfold.fakes.strict_json import parse_json_body
@@ -148,9 +150,16 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
         overrides = parse_profile_overrides(_body(request))
         return _json(200, dump_profile(provider.configure(**overrides)))
     if route == ("GET", "/script"):
-        return _json(
-            200, {"pending": [dump_script_item(a) for a in provider.pending()]}
-        )
+        routes: list[JsonValue] = [
+            {"match": match.dump(), "pending": [dump_script_item(a) for a in queue]}
+            for match, queue in provider.routes()
+        ]
+        shown: JsonObject = {
+            "pending": [dump_script_item(a) for a in provider.pending()]
+        }
+        if routes:
+            shown["routes"] = routes
+        return _json(200, shown)
     if route == ("POST", "/script"):
         value = _body(request)
         items = value.get("replies") if isinstance(value, dict) else value
@@ -159,7 +168,14 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
                 400, 'expected {"replies": [...]} or an array of actions'
             )
         actions = actions_from(items)
-        provider.push(*actions)
+        if isinstance(value, dict) and "match" in value:
+            try:
+                match = parse_match(value["match"], key_digest)
+            except ValueError as error:
+                raise _ControlError(400, str(error)) from None
+            provider.route(match, *actions)
+        else:
+            provider.push(*actions)
         return _json(200, {"queued": len(actions), "pending": len(provider.script)})
     if route == ("DELETE", "/script"):
         provider.reset(cache=False, capture=False, script=True)

@@ -85,6 +85,7 @@ from reqfold.fakes.native_diagnostics import (
 from reqfold.fakes.plans import error_plan, json_plan, stream_plan
 from reqfold.fakes.profiles import Profile, get_profile
 from reqfold.fakes.prompt import RenderedPrompt, Segment, render_prompt
+from reqfold.fakes.routes import RequestMatch
 from reqfold.fakes.script import (
     Action,
     Fault,
@@ -240,6 +241,16 @@ class FakeProvider:
             self.index.evict()
             return self._profile
 
+    def route(self, match: RequestMatch, *actions: Action) -> None:
+        """Queue actions for the requests `match` holds for (`Script.route`)."""
+        with self._lock:
+            self.script.route(match, *actions)
+
+    def routes(self) -> list[tuple[RequestMatch, list[Action]]]:
+        """Each route and its queued actions."""
+        with self._lock:
+            return self.script.routes()
+
     def pending(self) -> list[Action]:
         """The queued actions, next first."""
         with self._lock:
@@ -312,6 +323,22 @@ class FakeProvider:
         """
         refused = self._refuse_route(request)
         if refused is not None:
+            # Captured all the same (index, headers minus secrets, body), so a
+            # user sees what the harness tried: an unserved API, a GET /models.
+            with self._lock:
+                index, now = self._take_index()
+                self._totals.errors += 1
+                self._record(
+                    request,
+                    index,
+                    _lenient_json(request.body),
+                    refused.status,
+                    now,
+                    _plan_json(refused),
+                    None,
+                    None,
+                    unserved=True,
+                )
             return refused
         profile = self._profile
         try:
@@ -433,7 +460,11 @@ class FakeProvider:
             return self._reject(request, index, body, now, error)
         assert isinstance(body, dict)
         scripted = ScriptedRequest(
-            index=index, path=request.path, dialect=self._profile.dialect, body=body
+            index=index,
+            path=request.path,
+            dialect=self._profile.dialect,
+            body=body,
+            key=api_key_digest(request),
         )
         action = self.script.next_action(
             scripted, Reply(text=self._profile.default_text)
@@ -607,6 +638,8 @@ class FakeProvider:
         reply: JsonValue,
         usage: JsonObject | None,
         diagnostic: Diagnostic | None,
+        *,
+        unserved: bool = False,
     ) -> None:
         self.capture.append(
             CapturedRequest(
@@ -622,6 +655,7 @@ class FakeProvider:
                 usage=usage,
                 diagnostic=diagnostic,
                 key=api_key_digest(request),
+                unserved=unserved,
             )
         )
 
@@ -644,6 +678,22 @@ SERVED_PATHS = ", ".join(
     f"POST {path}" for dialect in DIALECTS.values() for path in dialect.paths
 )
 """Every provider path of every dialect, for the unknown-URL error."""
+
+
+def _lenient_json(raw: bytes) -> JsonValue:
+    """The body as JSON where it is JSON (a refused request's), else None."""
+    try:
+        return parse_json_body(raw) if raw else None
+    except InvalidRequest:
+        return None
+
+
+def _plan_json(plan: ResponsePlan) -> JsonValue:
+    """The JSON body of a one-chunk answer (an error), else None."""
+    try:
+        return _lenient_json(b"".join(plan.chunks))
+    except Exception:  # pragma: no cover - an error plan is JSON
+        return None
 
 
 def _seconds(value: float) -> str:

@@ -35,6 +35,7 @@ from reqfold.fakes.jsontypes import (
     has_lone_surrogate,
     type_name,
 )
+from reqfold.fakes.routes import RequestMatch, system_text, tool_names
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
 
@@ -162,6 +163,18 @@ class ScriptedRequest:
     path: str
     dialect: str
     body: JsonObject
+    key: str = ""
+    """The digest of the request's API key ("" without one)."""
+
+    @property
+    def system_text(self) -> str:
+        """The system text, in any dialect (`reqfold.fakes.routes`)."""
+        return system_text(self.body)
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the request's tools."""
+        return tool_names(self.body)
 
     @property
     def model(self) -> str:
@@ -197,11 +210,28 @@ class Script:
 
     def __init__(self, default: Reply | None = None) -> None:
         self._queue: deque[Action] = deque()
+        self._routes: list[tuple[RequestMatch, deque[Action]]] = []
         self._responder: Responder | None = None
         self.default = default
 
+    def route(self, match: RequestMatch, *actions: Action) -> None:
+        """Queue actions for the requests `match` holds for: they take these
+        before the plain queue, and no other request takes them."""
+        for action in actions:
+            if not isinstance(action, Reply | Fault):
+                raise TypeError(f"expected Reply or Fault, got {type(action).__name__}")
+        for known, queue in self._routes:
+            if known == match:
+                queue.extend(actions)
+                return
+        self._routes.append((match, deque(actions)))
+
+    def routes(self) -> list[tuple[RequestMatch, list[Action]]]:
+        """Each route and its queued actions, next first."""
+        return [(match, list(queue)) for match, queue in self._routes]
+
     def __len__(self) -> int:
-        return len(self._queue)
+        return len(self._queue) + sum(len(queue) for _, queue in self._routes)
 
     def push(self, *actions: Action) -> None:
         """Queue actions to answer the next requests, in order."""
@@ -221,10 +251,15 @@ class Script:
     def clear(self) -> None:
         """Empty the queue and remove the responder."""
         self._queue.clear()
+        self._routes.clear()
         self._responder = None
 
     def next_action(self, request: ScriptedRequest, fallback: Reply) -> Action:
-        """Take the action answering `request`."""
+        """Take the action answering `request`: a matching route's first,
+        then the queue's, the responder's, the default."""
+        for match, queue in self._routes:
+            if queue and match.holds(request):
+                return queue.popleft()
         if self._queue:
             return self._queue.popleft()
         if self._responder is not None:

@@ -72,7 +72,8 @@ settings.load_profile(
 
 @pytest.hookimpl(optionalhook=True)  # without xdist (`-o addopts= -p no:xdist`)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` (pyproject.toml's default): two workers per core.
+    """`-n auto` (pyproject.toml's default): two workers per core, one for
+    ``-m "not slow"``.
 
     Many tests wait on child processes, servers and timeouts; with one worker
     per core the cores idle through those waits (on two cores the suite took
@@ -85,7 +86,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
         or not hasattr(os, "sched_getaffinity")
     ):
         return None
-    return 2 * len(os.sched_getaffinity(0))
+    cores = len(os.sched_getaffinity(0))
+    if "not slow" in (config.option.markexpr or ""):
+        # The developer's loop runs in process and waits on nothing: a second
+        # worker per core would only start and collect again (2.3 s of CPU
+        # each; docs/test-suite.md, issue 31).
+        return cores
+    return 2 * cores
 
 
 def pytest_collection_modifyitems(

@@ -18,8 +18,10 @@ from reqfold.conformance.cache import (
     calls_from_records,
     judge_cache,
 )
+from reqfold.conformance.cache.model import ProcessKind
 from reqfold.conformance.probe.driver import ProbeEvidence
 from reqfold.conformance.run.verdict import Check
+from reqfold.fakes import CapturedRequest
 
 PART = "probe"
 
@@ -34,21 +36,52 @@ def cache_alone(args: argparse.Namespace, evidence: ProbeEvidence) -> bool:
 
 
 def process_starts(evidence: ProbeEvidence) -> list[ProcessStart]:
-    """Each run's first captured request, in order (the first run `first`)."""
+    """Each run's first captured request, in order (the first run `first`);
+    the fresh-session perturbation's first run starts a `fresh` session."""
     starts: list[ProcessStart] = []
     seen: set[str] = set()
-    for capture, run in zip(evidence.captures, evidence.capture_runs, strict=True):
+    fresh = {run.name for run in evidence.fresh_runs}
+    fresh_first = evidence.fresh_runs[0].name if evidence.fresh_runs else None
+    for capture, run in _all_captures(evidence):
         if run in seen:
             continue
         seen.add(run)
-        starts.append(
-            ProcessStart(
-                first_index=capture.index,
-                name=run,
-                kind="resume" if starts else "first",
-            )
-        )
+        kind: ProcessKind = "resume" if starts else "first"
+        if run == fresh_first:
+            kind = "fresh"
+        elif run in fresh and not starts:
+            kind = "first"
+        starts.append(ProcessStart(first_index=capture.index, name=run, kind=kind))
     return starts
+
+
+def _all_captures(evidence: ProbeEvidence) -> list[tuple[CapturedRequest, str]]:
+    """The session's captures and the fresh session's, in arrival order."""
+    pairs = [
+        *zip(evidence.captures, evidence.capture_runs, strict=True),
+        *zip(evidence.fresh_captures, evidence.fresh_capture_runs, strict=True),
+    ]
+    return sorted(pairs, key=lambda pair: pair[0].index)
+
+
+def expected_breaks(evidence: ProbeEvidence) -> dict[int, str]:
+    """The requests where a break is expected: the compaction perturbation's
+    turn and the turn after it (the summarizer, the summary replacing the
+    history)."""
+    expected: dict[int, str] = {}
+    for record in evidence.runs:
+        mine = [
+            capture.index
+            for capture, owner in zip(
+                evidence.captures, evidence.capture_runs, strict=True
+            )
+            if owner == record.name
+        ]
+        for turn in record.turns:
+            if turn.kind in ("compact", "after-compact"):
+                for index in mine[turn.captures_before : turn.captures_after]:
+                    expected[index] = "compaction (--perturb compaction)"
+    return expected
 
 
 def judge_probe_cache(
@@ -56,8 +89,9 @@ def judge_probe_cache(
 ) -> CacheJudgement:
     """The cache judgement of the probe's captures, with the gates asked for."""
     return judge_cache(
-        calls_from_records(evidence.captures),
+        calls_from_records(capture for capture, _ in _all_captures(evidence)),
         starts=process_starts(evidence),
+        expected=expected_breaks(evidence),
         fail_on=args.fail_on,
         max_lost_tokens=args.max_lost_tokens,
     )

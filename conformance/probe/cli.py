@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
@@ -30,6 +31,7 @@ from reqfold.conformance.cache.cli import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.cache import cache_alone, cache_checks, judge_probe_cache
+from reqfold.conformance.probe.config_files import parse_config_template
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
     ProbeEvidence,
@@ -42,10 +44,20 @@ from reqfold.conformance.probe.judge import (
     choose_revision,
     count_checks,
     log_checks,
+    perturbation_checks,
     timeline,
+    turn_checks,
 )
 from reqfold.conformance.probe.logs import LogFinder
-from reqfold.conformance.probe.turns import plan_turns, split_command
+from reqfold.conformance.probe.perturb import AT_RESUME, parse_perturbations
+from reqfold.conformance.probe.styles import (
+    STYLES,
+    check_send_template,
+    parse_line_match,
+    parse_readiness,
+)
+from reqfold.conformance.probe.turns import RESUME_MARK, plan_turns, split_command
+from reqfold.conformance.probe.workdir import create_workdir
 from reqfold.conformance.run.options import add_show_argument
 from reqfold.conformance.run.summary import (
     check_lines,
@@ -88,10 +100,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--base-url-env",
-        required=True,
         metavar="NAME",
         help="the environment variable the harness reads its provider's base URL"
-        " from (it gets the fake's, http://127.0.0.1:PORT)",
+        " from (it gets the fake's, http://127.0.0.1:PORT); this or"
+        " --config-template is required",
     )
     parser.add_argument(
         "--api-key-env",
@@ -159,6 +171,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="appended to the base URL (e.g. /v1 for clients that expect it)",
     )
     parser.add_argument("--strict", action="store_true", help="SHOULD warnings fail")
+    add_driver_arguments(parser)
     add_gate_arguments(parser)
     add_show_argument(parser)
     parser.add_argument(
@@ -166,6 +179,142 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="copy the log and write the captured requests (requests.jsonl) here",
     )
+
+
+def add_driver_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the driver styles, readiness, files and perturbations."""
+    parser.add_argument(
+        "--drive",
+        choices=STYLES,
+        default="lines",
+        help="how turns reach the harness: lines (one per line on stdin, the"
+        " default), process (one process per turn: --cmd, then --next-cmd),"
+        " jsonl (one JSON line per turn, --send and --turn-end)",
+    )
+    parser.add_argument(
+        "--next-cmd",
+        metavar="COMMAND",
+        help="--drive process: the command of every turn after the first"
+        " ({prompt}, {prompt_file}, {workdir}, {log_path}, {session_id} filled"
+        ' in), e.g. "pi -c -p {prompt}"',
+    )
+    parser.add_argument(
+        "--send",
+        metavar="JSON",
+        help='--drive jsonl: the line written per turn, with "{prompt}" where the'
+        ' text goes, e.g. \'{"type": "prompt", "message": "{prompt}"}\'',
+    )
+    parser.add_argument(
+        "--turn-end",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE[,...]",
+        help="--drive jsonl: an output line that ends a turn (a JSON object with"
+        " these members), e.g. type=agent_end; repeat for more than one kind",
+    )
+    parser.add_argument(
+        "--ready-when",
+        metavar="SIGNAL",
+        help="wait before a process's first input for stdout:TEXT, stderr:TEXT,"
+        " file:PATH, log (its log changed) or settle:SECONDS (no output for that"
+        " long; the last resort)",
+    )
+    parser.add_argument(
+        "--config-template",
+        action="append",
+        default=[],
+        metavar="SRC:DEST",
+        help="write SRC to DEST before each process, with {base_url}, {api_key},"
+        " {model} and {workdir} filled in (a relative DEST is in the working"
+        " folder); repeatable",
+    )
+    parser.add_argument(
+        "--model",
+        default="deepseek-chat",
+        metavar="NAME",
+        help="the model name {model} stands for (default deepseek-chat)",
+    )
+    parser.add_argument(
+        "--perturb",
+        metavar="LIST",
+        help="run perturbations: next-day, workspace, fresh-session, compaction"
+        " (comma-separated) or all; each gets its own verdict line",
+    )
+    parser.add_argument(
+        "--compact",
+        metavar="TEXT",
+        help="the turn that forces a compaction (a command such as /compact, or"
+        " a JSON object line for --drive jsonl); needed by --perturb compaction",
+    )
+
+
+def _driver_settings(
+    args: argparse.Namespace, resume: list[str] | None
+) -> dict[str, object]:
+    """The driver style's settings, or ValueError saying what is wrong."""
+    style = args.drive
+    settings: dict[str, object] = {"style": style, "model": args.model}
+    if args.next_cmd is not None and style != "process":
+        raise ValueError("--next-cmd is for --drive process")
+    if style == "process":
+        if resume is not None:
+            raise ValueError(
+                "--drive process runs a process per turn: give --next-cmd, not"
+                " --resume-cmd"
+            )
+        if args.ready is not None:
+            raise ValueError(
+                "--ready paces turns on stdin; --drive process ends a turn when its"
+                " process exits"
+            )
+        settings["next_command"] = (
+            split_command(args.next_cmd, "--next-cmd")
+            if args.next_cmd is not None
+            else None
+        )
+    if (args.send is not None or args.turn_end) and style != "jsonl":
+        raise ValueError("--send and --turn-end are for --drive jsonl")
+    if style == "jsonl":
+        if args.send is None or not args.turn_end:
+            raise ValueError(
+                "--drive jsonl needs --send (the line per turn) and --turn-end (the"
+                " output line that ends it)"
+            )
+        if args.ready is not None:
+            raise ValueError("--drive jsonl ends a turn by --turn-end, not --ready")
+        check_send_template(args.send)
+        settings["send"] = args.send
+        settings["turn_end"] = tuple(parse_line_match(end) for end in args.turn_end)
+    if args.ready_when is not None:
+        if args.ready is not None:
+            raise ValueError("give --ready or --ready-when, not both")
+        settings["ready_when"] = parse_readiness(args.ready_when)
+    settings["templates"] = tuple(
+        parse_config_template(spec) for spec in args.config_template
+    )
+    if args.base_url_env is None and not args.config_template:
+        raise ValueError(
+            "say how the harness finds the fake: --base-url-env NAME or"
+            " --config-template SRC:DEST (or both)"
+        )
+    perturbations = (
+        parse_perturbations(args.perturb) if args.perturb is not None else ()
+    )
+    settings["perturbations"] = perturbations
+    if "compaction" in perturbations and not args.compact:
+        raise ValueError(
+            "--perturb compaction needs --compact TEXT: what makes the harness compact"
+        )
+    if args.compact is not None and "compaction" not in perturbations:
+        raise ValueError("--compact is for --perturb compaction")
+    settings["compact"] = args.compact
+    at_resume = [name for name in perturbations if name in AT_RESUME]
+    if at_resume and style != "process" and resume is None:
+        raise ValueError(
+            f"--perturb {','.join(at_resume)} changes things before a resumed"
+            " process: give --resume-cmd"
+        )
+    return settings
 
 
 def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
@@ -187,7 +336,14 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
             raise ValueError(
                 f"--turns {args.turns!r} cannot be read: {error}"
             ) from None
-    plan = plan_turns(text, resume=resume is not None)
+    driving = _driver_settings(args, resume)
+    resumes = resume is not None
+    if args.drive == "process":
+        lines = [] if text is None else [line.strip() for line in text.splitlines()]
+        asked = driving["perturbations"]
+        assert isinstance(asked, tuple)
+        resumes = RESUME_MARK in lines or any(name in AT_RESUME for name in asked)
+    plan = plan_turns(text, resume=resumes)
     for name in (args.base_url_env, args.api_key_env):
         if name is not None and not _ENV_NAME.fullmatch(name):
             raise ValueError(f"{name!r} is not an environment variable name")
@@ -218,7 +374,8 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
         )
     uses_dir = any("{log_dir}" in word for word in [*command, *(resume or [])])
     no_log = args.log_dir is None and args.log_glob is None and not uses_dir
-    if no_log and args.ready is None:
+    log_paced = args.drive == "lines" and args.ready is None
+    if no_log and log_paced:
         raise ValueError(
             "say where the harness writes its log: --log-dir DIR, --log-glob"
             " PATTERN, or {log_dir} in --cmd (a fresh folder is filled in);"
@@ -232,8 +389,10 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
             raise ValueError(
                 f"--keep {args.keep!r} cannot be made: {error.strerror or error}"
             ) from None
+    default_logs = Path(log_dir) / "logs"
+    default_logs.mkdir(exist_ok=True)
     finder = LogFinder(
-        Path(args.log_dir) if args.log_dir is not None else Path(log_dir),
+        Path(args.log_dir).absolute() if args.log_dir is not None else default_logs,
         args.log_glob,
     )
     return ProbeSettings(
@@ -245,9 +404,16 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
         api_key_env=args.api_key_env,
         base_url_suffix=args.base_url_suffix,
         finder=finder,
-        log_dir=args.log_dir or log_dir,
+        log_dir=str(Path(args.log_dir).absolute())
+        if args.log_dir
+        else str(default_logs),
         timeout=args.timeout,
         ready=args.ready,
+        workdir=str(Path(log_dir) / "work"),
+        keyed=args.api_key_env is not None
+        or any("{api_key}" in template.text for template in driving["templates"]),  # type: ignore[attr-defined]
+        scratch=log_dir,
+        **driving,  # type: ignore[arg-type]
         log_expected=not no_log,
     )
 
@@ -288,16 +454,26 @@ def _probe(args: argparse.Namespace, settings: ProbeSettings) -> int:
     started = time.monotonic()
     changed = threading.Condition()
     fake = ProbeFake(args.dialect, changed)
+    workdir_note = create_workdir(Path(settings.workdir))
     with fake.serve() as url:
         print(f"reqfold probe: {' '.join(settings.command)}")
+        print(f"working folder: {settings.workdir} (a git repository the probe owns)")
+        if workdir_note:
+            print(f"note: {workdir_note}")
         key_note = (
             f", a fresh key per process in {settings.api_key_env}"
             if settings.api_key_env
             else ""
         )
+        where = (
+            [f"in {settings.base_url_env}{key_note}"] if settings.base_url_env else []
+        )
+        where += [f"in {t.destination}" for t in settings.templates]
+        if not settings.keyed:
+            where.append("requests attributed to processes by when they ran")
         print(
             f"fake provider: {args.dialect} on {url}{settings.base_url_suffix}"
-            f" (in {settings.base_url_env}{key_note})",
+            f" ({'; '.join(where)})",
             flush=True,
         )
         driver = ProbeDriver(settings, fake)
@@ -326,16 +502,20 @@ def _report(
     judgement = judge_probe_cache(args, evidence)
     if startup is None or len(evidence.runs) > 1:
         if alone:
-            checks = cache_checks(judgement.findings)
+            # no log rule, but a turn fed and not handled is still a failure
+            checks = turn_checks(evidence) + cache_checks(judgement.findings)
         else:
             wire = None if get_profile(args.dialect).speaks_chat else args.dialect
             checks = count_checks(evidence) + log_checks(evidence, choice, wire=wire)
             checks += cache_checks(
                 f for f in judgement.findings if f.id.startswith("gate/")
             )
+        checks += perturbation_checks(evidence, judgement)
     print()
     for run in evidence.runs:
         _print_run(run, evidence)
+    for run in evidence.fresh_runs:
+        _print_run(run, evidence, fresh=True)
     if evidence.log_path is not None:
         print(
             f"log: {evidence.log_path}; revision {choice.revision.value}"
@@ -353,8 +533,15 @@ def _report(
             print(f"note: {other} changed too; the most recent one was checked")
     for note in evidence.notes:
         print(f"note: {note}")
+    tried = Counter(f"{c.method} {c.path}" for c in evidence.unserved)
+    for what, times in sorted(tried.items()):
+        print(
+            f"note: the harness sent {times} request(s) to {what}, which the fake"
+            " does not serve (captured, answered 404/405)"
+        )
     for check in checks:
-        if check.outcome is Outcome.SKIP:  # not a problem, but never silent
+        said_below = check.id.startswith("perturb/")  # under Perturbations
+        if check.outcome is Outcome.SKIP and not said_below:  # never silent
             print(f"note: {check.id} [{','.join(check.rules)}]: {check.message}")
     if startup is not None:
         print(f"error: the harness could not be started: {startup}")
@@ -368,6 +555,13 @@ def _report(
             if run.problem and run.output:
                 print(f"\n{run.name}: what the harness printed last")
                 print(printable(run.output.rstrip()))
+    perturbed = [c for c in checks if c.id.startswith("perturb/")]
+    if perturbed:
+        print()
+        print("Perturbations (expected outcome; what happened)")
+        for check in perturbed:
+            name = check.id.removeprefix("perturb/")
+            print(f"  {name}: {check.outcome.value} {check.message}")
     rows = timeline(evidence)
     if alone:
         print(
@@ -399,13 +593,18 @@ def _report(
     return status
 
 
-def _print_run(run: RunRecord, evidence: ProbeEvidence) -> None:
+def _print_run(run: RunRecord, evidence: ProbeEvidence, *, fresh: bool = False) -> None:
     if run.start_error is not None:
         print(f"{run.name}: not started ({run.start_error})")
         return
+    captures, owners = (
+        (evidence.fresh_captures, evidence.fresh_capture_runs)
+        if fresh
+        else (evidence.captures, evidence.capture_runs)
+    )
     statuses = [
         capture.status
-        for capture, owner in zip(evidence.captures, evidence.capture_runs, strict=True)
+        for capture, owner in zip(captures, owners, strict=True)
         if owner == run.name
     ]
     refused = sum(1 for status in statuses if status != 200)
@@ -417,8 +616,9 @@ def _print_run(run: RunRecord, evidence: ProbeEvidence) -> None:
         if run.killed_at_end or run.exit_status is None
         else f"exit status {run.exit_status}"
     )
+    phase = " (fresh session)" if run.phase == "fresh" else ""
     print(
-        f"{run.name}: {len(run.turns)} of {run.planned} turn(s) fed,"
+        f"{run.name}{phase}: {len(run.turns)} of {run.planned} turn(s) fed,"
         f" {run.handled} handled, {requests}; {ending}"
     )
     if run.problem:

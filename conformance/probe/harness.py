@@ -17,25 +17,37 @@ import struct
 import subprocess
 import termios
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
+from reqfold.conformance.probe.perturb import maps_library
 from reqfold.conformance.probe.tree import ProcessTree
 
 TAIL_BYTES = 4096
 """How much of each output stream is kept for messages."""
+LINE_LIMIT = 64 * 1024 * 1024
+"""The longest output line matched against --turn-end (longer ones are not)."""
 
 
 class _Stream:
     """One output pipe, drained by a thread."""
 
     def __init__(
-        self, fd: int, changed: threading.Condition, marker: bytes | None
+        self,
+        fd: int,
+        changed: threading.Condition,
+        marker: bytes | None,
+        line_match: Callable[[bytes], bool] | None = None,
     ) -> None:
         self.tail = b""
         self.total = 0
         self.markers = 0
+        self.matched_lines = 0
+        self.last_output = time.monotonic()
         self._carry = b""
         self._marker = marker
+        self._line_match = line_match
+        self._line = b""
         self._changed = changed
         self.thread = threading.Thread(
             target=self._pump, args=(fd,), name="probe-reader", daemon=True
@@ -52,9 +64,12 @@ class _Stream:
                     break
                 with self._changed:
                     self.total += len(chunk)
+                    self.last_output = time.monotonic()
                     self.tail = (self.tail + chunk)[-TAIL_BYTES:]
                     if self._marker:
                         self._count(chunk, self._marker)
+                    if self._line_match is not None:
+                        self._match_lines(chunk, self._line_match)
                     self._changed.notify_all()
         finally:
             with contextlib.suppress(OSError):
@@ -69,6 +84,12 @@ class _Stream:
             window = window[window.rfind(marker) + len(marker) :]
         keep = len(marker) - 1
         self._carry = window[len(window) - keep :] if keep else b""
+
+    def _match_lines(self, chunk: bytes, match: Callable[[bytes], bool]) -> None:
+        """Count complete lines that `match` (a line may span reads)."""
+        *lines, rest = (self._line + chunk).split(b"\n")
+        self.matched_lines += sum(1 for line in lines if match(line))
+        self._line = rest if len(rest) <= LINE_LIMIT else b""
 
     def text(self) -> str:
         """The kept tail, decoded leniently."""
@@ -85,16 +106,25 @@ class HarnessProcess:
         changed: threading.Condition,
         *,
         ready: str | None = None,
+        ready_stderr: str | None = None,
+        turn_end: Callable[[bytes], bool] | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.argv = argv
         self._env = dict(env)
         self._changed = changed
         self._ready = ready.encode("utf-8") if ready else None
+        self._ready_stderr = ready_stderr.encode("utf-8") if ready_stderr else None
+        self._turn_end = turn_end
+        self._cwd = cwd
         self._process: subprocess.Popen[bytes] | None = None
         self.tree: ProcessTree | None = None
         self.stdout: _Stream | None = None
         self.stderr: _Stream | None = None
         self.killed = False
+        self.clock_seen: bool | None = None
+        """Whether a process of the harness mapped the preloaded clock library
+        (None: not looked, or no process could be read)."""
 
     def start(self) -> None:
         """Start the command; raises OSError when it cannot be run."""
@@ -104,6 +134,7 @@ class HarnessProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=self._env,
+            cwd=self._cwd,
             start_new_session=True,
         )
         self._process = process
@@ -115,8 +146,8 @@ class HarnessProcess:
         err_fd = os.dup(process.stderr.fileno())
         process.stdout.close()
         process.stderr.close()
-        self.stdout = _Stream(out_fd, self._changed, self._ready)
-        self.stderr = _Stream(err_fd, self._changed, None)
+        self.stdout = _Stream(out_fd, self._changed, self._ready, self._turn_end)
+        self.stderr = _Stream(err_fd, self._changed, self._ready_stderr)
         self.stdout.thread.start()
         self.stderr.thread.start()
         threading.Thread(target=self._reap, name="probe-waiter", daemon=True).start()
@@ -142,6 +173,22 @@ class HarnessProcess:
     def ready_count(self) -> int:
         """How many times the ready text appeared on stdout."""
         return 0 if self.stdout is None else self.stdout.markers
+
+    @property
+    def stderr_count(self) -> int:
+        """How many times the stderr ready text appeared."""
+        return 0 if self.stderr is None else self.stderr.markers
+
+    @property
+    def turn_ends(self) -> int:
+        """How many stdout lines matched the turn-end pattern."""
+        return 0 if self.stdout is None else self.stdout.matched_lines
+
+    @property
+    def last_output(self) -> float:
+        """When it last printed anything (monotonic seconds)."""
+        times = [s.last_output for s in (self.stdout, self.stderr) if s is not None]
+        return max(times) if times else time.monotonic()
 
     def feed(self, line: str) -> bool:
         """Write one line on stdin; False when the harness no longer reads it."""
@@ -173,10 +220,20 @@ class HarnessProcess:
             with contextlib.suppress(OSError, ValueError):
                 stdin.close()
 
-    def scan(self) -> None:
-        """Note the processes the harness started so far."""
-        if self.tree is not None:
-            self.tree.scan()
+    def scan(self, library: str | None = None) -> None:
+        """Note the processes the harness started so far; with a preloaded
+        `library`, note whether any of them mapped it (`clock_seen`)."""
+        if self.tree is None:
+            return
+        self.tree.scan()
+        if library is None or self.clock_seen:
+            return
+        for pid in self.tree.alive():
+            mapped = maps_library(pid, library)
+            if mapped is not None:
+                self.clock_seen = mapped or bool(self.clock_seen)
+            if self.clock_seen:
+                return
 
     def end(self) -> None:
         """Kill the harness and everything it started; reap it; close stdin."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reqfold.conformance.cache import CacheJudgement
 from reqfold.conformance.cache.provider_said import provider_said
 from reqfold.conformance.check import RECONSTRUCTION_RULES
 from reqfold.conformance.check.revision_inference import (
@@ -32,6 +33,13 @@ from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.harness.scenarios import Scenario
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.driver import ProbeEvidence, RunRecord
+from reqfold.conformance.probe.perturb import (
+    AT_RESUME,
+    Request,
+    judge_compaction,
+    judge_fresh_session,
+    judge_resume,
+)
 from reqfold.conformance.run.verdict import Check
 from reqfold.reference.revisions import LATEST, Revision
 
@@ -95,7 +103,8 @@ def _check(
 def count_checks(evidence: ProbeEvidence) -> list[Check]:
     """CHECK-3: a log, and every turn fed handled with a request of its own."""
     checks = []
-    if evidence.log_path is None or not evidence.log:
+    has_log = evidence.log_path is not None and bool(evidence.log)
+    if not has_log:
         checks.append(
             _check(
                 "log",
@@ -108,11 +117,20 @@ def count_checks(evidence: ProbeEvidence) -> list[Check]:
     for run in evidence.runs:
         if run.start_error is not None:
             continue
-        checks.append(_turn_check(run))
+        checks.append(_turn_check(run, has_log=has_log))
     return checks
 
 
-def _turn_check(run: RunRecord) -> Check:
+def turn_checks(evidence: ProbeEvidence) -> list[Check]:
+    """CHECK-3 without a log: every turn fed handled, each with a request."""
+    return [
+        _turn_check(run, has_log=False)
+        for run in evidence.runs
+        if run.start_error is None
+    ]
+
+
+def _turn_check(run: RunRecord, *, has_log: bool = True) -> Check:
     silent = [
         number
         for number, turn in enumerate(run.turns, start=1)
@@ -120,7 +138,7 @@ def _turn_check(run: RunRecord) -> Check:
     ]
     problems = []
     logged = run.turn_ends_after - run.turn_ends_before
-    if run.handled and logged < run.handled:
+    if has_log and run.handled and logged < run.handled:
         problems.append(
             f"the log shows {logged} turn(s) ended for the {run.handled} this"
             " process handled"
@@ -200,6 +218,103 @@ def log_checks(
         )
     )
     return kept
+
+
+# ------------------------------------------------------------ perturbations
+
+
+def perturbation_checks(
+    evidence: ProbeEvidence, judgement: CacheJudgement | None = None
+) -> list[Check]:
+    """One check per perturbation asked for, judged from the fake's
+    diagnostics; where the cache judgement found a break at the request a
+    line is about, its cause and the tokens lost are added."""
+    asked = evidence.perturbations
+    if not asked:
+        return []
+    records = [*evidence.runs, *evidence.fresh_runs]
+    position = {run.name: number for number, run in enumerate(records)}
+    pairs = [
+        *zip(evidence.captures, evidence.capture_runs, strict=True),
+        *zip(evidence.fresh_captures, evidence.fresh_capture_runs, strict=True),
+    ]
+    requests = sorted(
+        (
+            Request(
+                index=capture.index,
+                process=position[owner],
+                diagnostic=capture.diagnostic,
+                body=capture.body,
+            )
+            for capture, owner in pairs
+        ),
+        key=lambda request: request.index,
+    )
+    lines = []
+    at_resume = [name for name in asked if name in AT_RESUME]
+    if at_resume:
+        resumed = next((r for r in evidence.runs if r.phase == "resumed"), None)
+        clock = None
+        if resumed is not None and "next-day" in at_resume:
+            clock = resumed.clock_problem
+        lines.append(
+            judge_resume(
+                at_resume,
+                requests,
+                position[resumed.name] if resumed is not None else len(records),
+                clock_problem=clock,
+                applied=evidence.workspace_change,
+            )
+        )
+    if "compaction" in asked:
+        during, after, follow_up = _compaction_requests(evidence)
+        lines.append(judge_compaction(requests, during, follow_up, after))
+    if "fresh-session" in asked:
+        boundary = (
+            position[evidence.fresh_runs[0].name]
+            if evidence.fresh_runs
+            else len(records)
+        )
+        lines.append(judge_fresh_session(requests, boundary))
+    breaks = {item.index: item for item in judgement.breaks} if judgement else {}
+    checks = []
+    for line in lines:
+        message = line.message
+        found = breaks.get(line.at) if line.at is not None else None
+        if found is not None:
+            detail = f": {found.detail}" if found.detail else ""
+            message += (
+                f" [cause: {found.cause}{detail}; {found.lost} token(s) lost"
+                " against a pure append]"
+            )
+        checks.append(_check(f"perturb/{line.name}", line.rules, line.outcome, message))
+    return checks
+
+
+def _compaction_requests(
+    evidence: ProbeEvidence,
+) -> tuple[list[int], list[int], list[int]]:
+    """The request indices of the compaction turn and of the two after it."""
+    during: list[int] = []
+    after: list[int] = []
+    follow_up: list[int] = []
+    for record in evidence.runs:
+        mine = [
+            capture.index
+            for capture, owner in zip(
+                evidence.captures, evidence.capture_runs, strict=True
+            )
+            if owner == record.name
+        ]
+        for turn in record.turns:
+            sent = mine[turn.captures_before : turn.captures_after]
+            if turn.kind == "compact":
+                during.extend(sent)
+            elif turn.kind == "after-compact":
+                after.extend(sent)
+            elif turn.kind == "follow-up":
+                follow_up.extend(sent)
+    return during, after, follow_up
 
 
 # ---------------------------------------------------------------- the timeline

@@ -86,6 +86,20 @@ class ProcessTree:
                 out.append(pid)
         return out
 
+    def cpu_ticks(self) -> int:
+        """CPU time (user and system, clock ticks) the live known processes
+        used so far: flat while the harness idles."""
+        total = 0
+        for pid in self.alive():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1]
+            except OSError:
+                continue
+            parts = fields.split()
+            # parts[11] is utime, [12] stime (fields 14 and 15 of stat(5)).
+            total += int(parts[11]) + int(parts[12])
+        return total
+
     def kill(self) -> None:
         """Stop every known process, find what they started, then kill them all.
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from real_harnesses import needs
 
 from reqfold.conformance.cache import (
     ProcessStart,
@@ -25,10 +25,7 @@ from reqfold.fakes.server import running_server
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(
-        shutil.which("codex") is None,
-        reason="codex is not installed (npm install -g @openai/codex)",
-    ),
+    needs("codex", "npm install -g @openai/codex"),
 ]
 
 TIMEOUT = 120

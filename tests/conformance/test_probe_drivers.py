@@ -1,0 +1,388 @@
+"""``reqfold probe``'s driver styles, config templates, readiness and
+perturbations, on small harnesses in the styles real ones offer.
+
+The harnesses are real child processes (``style_harnesses/tiny_agent.py``:
+one process per turn with a continue flag, JSON lines, a config file;
+``bad_probe_harnesses/drops_line_before_ready.py``); the fake is a real
+uvicorn server on 127.0.0.1 started by the probe. The tiny harness writes
+no reqfold session log, so its verdict fails CHECK-3 for that (issue 26
+judges such harnesses by their requests alone); these tests read the
+driver's own lines, the timeline and the perturbation lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cli_in_process import reqfold_here
+
+from reqfold.conformance.probe.perturb import faketime_library
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).parent
+TINY_PATH = HERE / "style_harnesses" / "tiny_agent.py"
+TINY = f"{shlex.quote(sys.executable)} {shlex.quote(str(TINY_PATH))}"
+TEMPLATE = str(HERE / "style_harnesses" / "tiny.json.template")
+SEND = '{"type": "prompt", "message": "{prompt}"}'
+
+needs_faketime = pytest.mark.skipif(
+    faketime_library() is None,
+    reason="libfaketime is not installed (Debian package faketime, which .ci/run"
+    " installs)",
+)
+
+
+def probe(*args: str) -> subprocess.CompletedProcess[str]:
+    """``reqfold probe ARGS`` in this process (the harness is still a child)."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    argv = ["probe", "--timeout", "20", *args]
+    status, out, err = reqfold_here(*argv, env={"PYTHONPATH": path})
+    return subprocess.CompletedProcess(argv, status, out, err)
+
+
+def per_process(*flags: str) -> list[str]:
+    """The tiny harness driven one process per turn, configured by a file."""
+    extra = " ".join(flags)
+    return [
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn {extra} {{prompt}}",
+        "--next-cmd",
+        f"{TINY} turn --continue {extra} {{prompt}}",
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+    ]
+
+
+def jsonl(*flags: str) -> list[str]:
+    """The tiny harness driven by JSON lines, configured by the environment."""
+    return [
+        "--drive",
+        "jsonl",
+        "--cmd",
+        f"{TINY} jsonl {' '.join(flags)}",
+        "--send",
+        SEND,
+        "--turn-end",
+        "type=agent_end",
+        "--base-url-env",
+        "TINY_BASE_URL",
+        "--api-key-env",
+        "TINY_API_KEY",
+    ]
+
+
+def relation(out: str, index: int) -> tuple[str, str]:
+    """The process and relation of request `index` in the cache judgement's
+    timeline (the probe judges these log-less harnesses from requests)."""
+    match = re.search(
+        rf"^\s+{index}  (run \d+)\s+\S+\s+\d+\s+\d+\s+\S+\s+\d+  (\w+)", out, re.M
+    )
+    assert match, out
+    return match.group(1), match.group(2)
+
+
+def perturbation(out: str, name: str) -> str:
+    """The perturbation's verdict line and its message."""
+    match = re.search(rf"^  {re.escape(name)}: (\S+) (.*)$", out, re.M)
+    assert match, out
+    return f"{match.group(1)} {match.group(2)}"
+
+
+@pytest.mark.spec("CHECK-3")
+def test_one_process_per_turn_feeds_each_turn_to_its_own_process_in_order() -> None:
+    result = probe(*per_process(), "--show", "all")
+    out = result.stdout
+    for number in (1, 2, 3):
+        assert f"run {number}: 1 of 1 turn(s) fed, 1 handled, 1 request(s);" in out, out
+    # each continued process extends the one before: the continue flag worked
+    assert relation(out, 1) == ("run 2", "append")
+    assert relation(out, 2) == ("run 3", "append")
+    assert "in tiny.json" in out
+
+
+@pytest.mark.spec("CHECK-3")
+def test_the_config_template_gets_each_process_its_own_key(tmp_path: Path) -> None:
+    result = probe(*per_process(), "--keep", str(tmp_path))
+    captures = [
+        json.loads(line)
+        for line in (tmp_path / "requests.jsonl").read_text().splitlines()
+    ]
+    assert len(captures) == 3, result.stdout
+    assert len({capture["key"] for capture in captures}) == 3
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_turn_whose_process_fails_stops_the_run_and_says_so() -> None:
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn {{prompt}}",
+        "--next-cmd",
+        f"{TINY} turn --continue",  # no prompt: the harness exits 2
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+    )
+    assert result.returncode == 1
+    assert "run 2: 1 of 1 turn(s) fed, 0 handled" in result.stdout
+    assert "the process exited with status 2" in result.stdout
+
+
+@pytest.mark.spec("CHECK-3")
+def test_json_lines_feed_one_turn_per_line_and_end_it_on_the_matching_line() -> None:
+    result = probe(*jsonl())
+    out = result.stdout
+    assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s)" in out, out
+    assert relation(out, 2) == ("run 1", "append")
+
+
+@pytest.mark.spec("CHECK-3")
+def test_json_lines_that_never_match_the_turn_end_are_reported() -> None:
+    args = jsonl()
+    args[args.index("type=agent_end")] = "type=never"
+    result = probe(*args, "--timeout", "3")
+    assert result.returncode == 1
+    assert 'no output line matched type="never"' in result.stdout
+
+
+@pytest.mark.spec("CACHE-1")
+def test_a_compaction_is_an_expected_break_and_the_turn_after_it_extends() -> None:
+    result = probe(
+        *jsonl(),
+        "--turn-end",
+        "type=response,command=compact",
+        "--perturb",
+        "compaction",
+        "--compact",
+        '{"type": "compact"}',
+    )
+    line = perturbation(result.stdout, "compaction")
+    assert line.startswith("pass"), result.stdout
+    assert "broke from the conversation (expected)" in line
+
+
+@pytest.mark.spec("CACHE-1")
+def test_a_harness_that_breaks_its_cache_after_a_compaction_fails() -> None:
+    result = probe(
+        *jsonl("--nonce"),
+        "--turn-end",
+        "type=response,command=compact",
+        "--perturb",
+        "compaction",
+        "--compact",
+        '{"type": "compact"}',
+    )
+    line = perturbation(result.stdout, "compaction")
+    assert line.startswith("fail"), result.stdout
+    assert "does not extend" in line
+    assert "Request: " in line
+
+
+@pytest.mark.spec("CACHE-3", "CACHE-2")
+def test_a_workspace_change_breaks_a_harness_that_lists_its_files_in_the_opening() -> (
+    None
+):
+    result = probe(*per_process("--tree"), "--perturb", "workspace")
+    line = perturbation(result.stdout, "workspace")
+    assert line.startswith("warn"), result.stdout
+    assert "added and committed notes.md" in line
+    assert "Files: " in line
+    assert "notes.md" in line
+
+
+@pytest.mark.spec("CACHE-3", "CACHE-2")
+def test_a_workspace_change_leaves_a_harness_with_a_stable_opening_passing() -> None:
+    result = probe(*per_process(), "--perturb", "workspace")
+    assert perturbation(result.stdout, "workspace").startswith("pass"), result.stdout
+
+
+@needs_faketime
+@pytest.mark.spec("CACHE-3", "CACHE-2")
+def test_the_next_day_breaks_a_harness_that_dates_every_process_s_system_prompt() -> (
+    None
+):
+    result = probe(*per_process("--date"), "--perturb", "next-day")
+    line = perturbation(result.stdout, "next-day")
+    assert line.startswith("warn"), result.stdout
+    assert "Current date: " in line
+
+
+@needs_faketime
+@pytest.mark.spec("CACHE-3", "CACHE-2")
+def test_the_next_day_leaves_a_harness_that_keeps_its_opening_passing() -> None:
+    result = probe(*per_process("--date", "--keep-system"), "--perturb", "next-day")
+    assert perturbation(result.stdout, "next-day").startswith("pass"), result.stdout
+
+
+@pytest.mark.spec("CACHE-3", "CACHE-2")
+def test_the_next_day_is_not_judged_where_the_clock_cannot_reach() -> None:
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn {{prompt}}",
+        "--next-cmd",
+        "/sbin/ldconfig -p",  # statically linked: a preload never loads
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+        "--perturb",
+        "next-day",
+    )
+    line = perturbation(result.stdout, "next-day")
+    assert line.startswith("skip"), result.stdout
+    assert "not judged" in line
+    if faketime_library() is not None:
+        assert "statically linked" in line
+
+
+@pytest.mark.spec("CACHE-2")
+def test_a_fresh_session_loses_the_static_opening_to_a_per_session_hash() -> None:
+    result = probe(*per_process("--session-hash"), "--perturb", "fresh-session")
+    line = perturbation(result.stdout, "fresh-session")
+    assert line.startswith("warn"), result.stdout
+    assert "Session: " in line
+    assert "(fresh session)" in result.stdout
+
+
+@pytest.mark.spec("CACHE-2")
+def test_a_fresh_session_shares_the_static_opening_of_a_stable_harness() -> None:
+    result = probe(*per_process(), "--perturb", "fresh-session")
+    line = perturbation(result.stdout, "fresh-session")
+    assert line.startswith("pass"), result.stdout
+    assert "shared (#" in line
+
+
+BAD = HERE / "bad_probe_harnesses" / "drops_line_before_ready.py"
+DROPS = f"{shlex.quote(sys.executable)} {shlex.quote(str(BAD))} --log-dir {{log_dir}}"
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_line_dropped_before_the_harness_was_ready_is_reported_once_it_is_idle() -> (
+    None
+):
+    started = time.monotonic()
+    result = probe(
+        "--cmd",
+        DROPS,
+        "--base-url-env",
+        "OPENAI_BASE_URL",
+        "--api-key-env",
+        "OPENAI_API_KEY",
+        "--timeout",
+        "40",
+    )
+    took = time.monotonic() - started
+    assert result.returncode == 1
+    assert "turn 1 of 3 was dropped: the harness read its line" in result.stdout
+    assert took < 20, f"reported after {took:.1f} s, as if waiting out the timeout"
+
+
+@pytest.mark.spec("CHECK-3", "CACHE-3")
+def test_waiting_for_the_harness_s_ready_line_on_stderr_loses_no_line() -> None:
+    result = probe(
+        "--cmd",
+        DROPS,
+        "--resume-cmd",
+        DROPS.replace("--log-dir {log_dir}", "--resume {log_path}"),
+        "--base-url-env",
+        "OPENAI_BASE_URL",
+        "--api-key-env",
+        "OPENAI_API_KEY",
+        "--ready-when",
+        "stderr:agent ready",
+    )
+    assert result.returncode == 0, result.stdout
+    assert "run 2: 1 of 1 turn(s) fed, 1 handled" in result.stdout
+
+
+@pytest.mark.spec("CHECK-3")
+def test_requests_to_paths_the_fake_does_not_serve_are_named_not_judged() -> None:
+    result = probe(*per_process("--list-models"))
+    out = result.stdout
+    assert (
+        "note: the harness sent 3 request(s) to GET /models, which the fake does"
+        " not serve" in out
+    ), out
+    assert "run 2: 1 of 1 turn(s) fed, 1 handled, 1 request(s);" in out
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_prompt_file_placeholder_carries_the_turn_text() -> None:
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn --prompt-file {{prompt_file}}",
+        "--next-cmd",
+        f"{TINY} turn --continue --prompt-file {{prompt_file}}",
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+    )
+    assert relation(result.stdout, 2) == ("run 3", "append")
+
+
+@pytest.mark.spec("CHECK-3", "CACHE-3")
+def test_a_settle_time_with_no_output_is_the_last_resort_readiness() -> None:
+    result = probe(
+        "--cmd",
+        DROPS,
+        "--base-url-env",
+        "OPENAI_BASE_URL",
+        "--api-key-env",
+        "OPENAI_API_KEY",
+        "--ready-when",
+        "settle:1",
+    )
+    assert result.returncode == 0, result.stdout
+    assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s)" in result.stdout
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_turn_process_that_never_exits_is_a_clear_error_after_the_timeout() -> None:
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn {{prompt}}",
+        "--next-cmd",
+        f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(60)'",
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+        "--timeout",
+        "2",
+    )
+    assert result.returncode == 1
+    assert (
+        "its turn was not handled within 2 s: the process did not exit" in result.stdout
+    )
+
+
+@pytest.mark.spec("CHECK-3")
+def test_without_a_key_per_process_requests_go_by_the_process_boundaries() -> None:
+    args = [
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn {{prompt}}",
+        "--next-cmd",
+        f"{TINY} turn --continue {{prompt}}",
+        "--base-url-env",
+        "TINY_BASE_URL",
+    ]
+    result = probe(*args)
+    out = result.stdout
+    assert "requests attributed to processes by when they ran" in out
+    for number in (1, 2, 3):
+        assert f"run {number}: 1 of 1 turn(s) fed, 1 handled, 1 request(s);" in out
