@@ -68,19 +68,20 @@ def body_dialect(body: dict[str, Any]) -> str:
 
 
 def uncompared_note(
-    source: str, uncompared: Counter[str], compared: int, rules: Sequence[str]
+    source: str, uncompared: Counter[str], *, only: bool, rules: Sequence[str]
 ) -> str:
     """What a check says of the captured requests it left out by dialect
-    (`rules`: those a comparison would have judged)."""
+    (`only`: the capture held no other request, so nothing was compared;
+    `rules`: those a comparison would have judged)."""
     counts = ", ".join(
         f"{count} in the {dialect} dialect"
         for dialect, count in sorted(uncompared.items())
     )
-    if compared:
+    if not only:
         return (
             f"--requests {source}: {counts} not compared with the log (it"
             " rebuilds chat-completions requests, docs/spec.md section 12);"
-            f" the {compared} chat-completions request(s) were"
+            " its chat-completions requests were"
         )
     return (
         f"--requests {source}: the requests went out in another dialect"

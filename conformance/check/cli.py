@@ -218,8 +218,8 @@ def _check_under(
                 uncompared_note(
                     args.requests,
                     uncompared,
-                    report.summary.requests_matched,
-                    RECONSTRUCTION_RULES,
+                    only=not report.summary.reconstructing,
+                    rules=RECONSTRUCTION_RULES,
                 )
             )
         return report

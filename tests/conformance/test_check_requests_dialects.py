@@ -183,6 +183,8 @@ def test_a_differing_chat_request_still_fails_beside_requests_in_another_dialect
     assert "MUST [REQ-1]" in out
     assert "messages[6].content" in out
     assert "4 in the anthropic dialect not compared with the log" in out
+    assert "its chat-completions requests were" in out
+    assert "4 steps dispatched, 4 matched to captured requests" in out
 
 
 @pytest.mark.spec("CHECK-1")
