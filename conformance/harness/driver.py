@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from reqfold.conformance.adapters.messages import check_notification, check_result
 from reqfold.conformance.errors import AdapterProtocolError, AdapterTimeout
 from reqfold.conformance.harness.evidence import Evidence, SendRecord
+from reqfold.conformance.harness.log_file import count_lines, read_log
 from reqfold.conformance.harness.scenarios import Scenario, Step
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
@@ -374,7 +375,8 @@ class _Run:
         self.sync_captures()
         self.evidence.captures = self.captures()
         self.evidence.capture_instances = list(self.capture_instances)
-        self.evidence.log = _read_log(self.evidence.log_path)
+        read = read_log(self.evidence.log_path)
+        self.evidence.log, self.evidence.log_size = read.data, read.size
         requests = self.driver.workdir / f"{self.session}.requests.jsonl"
         with contextlib.suppress(OSError):
             requests.write_text(
@@ -383,16 +385,6 @@ class _Run:
 
 
 def _count_events(path: Path) -> int:
-    """Events in the session file so far: complete lines after the storage line."""
-    return max(0, _read_log(path).count(b"\n") - 1)
-
-
-def _read_log(path: Path) -> bytes:
-    """The log at `path`; empty when there is no regular file there.
-
-    A named pipe or a device would block the read, or never end it.
-    """
-    try:
-        return path.read_bytes() if path.is_file() else b""
-    except (OSError, ValueError):
-        return b""
+    """Events in the session file so far: complete lines after the storage
+    line (counted a chunk at a time: the log may be of any size)."""
+    return max(0, count_lines(path) - 1)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reqfold.conformance.harness.log_file import MAX_LOG_IN_MEMORY
 from reqfold.conformance.harness.scenarios import Scenario
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
@@ -45,6 +46,10 @@ class Evidence:
     revision: Revision
     log_path: Path
     log: bytes = b""
+    """The log's bytes; empty when it is larger than the suite holds in
+    memory (`log_file.MAX_LOG_IN_MEMORY`: then it is read from `log_path`)."""
+    log_size: int = -1
+    """The log's size in bytes; -1: the size of `log` (a log held whole)."""
     captures: list[CapturedRequest] = field(default_factory=list)
     capture_instances: list[str] = field(default_factory=list)
     """The instance that was running when each capture arrived."""
@@ -58,3 +63,14 @@ class Evidence:
     """Each instance and how many events the log held when it started: its
     own events have seqs from there on (the log cannot say where an
     instance starts; the driver can)."""
+
+    @property
+    def log_bytes(self) -> int:
+        """The log's size, whether it is held in memory or not."""
+        return len(self.log) if self.log_size < 0 else self.log_size
+
+    @property
+    def log_left_on_disk(self) -> bool:
+        """Whether the log is too large to hold in memory: the checks that
+        need its events together cannot run, the others read the file."""
+        return not self.log and self.log_size > MAX_LOG_IN_MEMORY
