@@ -48,6 +48,7 @@ from reqfold.conformance.check.reconstruction import (
 )
 from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.harness.log_file import (
+    MAX_LINES_IN_MEMORY,
     MAX_LOG_IN_MEMORY,
     lines_holding,
     log_pieces,
@@ -88,9 +89,9 @@ def judge(evidence: Evidence) -> list[CheckResult]:
         if not log_failed:
             _cannot_judge_cache(
                 judge,
-                f"the log is {evidence.log_bytes} bytes, more than the"
-                f" {MAX_LOG_IN_MEMORY} these checks hold in memory (the log's"
-                " rules were checked from the file)",
+                f"the log ({evidence.log_bytes} bytes) is larger than these checks"
+                f" hold in memory ({MAX_LOG_IN_MEMORY} bytes, {MAX_LINES_IN_MEMORY}"
+                " lines); the log's rules were checked from the file",
             )
     elif events is None:
         if not log_failed:
@@ -208,14 +209,19 @@ def _seed_length(log: bytes) -> int:
 
 
 def _events(log: bytes) -> list[JsonObject] | None:
-    """The log's events, or None when any line is not a JSON event."""
+    """The log's events, or None when any line is not a JSON event; a torn
+    tail (a partial last line, not JSON) is left out, as the checker warns
+    of it and finds every line before it intact (JSONL-3)."""
     events: list[JsonObject] = []
-    for number, line in enumerate(log.splitlines()):
+    lines = log.splitlines()
+    for number, line in enumerate(lines):
         if number == 0 or not line.strip():
             continue
         try:
             event = json.loads(line)
         except ValueError:
+            if number == len(lines) - 1 and not log.endswith(b"\n"):
+                break  # the torn tail
             return None
         if not isinstance(event, dict) or not isinstance(event.get("data"), dict):
             return None

@@ -376,7 +376,8 @@ class _Run:
         self.evidence.captures = self.captures()
         self.evidence.capture_instances = list(self.capture_instances)
         read = read_log(self.evidence.log_path)
-        self.evidence.log, self.evidence.log_size = read.data, read.size
+        self.evidence.log = read.data
+        self.evidence.log_size = read.size if read.left_on_disk else -1
         requests = self.driver.workdir / f"{self.session}.requests.jsonl"
         with contextlib.suppress(OSError):
             requests.write_text(

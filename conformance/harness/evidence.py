@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reqfold.conformance.harness.log_file import MAX_LOG_IN_MEMORY
 from reqfold.conformance.harness.scenarios import Scenario
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
@@ -49,7 +48,7 @@ class Evidence:
     """The log's bytes; empty when it is larger than the suite holds in
     memory (`log_file.MAX_LOG_IN_MEMORY`: then it is read from `log_path`)."""
     log_size: int = -1
-    """The log's size in bytes; -1: the size of `log` (a log held whole)."""
+    """The size in bytes of a log left on disk; -1 for one held whole."""
     captures: list[CapturedRequest] = field(default_factory=list)
     capture_instances: list[str] = field(default_factory=list)
     """The instance that was running when each capture arrived."""
@@ -73,4 +72,4 @@ class Evidence:
     def log_left_on_disk(self) -> bool:
         """Whether the log is too large to hold in memory: the checks that
         need its events together cannot run, the others read the file."""
-        return not self.log and self.log_size > MAX_LOG_IN_MEMORY
+        return not self.log and self.log_size > 0

@@ -290,7 +290,7 @@ def _probe(args: argparse.Namespace, settings: ProbeSettings) -> int:
 
 def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -> int:
     forced = Revision(args.revision) if args.revision else None
-    choice = choose_revision(evidence.log, forced)
+    choice = choose_revision(evidence.log, forced, evidence.log_path)
     startup = next((run.start_error for run in evidence.runs if run.start_error), None)
     checks: list[Check] = []
     if startup is None or len(evidence.runs) > 1:
