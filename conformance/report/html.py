@@ -25,6 +25,7 @@ from reqfold.conformance.report.model import (
     RunReport,
     ScenarioTrace,
 )
+from reqfold.conformance.terminal_text import printable
 
 SEVERITY = ("skip", "pass", "xfail", "warn", "error", "xpass", "fail")
 """Statuses from least to most severe: a matrix cell shows the worst."""
@@ -103,7 +104,9 @@ def render_html(report: RunReport) -> str:
     body += _problems(report)
     body += _not_run(report)
     body += _charts(report.traces)
-    return (
+    # what an implementation sent may hold control characters: shown as
+    # escapes, never written raw (the page is a text file too)
+    return printable(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>reqfold run: {_e(report.verdict)}</title>"
         f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
