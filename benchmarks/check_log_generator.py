@@ -467,22 +467,27 @@ def _streamed(w: _LogWriter, turn: int, step: int, text: str) -> list[int]:
     return seqs
 
 
-def write_harness_log(out: IO[str], target_bytes: int, *, seed: int = 0) -> int:
+def write_harness_log(
+    out: IO[str], target_bytes: int, *, seed: int = 0, declared: bool = True
+) -> int:
     """Write a valid log of the real harness shape (see the module docstring)
-    of about `target_bytes` bytes; returns the event count."""
+    of about `target_bytes` bytes; returns the event count. Its snapshots
+    carry a session prefix; the storage line names its revision
+    (``session-prefix``) unless `declared` is False, as the original
+    harness's logs never do (then ``reqfold check`` infers it)."""
     rng = random.Random(seed)
-    out.write(
-        _dump(
-            {
-                "type": "session",
-                "version": 0,
-                "id": f"bench-harness-{seed}",
-                "createdAt": 1_700_000_000_000,
-            }
-        )
-    )
+    storage: dict[str, Any] = {
+        "type": "session",
+        "version": 0,
+        "id": f"bench-harness-{seed}",
+        "createdAt": 1_700_000_000_000,
+    }
+    if declared:
+        storage["revision"] = "session-prefix"
+    out.write(_dump(storage))
     tools = [_wide_tool(rng, i) for i in range(30)]
     system = [_text(rng, rng.randint(4, 16)) for _ in range(80)]
+    prefix = [{"role": "user", "content": [{"type": "text", "text": _text(rng, 60)}]}]
     w = _LogWriter(out, rng)
     turn = 0
     started = False
@@ -511,6 +516,7 @@ def write_harness_log(out: IO[str], target_bytes: int, *, seed: int = 0) -> int:
                     "config": {"model": "deepseek-chat", "temperature": 0.2},
                     "system": "\n".join(system),
                     "tools": tools,
+                    "messagePrefix": prefix,
                 }
                 reason = "resume" if started else "initial"
                 w.emit("request/header", {"header": header, "reason": reason})
@@ -579,7 +585,16 @@ def write_harness_log(out: IO[str], target_bytes: int, *, seed: int = 0) -> int:
     return w.seq
 
 
-SHAPES = {"mixed": write_log, "harness": write_harness_log}
+def write_undeclared_log(out: IO[str], target_bytes: int, *, seed: int = 0) -> int:
+    """The harness shape with no revision on its storage line (issue 31)."""
+    return write_harness_log(out, target_bytes, seed=seed, declared=False)
+
+
+SHAPES = {
+    "mixed": write_log,
+    "harness": write_harness_log,
+    "undeclared": write_undeclared_log,
+}
 """The benchmark's log shapes by name."""
 
 

@@ -104,11 +104,37 @@ def _subcommand_word(args_list: list[str]) -> str | None:
     return next((a for a in args_list if not a.startswith("-")), None)
 
 
+def _bare_command(
+    parser: argparse.ArgumentParser, args_list: list[str]
+) -> argparse.ArgumentParser | None:
+    """The parser whose help to print when `args_list` is empty (``reqfold``)
+    or only a command that needs an action (``reqfold fake``); None
+    otherwise (an option given is parsed, and said wrong, as it is)."""
+    if not args_list:
+        return parser
+    command = _subparsers(parser).get(args_list[0])
+    if command is not None and len(args_list) == 1 and _subparsers(command):
+        return command
+    return None
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser's subcommands by name (none for a parser without)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def _main(args_list: list[str]) -> int:
     # Only the subcommand's module is imported, none for ``reqfold
     # --version``, ``--help`` or a word that is no subcommand.
     first = _subcommand_word(args_list)
     parser = build_parser([first] if first in _SUBCOMMANDS else [])
+    bare = _bare_command(parser, args_list)
+    if bare is not None:  # no command or no action: its list, not one error line
+        bare.print_help(sys.stderr)
+        return 2
     args, unknown = parser.parse_known_args(args_list)
     if unknown:  # said by the subcommand, with its own usage
         args._parser.error(f"unrecognized arguments: {' '.join(unknown)}")

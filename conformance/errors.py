@@ -22,6 +22,8 @@ file that cannot be used) and `reqfold.conformance.harness.driver.ScenarioBroken
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class ConformanceError(Exception):
     """Root of the suite's own errors."""
@@ -29,6 +31,10 @@ class ConformanceError(Exception):
 
 class AdapterError(ConformanceError):
     """The adapter of the implementation under test misbehaved."""
+
+    label: ClassVar[str] = "adapter error"
+    """What went wrong in a word or two, in messages a user reads (never
+    the class's name)."""
 
     def __init__(self, message: str, *, stderr_tail: str = "") -> None:
         self.detail = message
@@ -39,6 +45,8 @@ class AdapterError(ConformanceError):
 class AdapterStartupFailed(AdapterError):
     """The adapter could not be started or did not complete ``initialize``."""
 
+    label = "start-up failed"
+
 
 class VersionMismatch(AdapterStartupFailed):
     """The adapter does not speak this protocol version."""
@@ -47,9 +55,13 @@ class VersionMismatch(AdapterStartupFailed):
 class AdapterCrashed(AdapterError):
     """The adapter exited (or closed stdout) with a request pending."""
 
+    label = "crash"
+
 
 class AdapterTimeout(AdapterError):
     """The adapter did not answer within the per-request timeout."""
+
+    label = "timeout"
 
 
 class AdapterProtocolError(AdapterError):
@@ -59,3 +71,5 @@ class AdapterProtocolError(AdapterError):
     surrogate), an id that does not echo the request's, a line too long,
     or stdout lines written when no request was waiting for them.
     """
+
+    label = "protocol error"

@@ -13,9 +13,14 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-SUITE_SEQUENCES = ("\r\x1b[K",)
+SUITE_STYLES = ("0", "1", "31", "32", "33", "35", "1;31", "1;32", "1;33", "1;35")
+"""The SGR styles the suite colours its own output with (`run.summary.paint`)."""
+
+SUITE_SEQUENCES = ("\r\x1b[K", *(f"\x1b[{style}m" for style in SUITE_STYLES))
 """Control sequences the suite itself writes (the progress bar's "back to the
-start of the line, and erase it"): passed through by `EscapingStream`."""
+start of the line, and erase it", and its colours): passed through by
+`EscapingStream`. A colour an implementation prints passes too; it can
+neither move the cursor nor clear the screen nor set a title."""
 
 
 def _escape(char: str) -> str:

@@ -1,9 +1,10 @@
 """A fake LLM provider that simulates prompt caching, for harness tests.
 
 It speaks real provider wire formats (DeepSeek/OpenAI chat completions,
-Anthropic messages), answers with scripted replies, tool calls and faults,
-and reports cache usage the way each provider does, computed by a prefix
-cache index modelled on serving engines. For every request it also says
+Anthropic messages, the OpenAI Responses API), answers with scripted
+replies, tool calls and faults, and reports cache usage the way each
+provider does, computed by a prefix cache index modelled on serving
+engines. For every request it also says
 *why* the cache missed: the first point where the prompt diverged from the
 closest earlier request.
 

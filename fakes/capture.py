@@ -15,7 +15,13 @@ per line, in arrival order, with members in this order::
      "body": {...parsed JSON request body, member order kept...},
      "raw_body": "...exact body text..." | null,
      "raw_body_base64": null | "...when the body is not UTF-8...",
+     "raw_body_layout": null | "compact" | ...,
      "reply": {...} | null, "usage": {...} | null, "diagnostic": {...} | null}
+
+A line keeps the body once (issue 31): when the exact text received is
+what ``json.dumps`` writes for ``body`` in one of `LAYOUTS` (as most
+harnesses' SDKs send it), ``raw_body`` is null and ``raw_body_layout``
+names the layout, which rebuilds the text byte for byte (`raw_body_text`).
 
 `reqfold check --requests CAPTURE.jsonl` reads `index`, `path` and `body`.
 """
@@ -60,14 +66,61 @@ class CapturedRequest:
         return self.body
 
 
+LAYOUTS: dict[str, tuple[tuple[str, str], bool]] = {
+    "compact": ((",", ":"), False),
+    "compact, non-ASCII escaped": ((",", ":"), True),
+    "spaced": ((", ", ": "), False),
+    "spaced, non-ASCII escaped": ((", ", ": "), True),
+}
+"""The JSON text layouts a body may be written in: ``json.dumps``'s
+separators and ``ensure_ascii`` for each name."""
+
+
+def lay_out(body: JsonValue, layout: str) -> str:
+    """`body` as JSON text in the layout named `layout` (`LAYOUTS`)."""
+    separators, ascii_only = LAYOUTS[layout]
+    return json.dumps(body, separators=separators, ensure_ascii=ascii_only)
+
+
+def body_layout(body: JsonValue, raw_text: str) -> str | None:
+    """The layout that writes `body` as exactly `raw_text`, or None (another
+    layout, a number written otherwise, a duplicate key...). The first in
+    `LAYOUTS` order (text of ASCII alone is named unescaped); the separators
+    the text looks like are tried first, so a body is mostly written once.
+    """
+    spaced = '": ' in raw_text[:4096]
+    likely = sorted(LAYOUTS, key=lambda name: (LAYOUTS[name][0][1] == ": ") != spaced)
+    for layout in likely:
+        if lay_out(body, layout) == raw_text:
+            return layout
+    return None
+
+
+def raw_body_text(line: JsonObject) -> str | None:
+    """The exact body text a capture line holds (`raw_body`, else rebuilt from
+    `body` in `raw_body_layout`); None when the body was not UTF-8."""
+    raw = line.get("raw_body")
+    if isinstance(raw, str):
+        return raw
+    layout = line.get("raw_body_layout")
+    if isinstance(layout, str) and layout in LAYOUTS:
+        return lay_out(line.get("body"), layout)
+    return None
+
+
 def dump_captured_request(record: CapturedRequest) -> JsonObject:
     """The JSON form of one captured request (one JSONL line)."""
+    layout = None
     try:
         raw_text: str | None = record.raw_body.decode("utf-8")
         raw_b64: str | None = None
     except UnicodeDecodeError:
         raw_text = None
         raw_b64 = base64.b64encode(record.raw_body).decode("ascii")
+    if raw_text is not None and record.body is not None:
+        layout = body_layout(record.body, raw_text)
+        if layout is not None:
+            raw_text = None  # the body member holds it once
     return {
         "index": record.index,
         "method": record.method,
@@ -79,6 +132,7 @@ def dump_captured_request(record: CapturedRequest) -> JsonObject:
         "body": record.body,
         "raw_body": raw_text,
         "raw_body_base64": raw_b64,
+        "raw_body_layout": layout,
         "reply": record.reply,
         "usage": record.usage,
         "diagnostic": json_object(record.diagnostic)

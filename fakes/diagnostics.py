@@ -29,9 +29,9 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
-from reqfold.fakes.jsontypes import JsonValue, dumps_compact
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact
 from reqfold.fakes.prompt import RenderedPrompt, Segment
 
 Relation = Literal["first", "repeat", "append", "diverged"]
@@ -50,6 +50,10 @@ class Divergence(TypedDict):
     segment_token_offset: int
     earlier: str
     current: str
+    cause: NotRequired[str]
+    """`"content shape"` when the two segments differ only in how a text is
+    written: a string `content` against one text part with that text (the
+    chat dialects render them differently; docs/fake-provider.md)."""
 
 
 class Diagnostic(TypedDict):
@@ -65,6 +69,10 @@ class Diagnostic(TypedDict):
     shared_tokens: int
     divergence: Divergence | None
     echo_divergence: Divergence | None
+    provider: NotRequired[JsonObject]
+    """What the provider's own cache diagnostics answered, in its words
+    (`{"diagnostics": ...}` or `{"prompt_cache_diagnostics": ...}`); only
+    when the request asked for them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -277,7 +285,7 @@ def describe_divergence(
     )
     if field == current.path and earlier.path != current.path:
         field = f"{earlier.path} -> {current.path}"
-    return Divergence(
+    divergence = Divergence(
         segment=current.path,
         message_index=current.message_index,
         field=field,
@@ -286,6 +294,25 @@ def describe_divergence(
         earlier=left,
         current=right,
     )
+    if _same(_one_shape(earlier.value), _one_shape(current.value)):
+        divergence["cause"] = "content shape"
+    return divergence
+
+
+def _one_shape(value: JsonValue) -> JsonValue:
+    """`value` with every string `content` written as its one text part."""
+    if isinstance(value, dict):
+        return {
+            key: (
+                [{"type": "text", "text": item}]
+                if key == "content" and isinstance(item, str)
+                else _one_shape(item)
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_one_shape(item) for item in value]
+    return value
 
 
 def _excerpt(text: str, offset: int) -> str:

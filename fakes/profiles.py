@@ -17,20 +17,26 @@ prompt length::
 DeepSeek (documented 2024 rule): 64-token blocks, nothing under 64 tokens.
 OpenAI (classic rule): 1024 tokens minimum, then 128-token increments, so
 cached is one of 0, 1024, 1152, ...; a 2006-token resend reports 1920.
+OpenAI Responses (`openai-responses`): the same cache as OpenAI, with
+`prompt_cache_key` isolating (it routes requests to machines).
 Anthropic: entries only at `cache_control` breakpoints, 20-block lookback,
 model minimum (1024 by default), 5-minute TTL refreshed on hit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from reqfold.fakes.jsontypes import has_lone_surrogate
 
-Dialect = Literal["deepseek", "openai", "anthropic"]
+Dialect = Literal["deepseek", "openai", "anthropic", "openai-responses"]
+DIALECT_NAMES: tuple[Dialect, ...] = get_args(Dialect)
+"""Every dialect name a profile may give (the table in
+`reqfold.fakes.dialects.table` has one entry per name)."""
 StreamUsage = Literal["finish_chunk", "include_usage"]
 RenderSection = Literal["tools", "system", "messages"]
 
@@ -44,7 +50,8 @@ class Profile:
 
     Attributes:
         dialect: wire format and usage fields (`deepseek`, `openai` speak
-            chat completions; `anthropic` speaks messages).
+            chat completions; `anthropic` speaks messages;
+            `openai-responses` the Responses API).
         block_size: cache granularity in tokens (automatic-prefix dialects).
         min_cacheable_tokens: prompts (or breakpoint prefixes) shorter than
             this are never cached.
@@ -99,7 +106,7 @@ class Profile:
     models: tuple[str, ...] = ("*",)
 
     def __post_init__(self) -> None:
-        _check_choice("dialect", self.dialect, ("deepseek", "openai", "anthropic"))
+        _check_choice("dialect", self.dialect, DIALECT_NAMES)
         _check_choice(
             "stream_usage", self.stream_usage, ("finish_chunk", "include_usage")
         )
@@ -240,10 +247,19 @@ ANTHROPIC = Profile(
     ),
 )
 
+OPENAI_RESPONSES = dataclasses.replace(
+    OPENAI,
+    dialect="openai-responses",
+    # A different prompt_cache_key is routed to another machine, which
+    # misses (research/caching-semantics.md 2.1): the fake isolates by it.
+    isolation_fields=("prompt_cache_key",),
+)
+
 PROFILES: dict[str, Profile] = {
     "deepseek": DEEPSEEK,
     "openai": OPENAI,
     "anthropic": ANTHROPIC,
+    "openai-responses": OPENAI_RESPONSES,
 }
 
 

@@ -61,6 +61,7 @@ from reqfold.fakes.diagnostics import (
     segment_chain,
 )
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
+from reqfold.fakes.dialects.responses import ConversationStore
 from reqfold.fakes.dialects.table import (
     DIALECTS,
     CacheState,
@@ -75,6 +76,11 @@ from reqfold.fakes.jsontypes import (
     JsonValue,
     dumps_compact,
     json_object,
+)
+from reqfold.fakes.native_diagnostics import (
+    NOT_ASKED,
+    FingerprintStore,
+    fingerprint,
 )
 from reqfold.fakes.plans import error_plan, json_plan, stream_plan
 from reqfold.fakes.profiles import Profile, get_profile
@@ -97,7 +103,7 @@ class FakeProvider:
 
     Args:
         profile: a `Profile` or a built-in dialect name (`"deepseek"`,
-            `"openai"`, `"anthropic"`).
+            `"openai"`, `"anthropic"`, `"openai-responses"`).
         clock: the logical clock cache lifetimes are measured on.
         capture_limit: keep at most this many captured requests.
         capture_max_bytes: keep captured requests whose raw bodies add up
@@ -131,6 +137,8 @@ class FakeProvider:
         self.encoder = SegmentEncoder()
         self.blocks = BlockKeyMemo()
         self.messages: MessagePrefixMemo | None = MessagePrefixMemo()
+        self.conversations = ConversationStore()
+        self.fingerprints = FingerprintStore()
         self._lock = threading.RLock()
         self._gates: dict[str, Gate] = {}
         self._next_index = 0
@@ -187,6 +195,10 @@ class FakeProvider:
     ) -> None:
         """Forget cache entries, captures, scripted actions and/or time."""
         with self._lock:
+            if cache or capture:
+                # Answer ids restart with the captures: what they named goes.
+                self.conversations.clear()
+                self.fingerprints.clear()
             if cache:
                 self.index.clear()
                 self.ledger.clear()
@@ -334,8 +346,8 @@ class FakeProvider:
             plan, _ = self._error_plan(
                 404,
                 f"Unknown request URL: {request.method} {request.path}. "
-                "The fake serves POST /chat/completions, POST /v1/chat/completions, "
-                "POST /v1/messages and the control surface under /_fake/.",
+                f"The fake serves {SERVED_PATHS} and the control surface under "
+                "/_fake/.",
                 code="unknown_url",
             )
             return plan
@@ -387,6 +399,7 @@ class FakeProvider:
             call = dialect.parse(body)
             if not profile.serves(call.model):
                 raise dialect.unknown_model(profile, call.model)
+            call = dialect.expand(call, self.conversations)
             prompt = dialect.render(call, profile, self.encoder, self.messages)
         except InvalidRequest as error:
             return _Prepared(body=body, error=error)
@@ -527,7 +540,17 @@ class FakeProvider:
         accounting = dialect.account(
             state, call, prompt, prepared.keys, root, comparison, reply, profile
         )
-        answer = dialect.answer(profile, index, call, reply, now, accounting.usage)
+        native, current = NOT_ASKED, None
+        if dialect.diagnoses(call):
+            current = fingerprint(call.model, prompt, dialect.settings(call))
+            native = dialect.native_diagnosis(call, current, self.fingerprints)
+        answer = dialect.answer(
+            profile, index, call, reply, now, accounting.usage, native.members
+        )
+        if native.kept and current is not None:
+            self.fingerprints.put(answer.answer_id, current)
+        if answer.conversation is not None:
+            self.conversations.put(answer.answer_id, answer.conversation)
         if answer.frames is not None:
             plan = stream_plan(
                 answer.frames, reply, answer.keepalive, self._resolve_hold(reply.hold)
@@ -556,6 +579,8 @@ class FakeProvider:
             accounting.expected,
             comparison,
         )
+        if native.compared:
+            diagnostic["provider"] = native.members
         self._record(
             request,
             index,
@@ -609,6 +634,12 @@ class _Prepared:
     keys: list[bytes] = dataclasses.field(default_factory=list)
     profile: Profile | None = None
     error: InvalidRequest | None = None
+
+
+SERVED_PATHS = ", ".join(
+    f"POST {path}" for dialect in DIALECTS.values() for path in dialect.paths
+)
+"""Every provider path of every dialect, for the unknown-URL error."""
 
 
 def _seconds(value: float) -> str:

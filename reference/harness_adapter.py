@@ -78,6 +78,18 @@ __all__ = ["STATE_ERROR", "HarnessServer", "Instance", "RpcError", "main", "serv
 
 CAPABILITIES = ["codec", "harness", "strict"]
 
+FEATURES = [
+    "compact",
+    "inject",
+    "update",
+    "seed",
+    "step-start-seam",
+    "session-prefix-seam",
+    "request-messages-seam",
+]
+"""The optional harness features the reference supports: every one
+(docs/adapter-protocol.md, "Optional features")."""
+
 SETTLE_SECONDS = 5.0
 """How long a disposed instance's turn may take to end before it is cancelled."""
 
@@ -129,7 +141,12 @@ class HarnessServer:
         """Answer one request: its result, or `RpcError`."""
         if method == "initialize":
             result = adapter.dispatch(method, params)
-            return {**result, "name": adapter.NAME, "capabilities": CAPABILITIES}
+            return {
+                **result,
+                "name": adapter.NAME,
+                "capabilities": CAPABILITIES,
+                "features": FEATURES,
+            }
         if method == "shutdown":
             await self.close()
             return None

@@ -94,9 +94,9 @@ def describe(
     follow the message on its line; with `whole_tail` every kept line
     follows it, indented, one per line.
     """
-    name = type(error).__name__
-    if not isinstance(error, AdapterError):
-        return f"{name}: {error}"
+    if not isinstance(error, AdapterError):  # a bug of the suite: its name helps
+        return f"{type(error).__name__}: {error}"
+    name = error.label
     tail = error.stderr_tail or stderr_tail
     if whole_tail:
         return f"{name}: {error.detail}{stderr_block(tail)}"

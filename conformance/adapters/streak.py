@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reqfold.conformance.errors import AdapterTimeout
+from reqfold.conformance.errors import AdapterError, AdapterTimeout
 
 MAX_IN_A_ROW = 3
 """Failures of one kind in a row, each a wait, after which the run stops."""
@@ -47,7 +47,7 @@ class FailureStreak:
         if not slow:
             self.succeeded()
             return
-        kind = type(error).__name__
+        kind = error.label if isinstance(error, AdapterError) else type(error).__name__
         self.count = self.count + 1 if kind == self.kind else 1
         self.kind = kind
 
@@ -60,7 +60,7 @@ class FailureStreak:
         """Why the run stops here, or None while it goes on."""
         if self.count < MAX_IN_A_ROW:
             return None
-        if self.kind == AdapterTimeout.__name__:
+        if self.kind == AdapterTimeout.label:
             return f"the adapter timed out on {self.count} {self.unit} in a row"
         return (
             f"the adapter failed the same way ({self.kind}) on {self.count}"

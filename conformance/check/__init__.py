@@ -104,6 +104,7 @@ def check_lines(
     thorough: bool = False,
     strict: bool = False,
     captures: Iterable[CapturedRequest] | None = None,
+    infer: bool = False,
 ) -> FileReport:
     """Check the lines of one session file and return its report.
 
@@ -111,8 +112,14 @@ def check_lines(
     come in pieces (as ``readline(limit)`` gives it), which are joined in
     place, so no line is held twice.
 
-    Raises `CaptureUnreadable` for a capture line that is not a request, and
-    lets `OSError` from reading `lines` or `captures` through.
+    `revision` None reads the log under its storage line's revision, else
+    (`infer`) the one its header events fit, inferred in this same pass,
+    else ``session-prefix``.
+
+    Raises `CaptureUnreadable` for a capture line that is not a request,
+    `RevisionRuledOut` (`infer` only) when a header event rules out the
+    revision after judgements that depend on it (check again under the one
+    it names), and lets `OSError` from reading `lines` or `captures` through.
     """
     reconstruction = (
         Reconstruction(iter(captures), revision or LATEST)
@@ -120,7 +127,10 @@ def check_lines(
         else None
     )
     checker = LogChecker(
-        revision=revision, thorough=thorough, reconstruction=reconstruction
+        revision=revision,
+        thorough=thorough,
+        reconstruction=reconstruction,
+        infer=infer,
     )
     report = FileReport(path=path, strict=strict)
     report.collect(checker.check(lines))

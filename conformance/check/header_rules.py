@@ -269,6 +269,17 @@ class HeaderFold:
         self._tool_bytes: ToolBytes = {}
         """The tools of the header in force and their encodings (`_part`)."""
 
+    def read_as(self, revision: Revision) -> None:
+        """Read the next header events under `revision`.
+
+        For revision inference in the checker's single pass: sound only while
+        no header event folded so far named a message field, so the header in
+        force (canonical: empty message fields absent) and every finding made
+        are the same under either revision.
+        """
+        self.revision = revision
+        self._message_fields = revision.message_fields
+
     def _error(self, error: CodecError, line: int, seq: int) -> Finding:
         self.state = None
         self.unknown = True

@@ -63,13 +63,17 @@ from reqfold.conformance.check.opening_rules import OpeningRules
 from reqfold.conformance.check.reader import CHUNK, DECODE_ERRORS, LineReader
 from reqfold.conformance.check.reconstruction import CaptureUnreadable, Reconstruction
 from reqfold.conformance.check.request_rules import RequestRules
+from reqfold.conformance.check.revision_inference import (
+    RevisionEvidence,
+    RevisionRuledOut,
+)
 from reqfold.conformance.check.surface_rules import COMPACTION_TYPES, SurfaceRules
 from reqfold.conformance.check.turn_rules import TurnRules
 from reqfold.reference.header import DELTA, SNAPSHOT
 from reqfold.reference.json_values import is_integer
 from reqfold.reference.messages import SURFACE_TYPES
 from reqfold.reference.reconstruct import RESPONSE_TYPES
-from reqfold.reference.revisions import LATEST, Revision
+from reqfold.reference.revisions import ALL_REVISIONS, LATEST, Revision
 
 Handler = Callable[[Envelope, Any, int, int], Sequence[Finding]]
 """A rule machine's handler of one event type: (event, data as an object or
@@ -81,6 +85,9 @@ _HANDLERS: dict[str, Callable[..., Any]] = {}
 """Handlers that replace every rule machine's for an event type, in checkers
 made from now on: a seam for tests that make a rule crash (CHECK-2), such
 as tests/conformance/test_harness_scenarios.py's. Empty otherwise."""
+
+PASSED_ON = (OSError, CaptureUnreadable, RevisionRuledOut)
+"""What a rule may raise that ends the check (not a checker bug, CHECK-2)."""
 
 NOT_A_STORAGE_LINE = (
     "the first line is not a storage line"
@@ -118,6 +125,10 @@ class LogChecker:
             ranges inside ``assistant/chunk`` data too); slower.
         reconstruction: compare each dispatched step with the next captured
             request (``--requests``).
+        infer: when neither `revision` nor the storage line names one, infer
+            it from the header events in this same pass (`RevisionEvidence`,
+            docs/checker.md); `check` raises `RevisionRuledOut` when the
+            evidence rules out the revision read so far too late to switch.
     """
 
     def __init__(
@@ -126,9 +137,12 @@ class LogChecker:
         revision: Revision | None = None,
         thorough: bool = False,
         reconstruction: Reconstruction | None = None,
+        infer: bool = False,
     ) -> None:
         self.summary = LogSummary(reconstructing=reconstruction is not None)
         self._forced_revision = revision
+        self.evidence = RevisionEvidence() if infer and revision is None else None
+        """What the header events say of the revision, while it is inferred."""
         self.thorough = thorough
         self.reconstruction = reconstruction
         self.envelope = EnvelopeRules()
@@ -182,7 +196,11 @@ class LogChecker:
         handlers["step/end"] = (outside, turns.step_end)
         for kind in RESPONSE_TYPES:
             handlers[kind] = (*handlers.get(kind, (outside,)), requests.response)
-        handlers[SNAPSHOT] = handlers[DELTA] = (outside, opening.header_event)
+        handlers[SNAPSHOT] = handlers[DELTA] = (
+            (outside, self._revision_evidence, opening.header_event)
+            if self.evidence is not None
+            else (outside, opening.header_event)
+        )
         for kind, replaced in _HANDLERS.items():
             handlers[kind] = (outside, replaced)
         return handlers
@@ -193,6 +211,33 @@ class LogChecker:
         self.opening.fold = type(self.opening.fold)(revision)
         if self.reconstruction is not None:
             self.reconstruction.revision = revision
+
+    def _revision_evidence(
+        self, event: Envelope, data: Any, number: int, seq: int
+    ) -> list[Finding]:
+        """Revision inference riding the pass: a header event that rules out
+        the revision read so far switches to the one now inferred, before the
+        event is folded, when every judgement so far holds under both (no
+        header event folded yet, or none named a message field and no request
+        was compared); else the log must be read again (`RevisionRuledOut`)."""
+        evidence = self.evidence
+        if evidence is None:
+            return []
+        before = evidence.fitting
+        if not evidence.header_event(event.type, data, number):
+            return []
+        inference = evidence.inference()
+        if inference.revision is self.summary.revision:
+            return []
+        if self.opening.fold.events_seen and (
+            before != ALL_REVISIONS or self.reconstruction is not None
+        ):
+            raise RevisionRuledOut(inference)
+        self.opening.fold.read_as(inference.revision)
+        self.summary.revision = inference.revision
+        if self.reconstruction is not None:
+            self.reconstruction.revision = inference.revision
+        return []
 
     def _fast_ok(self) -> bool:
         """Whether a chunk of the open step may be passed over unread: inside
@@ -251,7 +296,7 @@ class LogChecker:
                 self._passed_over(previous + 1, set_at, expected)
             try:
                 read_line(raw, number, event)
-            except (OSError, CaptureUnreadable):
+            except PASSED_ON:
                 raise
             except Exception as error:  # a checker bug must not end the check
                 # what the line's rules found before it stays, then the error
@@ -283,6 +328,8 @@ class LogChecker:
         summary.events = envelope.events + reader.skipped
         summary.unknown_types = envelope.unknown.counts
         summary.unknown_other = envelope.unknown.other
+        if self.evidence is not None:
+            summary.revision_source = self.evidence.inference().describe()
         errors = self._guarded(self._finish, number, number)
         yield from found
         found.clear()
@@ -292,7 +339,7 @@ class LogChecker:
         """Run a handler; an unexpected error becomes a checker error (CHECK-2)."""
         try:
             handler(*args)
-        except (OSError, CaptureUnreadable):
+        except PASSED_ON:
             raise
         except Exception as error:  # a checker bug must not end the check
             return [_internal_error(line, error)]
@@ -321,6 +368,8 @@ class LogChecker:
             if is_integer(seeded) and seeded >= 0:
                 self.requests.seed_length = int(seeded)
             name = value.get("revision")
+            if isinstance(name, str):
+                self.evidence = None  # declared: nothing to infer
             if isinstance(name, str) and self._forced_revision is None:
                 try:
                     self._set_revision(Revision(name), "storage line")

@@ -139,7 +139,8 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-VERDICTS = {PASS: "ok", FAIL: "FAIL", NO_VERDICT: "NO VERDICT"}
+VERDICTS = {PASS: "CONFORMANT", FAIL: "NOT CONFORMANT", NO_VERDICT: "NO VERDICT"}
+"""The words of a file's verdict: those of ``reqfold run`` and every tool."""
 
 
 def render_text(report: FileReport) -> str:

@@ -15,10 +15,14 @@ storage line: each revision has its own header fields and delta arms
   ``session-prefix``;
 * no message field at all fits every revision.
 
-`infer_revision` reads the lines once and returns the revision to read the
-log under, every revision that fits, and the line that decided. When more
-than one fits, the default (`LATEST`, ``session-prefix``) is taken among
-them and the report says which others fit. Pure: lines in, a value out.
+`RevisionEvidence` takes the header events one by one, as the checker
+meets them in its single pass over the log (issue 31: a log that declares
+no revision costs what one that declares it costs), and says the revision
+to read the log under, every revision that fits, and the line that decided.
+When more than one fits, the default (`LATEST`, ``session-prefix``) is
+taken among them and the report says which others fit. `infer_revision`
+does the same over a log's lines on its own (``reqfold probe``, which has
+the log in memory). Pure: events or lines in, a value out.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from reqfold.reference.header import DELTA, SNAPSHOT
 from reqfold.reference.revisions import ALL_REVISIONS, LATEST, Revision
@@ -63,6 +68,16 @@ class Inference:
         )
 
 
+class RevisionRuledOut(Exception):
+    """A header event ruled out the revision a single-pass check was reading
+    the log under, after judgements that depend on it: the log must be
+    checked again under `inference.revision` (``reqfold check`` does)."""
+
+    def __init__(self, inference: Inference) -> None:
+        super().__init__(f"the log must be read as {inference.revision.value}")
+        self.inference = inference
+
+
 def declared_revision(first_line: bytes) -> str | None:
     """The storage line's ``revision`` member, or None when it has none."""
     try:
@@ -74,21 +89,15 @@ def declared_revision(first_line: bytes) -> str | None:
     return None
 
 
-def _evidence(raw: bytes) -> tuple[tuple[Revision, ...], str] | None:
-    """What one line says about the revision, or None when nothing."""
-    if not any(marker in raw for marker in _MARKERS):
+def header_evidence(kind: str, data: Any) -> tuple[tuple[Revision, ...], str] | None:
+    """What one header event (its type and decoded ``data``) says about the
+    revision, or None when nothing."""
+    if not isinstance(data, dict):
         return None
-    try:
-        event = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(event, dict) or not isinstance(event.get("data"), dict):
-        return None
-    data = event["data"]
-    if event.get("type") == DELTA:
+    if kind == DELTA:
         fields = data
         what = "a header delta carries"
-    elif event.get("type") == SNAPSHOT and isinstance(data.get("header"), dict):
+    elif kind == SNAPSHOT and isinstance(data.get("header"), dict):
         fields = data["header"]
         what = "a header snapshot carries"
     else:
@@ -105,6 +114,60 @@ def _evidence(raw: bytes) -> tuple[tuple[Revision, ...], str] | None:
     return None
 
 
+class RevisionEvidence:
+    """The revisions the header events read so far fit, narrowed event by event.
+
+    Evidence that contradicts what came before, or says nothing new, is
+    passed over: the first event that narrows the revisions decides.
+    """
+
+    __slots__ = ("evidence", "fitting", "line")
+
+    def __init__(self) -> None:
+        self.fitting: tuple[Revision, ...] = ALL_REVISIONS
+        self.line: int | None = None
+        self.evidence = "no header event names a message field"
+
+    @property
+    def settled(self) -> bool:
+        """One revision fits: nothing later can change the inference."""
+        return len(self.fitting) == 1
+
+    def header_event(self, kind: str, data: Any, line: int) -> bool:
+        """Take one header event at `line`; whether it narrowed the revisions."""
+        found = header_evidence(kind, data)
+        if found is None:
+            return False
+        revisions, what = found
+        narrowed = tuple(r for r in self.fitting if r in revisions)
+        if not narrowed or narrowed == self.fitting:
+            return False
+        self.fitting, self.line, self.evidence = narrowed, line, what
+        return True
+
+    def inference(self) -> Inference:
+        """The revision to read the log under, as the evidence stands."""
+        fitting = self.fitting
+        revision = LATEST if LATEST in fitting else fitting[0]
+        return Inference(
+            revision=revision, fitting=fitting, line=self.line, evidence=self.evidence
+        )
+
+
+def _evidence_line(raw: bytes) -> tuple[str, Any] | None:
+    """The type and data of a line that may be a header event naming a
+    message field, or None (a line naming neither is not decoded)."""
+    if not any(marker in raw for marker in _MARKERS):
+        return None
+    try:
+        event = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        return None
+    return event["type"], event.get("data")
+
+
 def infer_revision(lines: Iterable[bytes]) -> Inference | None:
     """Infer the revision of a session file; None when its storage line names one.
 
@@ -114,9 +177,7 @@ def infer_revision(lines: Iterable[bytes]) -> Inference | None:
     revision fits) or the lines end. Only lines that mention a message
     field are decoded, so a scan costs little more than reading the file.
     """
-    fitting: tuple[Revision, ...] = ALL_REVISIONS
-    line: int | None = None
-    evidence = "no header event names a message field"
+    evidence = RevisionEvidence()
     number = 0
     fresh = True  # the next piece starts a line
     for raw in lines:
@@ -130,15 +191,8 @@ def infer_revision(lines: Iterable[bytes]) -> Inference | None:
             if declared_revision(raw) is not None:
                 return None
             continue
-        found = _evidence(raw)
-        if found is None:
-            continue
-        revisions, what = found
-        narrowed = tuple(r for r in fitting if r in revisions)
-        if not narrowed or narrowed == fitting:
-            continue  # contradicts what came before, or says nothing new
-        fitting, line, evidence = narrowed, number, what
-        if len(fitting) == 1:
+        found = _evidence_line(raw)
+        narrowed = found is not None and evidence.header_event(*found, number)
+        if narrowed and evidence.settled:
             break
-    revision = LATEST if LATEST in fitting else fitting[0]
-    return Inference(revision=revision, fitting=fitting, line=line, evidence=evidence)
+    return evidence.inference()

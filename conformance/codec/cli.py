@@ -107,10 +107,12 @@ def _print_summary(report: VectorReport, strict: bool) -> None:
     print(f"Total: {total}")
     print(report.profile_line(STRICT))
     status = report.exit_status(strict=strict)
-    verdict = {
-        0: "conformant" + (" (with SHOULD warnings)" if counts["warn"] else ""),
-        1: "NOT conformant: a rule is broken",
-        3: "no verdict: the implementation could not be run on every case",
+    verdict = {  # the words of reqfold run (`verdict_text`)
+        0: "CONFORMANT" + (" (with SHOULD warnings)" if counts["warn"] else ""),
+        1: "NOT CONFORMANT: a MUST rule is broken"
+        if counts["fail"]
+        else "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it",
+        3: "NO VERDICT: the implementation could not be run on every case",
     }[status]
     if report.stopped is not None:
         left = [result for result in report.results if result.not_run]
@@ -120,7 +122,7 @@ def _print_summary(report: VectorReport, strict: bool) -> None:
             f" ({judged} of them in the verdict, counted as errors)"
         )
         if status == 3:
-            verdict = f"no verdict: the run stopped ({report.stopped})"
+            verdict = f"NO VERDICT: the run stopped ({report.stopped})"
     commit_verdict()
     print(f"Verdict: {verdict}")
 

@@ -59,7 +59,7 @@ from hypothesis import (
 from reqfold.conformance.adapters.connection import Connection
 from reqfold.conformance.adapters.inprocess import DirectConnection
 from reqfold.conformance.adapters.lifecycle import declared_revisions, describe
-from reqfold.conformance.codec.cases import ERROR_KINDS
+from reqfold.conformance.codec.cases import ERROR_KINDS, STRICT
 from reqfold.conformance.codec.judging import REJECTED, Verdict, compare_results
 from reqfold.conformance.codec.local_constants import without_local_constants
 from reqfold.conformance.codec.property_table import (
@@ -71,6 +71,7 @@ from reqfold.conformance.codec.runner import (
     INTERNAL_ERROR,
     MAX_RESTARTS,
     MAX_TIMEOUTS_IN_A_ROW,
+    judged_profiles,
 )
 from reqfold.conformance.codec.values import encode_json, values_equal
 from reqfold.conformance.errors import AdapterTimeout
@@ -159,8 +160,14 @@ def run_properties(
     seed: int = 0,
     properties: Iterable[CodecProperty] = PROPERTIES,
     on_result: Callable[[PropertyResult], None] | None = None,
+    profile: str | None = None,
 ) -> list[PropertyResult]:
     """Run `properties` against the implementation `connect` starts.
+
+    The inputs are those of the ``core`` profile unless the implementation
+    is judged on ``strict`` (it claims it in ``initialize``, or `profile`
+    is ``strict``): then the properties also generate non-canonical input
+    where a method reads it only in ``strict`` (``equals``).
 
     `connect` starts (and, after an adapter error, restarts) the
     implementation, as for `reqfold.conformance.codec.runner.run_vectors`;
@@ -194,7 +201,9 @@ def run_properties(
     try:
         try:
             live = connect()
-            declared = {r.value for r in declared_revisions(live.initialize())}
+            identity = live.initialize()
+            declared = {r.value for r in declared_revisions(identity)}
+            strict = STRICT in judged_profiles(identity, profile)
         except Exception as error:  # it did not start: no verdict on anything
             for prop, revision in plan:
                 emit(
@@ -238,7 +247,7 @@ def run_properties(
                     )
                 )
                 continue
-            trial = _Trial(prop, revision, live)
+            trial = _Trial(prop, revision, live, strict=strict)
             emit(trial.run(examples=examples, seed=seed))
             timeouts = timeouts + 1 if trial.timed_out else 0
             if trial.broken:
@@ -319,6 +328,8 @@ class _Trial:
     prop: CodecProperty
     revision: Revision
     connection: Connection
+    strict: bool = False
+    """Judged on the ``strict`` profile: its inputs are generated too."""
     oracle: DirectConnection = field(default_factory=DirectConnection)
     examples: int = 0
     broken: bool = False
@@ -367,7 +378,7 @@ class _Trial:
 
         @settings(_SETTINGS, max_examples=examples)
         @seeded(seed)
-        @given(self.prop.params(self.revision))
+        @given(self.prop.inputs(self.revision, strict=self.strict))
         def search(params: JsonObject) -> None:
             self._check(params, order_fails=order_fails)
 

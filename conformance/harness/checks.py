@@ -18,6 +18,8 @@ The checks, in order:
 - ``absent``: a sentinel text appears nowhere in the log or in any
   request the fake received (and so in nothing it cached);
 - ``request``: a captured request holds (or lacks) given texts, in order;
+- ``ended`` and ``steps``: each send's ``turn/ended`` against the turn
+  its log records (TURN-5), and how many steps that turn opened;
 - ``anchor`` and ``cache`` (`reqfold.conformance.harness.stability`): each
   instance's first request logs its anchoring snapshot, and each request
   extends the previous one unless the log says why not.
@@ -67,8 +69,12 @@ that wrote the log: they are not tallied for the harness."""
 
 
 def judge_leaks(evidence: Evidence) -> list[CheckResult]:
-    """Only the ``absent`` checks: for what a run left before it broke."""
+    """The checks part of a run can prove broken: for what a run left before
+    it broke. A sentinel found (``absent``) and a contributor called more
+    often than expected (``calls``: a count only grows) stay broken whatever
+    the rest of the run would have done; the caller keeps only failures."""
     judge = Judge(evidence)
+    _call_checks(judge, only_excess=True)
     _text_checks(judge, only="absent")
     return judge.results
 
@@ -97,6 +103,7 @@ def judge(evidence: Evidence) -> list[CheckResult]:
         if not log_failed:
             _cannot_judge_cache(judge, "the log's lines are not all JSON events")
     else:
+        _turn_checks(judge, events)
         try:
             stability_checks(judge, events, _seed_length(evidence.log))
         except (CodecError, KeyError, TypeError, ValueError, IndexError) as error:
@@ -155,7 +162,11 @@ def _log_checks(judge: Judge) -> None:
         else io.BytesIO(evidence.log),
         path=str(evidence.log_path),
         revision=revision,
-        captures=read_captures(_capture_lines(evidence.captures)),
+        captures=(
+            read_captures(_capture_lines(evidence.captures))
+            if evidence.wire_compared
+            else None
+        ),
     )
     registry = load_rules()
     first: dict[str, str] = {}
@@ -275,13 +286,107 @@ def _send_checks(judge: Judge) -> None:
                 )
 
 
-def _call_checks(judge: Judge) -> None:
+def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
+    """Each send's turn as the log records it, against what the adapter said.
+
+    ``send-N/ended`` [TURN-5]: the ``turn/ended`` notification names the
+    turn the send opened in the log (the first ``turn/start`` after the
+    events logged before the send), with the kind of its ``turn/end``
+    reason and, when the log's reason has one, the same abort ``reason``.
+    ``send-N/steps``: how many steps that turn opened, where the send
+    expects a number (``PREFIX-5``: an interrupted composition opens none).
+    A send whose turn never started (``turn`` null) has neither check: its
+    ``end`` check says what was expected.
+    """
+    sends = judge.evidence.sends
+    for number, send in enumerate(sends, start=1):
+        if send.turn is None:
+            continue
+        name = f"send-{number}"
+        limit = sends[number].logged_before if number < len(sends) else len(events)
+        span = _logged_turn(events, send.logged_before, max(limit, send.logged_before))
+        told = f"turn/ended said turn {send.turn} ended {send.reason.get('kind')!r}"
+        if span is None:
+            judge.add(
+                f"{name}/ended",
+                ("TURN-5",),
+                False,
+                f"{told}, but the log holds no turn/start after the"
+                f" {send.logged_before} event(s) logged before the send",
+            )
+            continue
+        start, end = span
+        logged_turn = events[start]["data"].get("turn")
+        problems = []
+        if logged_turn != send.turn:
+            problems.append(f"the log's turn is {logged_turn!r}")
+        if end is None:
+            problems.append(f"the log has no turn/end for turn {logged_turn!r}")
+        else:
+            logged = events[end]["data"].get("reason")
+            logged = logged if isinstance(logged, dict) else {}
+            if logged.get("kind") != send.reason.get("kind"):
+                problems.append(
+                    f"the log's turn/end (seq {events[end].get('seq')}) says"
+                    f" {logged.get('kind')!r}"
+                )
+            elif "reason" in logged and logged["reason"] != send.reason.get("reason"):
+                problems.append(
+                    f"the log's reason is {logged['reason']!r}, turn/ended's"
+                    f" {send.reason.get('reason')!r}"
+                )
+        judge.add(
+            f"{name}/ended",
+            ("TURN-5",),
+            not problems,
+            f"{told}; " + "; ".join(problems) if problems else "",
+        )
+        if "steps" in send.expect:
+            stop = end if end is not None else limit
+            opened = sum(
+                1 for event in events[start:stop] if event.get("type") == "step/start"
+            )
+            expected = send.expect["steps"]
+            rules = tuple(send.expect.get("rules", ())) or judge.evidence.scenario.rules
+            judge.add(
+                f"{name}/steps",
+                rules,
+                opened == expected,
+                ""
+                if opened == expected
+                else f"turn {logged_turn} of {send.instance} ({send.prompt!r})"
+                f" opened {opened} step(s) in the log, expected {expected}",
+            )
+
+
+def _logged_turn(
+    events: list[JsonObject], first: int, limit: int
+) -> tuple[int, int | None] | None:
+    """The positions of the first ``turn/start`` in ``events[first:limit]`` and
+    of the ``turn/end`` of the same turn after it (None when there is none)."""
+    for start in range(first, min(limit, len(events))):
+        if events[start].get("type") != "turn/start":
+            continue
+        turn = events[start]["data"].get("turn")
+        for end in range(start + 1, len(events)):
+            event = events[end]
+            if event.get("type") == "turn/end" and event["data"].get("turn") == turn:
+                return start, end
+        return start, None
+    return None
+
+
+def _call_checks(judge: Judge, *, only_excess: bool = False) -> None:
+    """The ``calls`` expectations; with `only_excess`, only those already
+    exceeded (the evidence of a run cut short proves no shortfall)."""
     calls = judge.evidence.calls
     for item in judge.evidence.scenario.expect:
         if item["check"] != "calls":
             continue
         key = (item["instance"], item["contributor"])
         found = calls.get(key, 0)
+        if only_excess and found <= item["count"]:
+            continue
         ok = found == item["count"]
         judge.add(
             f"calls/{item['contributor']}@{item['instance']}",

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from reqfold.conformance.adapters.messages import check_notification, check_result
 from reqfold.conformance.errors import AdapterProtocolError, AdapterTimeout
 from reqfold.conformance.harness.evidence import Evidence, SendRecord
+from reqfold.conformance.harness.features import NOT_SUPPORTED, feature_of_request
 from reqfold.conformance.harness.log_file import count_lines, read_log
 from reqfold.conformance.harness.scenarios import Scenario, Step
 from reqfold.reference.json_values import JsonObject
@@ -69,6 +70,11 @@ class HarnessConnection(Protocol):
 
 class ScenarioBroken(Exception):
     """The adapter refused a step the scenario needs: no verdict on the scenario."""
+
+
+class FeatureNotSupported(ScenarioBroken):
+    """The adapter refused an optional feature as not supported (`NOT_SUPPORTED`):
+    the scenario is not covered, which is neither a pass nor an error."""
 
 
 class ScenarioDriver:
@@ -192,6 +198,18 @@ class _Run:
         response = self.driver.connection.request(method, params)
         if "error" in response:
             error = response["error"]
+            if error.get("code") == NOT_SUPPORTED:
+                feature = feature_of_request(method, params)
+                if feature is not None:
+                    raise FeatureNotSupported(
+                        f"the adapter answered {method} as not supported:"
+                        f" {str(error.get('message', ''))[:200]}"
+                    )
+                raise ScenarioBroken(
+                    f"{method} was refused as not supported, but every harness"
+                    ' must support it (docs/adapter-protocol.md, "Optional'
+                    f' features"): {error.get("message", "")}'
+                )
             raise ScenarioBroken(
                 f"{method} was refused: {error.get('message', '')}"
                 f" (code {error.get('code')})"
@@ -294,6 +312,8 @@ class _Run:
             self.call(
                 "contributor/release", {"instance": instance, "contributor": argument}
             )
+        elif action == "open":  # the fake's, not the adapter's
+            self.driver.fake.gate(argument).open()
         else:  # pragma: no cover - the loader refuses other actions
             raise ValueError(f"unknown action {action!r}")
 
@@ -301,10 +321,12 @@ class _Run:
         assert self.instance is not None
         name, instance = self.instance, self.wire(self.instance)
         before = self.sync_captures()
+        logged = _count_events(self.evidence.log_path)
         self.call("instance/send", {"instance": instance, "prompt": step.argument})
         deadline = time.monotonic() + self.driver.turn_limit
         self.where += f", waiting for the turn/ended of {name}"
-        reactions = {(r.contributor, r.call): r for r in step.during}
+        unfired = self.react_when_held(step, deadline)
+        reactions = {(r.contributor, r.call): r for r in step.during if not r.held}
         seen = 0
         while True:
             note = self.notification(deadline, seen)
@@ -320,6 +342,9 @@ class _Run:
             elif note["method"] == "turn/ended" and note["instance"] == instance:
                 break
         self.evidence.unfired.extend(
+            f"send {len(self.evidence.sends) + 1}: {what}" for what in unfired
+        )
+        self.evidence.unfired.extend(
             f"send {len(self.evidence.sends) + 1}: call {call} of {contributor!r}"
             f" never started, so its reaction never ran"
             for contributor, call in reactions
@@ -334,8 +359,31 @@ class _Run:
                 captures_before=before,
                 captures_after=after,
                 expect=step.expect,
+                logged_before=logged,
             )
         )
+
+    def react_when_held(self, step: Step, deadline: float) -> list[str]:
+        """Run the send's ``held`` reactions, in order, each once a request is
+        held at its gate (a reply scripted with ``hold``): what lands then
+        lands mid-request. The notifications meanwhile wait in the
+        connection's queue. Returns the reactions whose request never came.
+        """
+        missed = []
+        for reaction in step.during:
+            if not reaction.held:
+                continue
+            gate = self.driver.fake.gate(reaction.held)
+            if not gate.wait_until_held(max(deadline - time.monotonic(), 0.0)):
+                missed.append(
+                    f"no request was held at gate {reaction.held!r} within the"
+                    " turn's time, so its reaction never ran"
+                )
+                continue
+            for item in reaction.then:
+                ((action, argument),) = item.items()
+                self.act(action, argument)
+        return missed
 
     def count_call(self, note: JsonObject) -> None:
         """Count a ``contributor/started`` of any instance of this session."""

@@ -35,6 +35,9 @@ class SendRecord:
     captures_after: int
     """How many once its turn ended."""
     expect: JsonObject
+    logged_before: int = 0
+    """How many events the log held when the send was made: its turn's
+    events come after them."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -62,6 +65,10 @@ class Evidence:
     """Each instance and how many events the log held when it started: its
     own events have seqs from there on (the log cannot say where an
     instance starts; the driver can)."""
+    wire_compared: bool = True
+    """Whether the captures are chat-completions requests the log's rebuild
+    is compared with (a probe of another dialect: not; the log is then
+    checked as ``reqfold check`` checks it without ``--requests``)."""
 
     @property
     def log_bytes(self) -> int:

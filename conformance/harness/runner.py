@@ -43,11 +43,18 @@ from reqfold.conformance.errors import (
     AdapterProtocolError,
 )
 from reqfold.conformance.harness.driver import (
+    FeatureNotSupported,
     HarnessConnection,
     ScenarioBroken,
     ScenarioDriver,
 )
 from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.features import (
+    NOT_COVERED,
+    declared_features,
+    missing_features,
+    not_declared_reason,
+)
 from reqfold.conformance.harness.results import BROKEN_RUN, CheckResult, level_of
 from reqfold.conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
 from reqfold.conformance.outcomes import Outcome
@@ -147,6 +154,9 @@ def run_scenarios(
         except BaseException:
             session.close()  # the caller's adapter, if any, is ours to close
             raise
+        # A reply still held at a gate (a cancel landed mid-request) is let
+        # go before the server stops, which would otherwise wait for it.
+        stack.callback(fake.reset, cache=False, capture=False, script=True)
         stack.callback(session.close)
         try:
             identity = session.start()
@@ -172,8 +182,14 @@ def run_scenarios(
                     f"{scenario.id} not played: it is for {', '.join(left_out)},"
                     " which this run does not cover"
                 )
+        features = declared_features(identity)
         for scenario, revision in iter_runs(chosen, wanted):
-            if session.streak.reason is not None:
+            missing = missing_features(scenario, features)
+            if missing:
+                results = [
+                    _not_covered(scenario, revision, not_declared_reason(missing))
+                ]
+            elif session.streak.reason is not None:
                 results = [
                     _error_result(
                         scenario, revision, f"not played: {session.streak.reason}"
@@ -281,6 +297,24 @@ def _error_result(scenario: Scenario, revision: Revision, message: str) -> Check
     )
 
 
+def _not_covered(scenario: Scenario, revision: Revision, reason: str) -> CheckResult:
+    """A scenario run that needs a feature the harness lacks: not covered.
+
+    A skip, with the reason as its message: no verdict on the scenario,
+    and none against the harness (docs/adapter-protocol.md, "Optional
+    features").
+    """
+    return CheckResult(
+        check_id=f"{scenario.id}@{revision.value}/{BROKEN_RUN}",
+        scenario=scenario.id,
+        revision=revision.value,
+        rules=scenario.rules,
+        level=level_of(scenario.rules),
+        outcome=Outcome.SKIP,
+        message=NOT_COVERED + reason,
+    )
+
+
 def _play(
     session: _Session,
     fake: FakeProvider,
@@ -304,6 +338,11 @@ def _play(
     started = time.monotonic()
     try:
         evidence = driver.run(scenario, revision)
+    except FeatureNotSupported as refused:  # healthy, and lacks a feature
+        session.streak.succeeded()
+        session.end(graceful=True)
+        not_covered = _not_covered(scenario, revision, str(refused))
+        return [not_covered, *_leaks(driver.evidence)]
     except ScenarioBroken as broken:  # the adapter is healthy: it said no
         session.streak.succeeded()
         tail = session.end(graceful=True)
@@ -346,11 +385,14 @@ def _play(
 
 
 def _leaks(evidence: Evidence | None) -> list[CheckResult]:
-    """Sentinels found in what a run left before it broke: still a failure.
+    """Breaches already proven by what a run left before it broke: still
+    failures (a sentinel found, a contributor called more often than the
+    scenario allows).
 
-    A harness that leaks a degraded composition and then hangs or crashes
-    must not escape with "no verdict". Only failures are kept: a pass on
-    part of the evidence proves nothing.
+    A harness that leaks a degraded composition, or composes again where it
+    must not, and then hangs or crashes must not escape with "no verdict":
+    the hang is the error beside the failure. Only failures are kept: a pass
+    on part of the evidence proves nothing.
     """
     if evidence is None:
         return []

@@ -47,8 +47,17 @@ ACTIONS: Final = (
 )
 """What a step (or a reaction inside a send) can do; exactly one per step."""
 
-REACTIONS: Final = ("cancel", "dispose", "inject", "update", "compact", "release")
-"""What the suite may do inside a send, when a contributor's call starts."""
+REACTIONS: Final = (
+    "cancel",
+    "dispose",
+    "inject",
+    "update",
+    "compact",
+    "release",
+    "open",
+)
+"""What the suite may do inside a send, when a contributor's call starts or
+a request is held at a gate (``open`` opens a fake provider's gate)."""
 
 EXPECTATIONS: Final = ("calls", "absent", "request")
 
@@ -59,11 +68,15 @@ class ScenarioError(ValueError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Reaction:
-    """Actions the suite takes when a contributor's call starts during a send."""
+    """Actions the suite takes during a send, when a contributor's call starts
+    or, with `held`, once a request is held at that fake provider gate (a
+    reply scripted with ``hold``): a cancel lands mid-request, no sleep."""
 
     contributor: str
     call: int
     then: tuple[JsonObject, ...]
+    held: str = ""
+    """The gate a request must be held at (then `contributor` is empty)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -253,22 +266,25 @@ def _step(raw: Mapping[str, Any], path: Path) -> Step:
     action = actions[0]
     during = tuple(
         Reaction(
-            contributor=item["when"]["contributor"],
+            contributor=item["when"].get("contributor", ""),
             call=int(item["when"].get("call", 1)),
             then=tuple(item["then"]),
+            held=item["when"].get("held", ""),
         )
         for item in raw.get("during", ())
     )
     if during and action != "send":
         raise ScenarioError(f"{path.name}: only a send has 'during': {raw!r}")
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, int, str]] = set()
     for reaction in during:
-        key = (reaction.contributor, reaction.call)
+        key = (reaction.contributor, reaction.call, reaction.held)
         if key in seen:
-            raise ScenarioError(
-                f"{path.name}: two reactions to call {reaction.call} of"
-                f" {reaction.contributor!r}"
+            what = (
+                f"a request held at {reaction.held!r}"
+                if reaction.held
+                else f"call {reaction.call} of {reaction.contributor!r}"
             )
+            raise ScenarioError(f"{path.name}: two reactions to {what}")
         seen.add(key)
         for item in reaction.then:
             if len(item) != 1 or next(iter(item)) not in REACTIONS:

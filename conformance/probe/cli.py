@@ -1,8 +1,8 @@
 """``reqfold probe``: check an unmodified harness as a black box (the shell).
 
 Parses the options, serves the fake, drives the harness (`driver`), judges
-(`judge`) and prints like ``reqfold run``: problems, a per-turn cache
-timeline, the per-rule table and one verdict. Exit status: 0 conformant
+(`judge`) and prints like ``reqfold run``: a per-turn cache timeline, the
+rules with a problem, the problems and one verdict, last. Exit status: 0 conformant
 (SHOULD warnings allowed unless ``--strict``), 1 a MUST rule is broken
 (also: no log, no request, fewer turns handled than fed), 2 bad arguments,
 3 no verdict (the harness could not be started, or a check errored), 130
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import shutil
 import sys
@@ -24,8 +25,10 @@ from pathlib import Path
 from typing import Final
 
 from reqfold.conformance.adapters.lifecycle import timeout_problem
+from reqfold.conformance.cache import render_text
+from reqfold.conformance.cache.cli import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
-from reqfold.conformance.outcomes import MARKS, Outcome
+from reqfold.conformance.probe.cache import cache_alone, cache_checks, judge_probe_cache
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
     ProbeEvidence,
@@ -43,20 +46,28 @@ from reqfold.conformance.probe.judge import (
 from reqfold.conformance.probe.logs import LogFinder
 from reqfold.conformance.probe.turns import plan_turns, split_command
 from reqfold.conformance.run.options import add_show_argument
+from reqfold.conformance.run.summary import (
+    check_lines,
+    colour_wanted,
+    count_text,
+    problem_lines,
+    rule_lines,
+    verdict_line,
+)
 from reqfold.conformance.run.verdict import (
     NO_VERDICT,
     Check,
     exit_status,
-    render_table,
     rule_table,
     verdict_text,
 )
 from reqfold.conformance.terminal_text import printable
 from reqfold.conformance.written_files import fresh_folder
-from reqfold.fakes import dump_capture_jsonl
+from reqfold.fakes import PROFILES, dump_capture_jsonl, get_profile
 from reqfold.reference.revisions import Revision
 
-DIALECTS = ("deepseek", "openai")
+DIALECTS = tuple(PROFILES)
+"""Every dialect the fake serves (`reqfold.fakes.profiles.PROFILES`)."""
 
 NO_VERDICT_REASONS: Final[Mapping[int, str]] = {
     NO_VERDICT: "the harness could not be run or a check errored",
@@ -137,7 +148,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dialect",
         choices=DIALECTS,
         default="deepseek",
-        help="the fake's chat-completions dialect (default deepseek)",
+        help="the fake's dialect: wire format, usage fields and cache rules"
+        " (default deepseek)",
     )
     parser.add_argument(
         "--base-url-suffix",
@@ -146,6 +158,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="appended to the base URL (e.g. /v1 for clients that expect it)",
     )
     parser.add_argument("--strict", action="store_true", help="SHOULD warnings fail")
+    add_gate_arguments(parser)
     add_show_argument(parser)
     parser.add_argument(
         "--keep",
@@ -203,10 +216,13 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
             f"--base-url-suffix {suffix!r} is a path: it starts with '/' (e.g. /v1)"
         )
     uses_dir = any("{log_dir}" in word for word in [*command, *(resume or [])])
-    if args.log_dir is None and args.log_glob is None and not uses_dir:
+    no_log = args.log_dir is None and args.log_glob is None and not uses_dir
+    if no_log and args.ready is None:
         raise ValueError(
             "say where the harness writes its log: --log-dir DIR, --log-glob"
-            " PATTERN, or {log_dir} in --cmd (a fresh folder is filled in)"
+            " PATTERN, or {log_dir} in --cmd (a fresh folder is filled in);"
+            " for a harness that writes none, --ready TEXT (its prompt) paces"
+            " the turns and the cache is judged from the requests alone"
         )
     if args.keep is not None:
         try:  # made last, once every other argument is right; before the probe
@@ -231,6 +247,7 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
         log_dir=args.log_dir or log_dir,
         timeout=args.timeout,
         ready=args.ready,
+        log_expected=not no_log,
     )
 
 
@@ -285,16 +302,36 @@ def _probe(args: argparse.Namespace, settings: ProbeSettings) -> int:
         driver = ProbeDriver(settings, fake)
         with _stopping(driver):
             evidence = driver.run()
-    return _report(args, evidence, time.monotonic() - started)
+    temporary = None if args.log_dir is not None else Path(settings.log_dir)
+    return _report(args, evidence, time.monotonic() - started, temporary)
 
 
-def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -> int:
+def _report(
+    args: argparse.Namespace,
+    evidence: ProbeEvidence,
+    seconds: float,
+    temporary: Path | None = None,
+) -> int:
+    """Print what the probe found and its verdict; the exit status.
+
+    `temporary` is the fresh folder given as ``{log_dir}``, deleted when the
+    probe ends: a log there is said to be deleted, with the way to keep it.
+    """
     forced = Revision(args.revision) if args.revision else None
     choice = choose_revision(evidence.log, forced, evidence.log_path)
     startup = next((run.start_error for run in evidence.runs if run.start_error), None)
     checks: list[Check] = []
+    alone = cache_alone(args, evidence)
+    judgement = judge_probe_cache(args, evidence)
     if startup is None or len(evidence.runs) > 1:
-        checks = count_checks(evidence) + log_checks(evidence, choice)
+        if alone:
+            checks = cache_checks(judgement.findings)
+        else:
+            wire = None if get_profile(args.dialect).speaks_chat else args.dialect
+            checks = count_checks(evidence) + log_checks(evidence, choice, wire=wire)
+            checks += cache_checks(
+                f for f in judgement.findings if f.id.startswith("gate/")
+            )
     print()
     for run in evidence.runs:
         _print_run(run, evidence)
@@ -303,32 +340,49 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
             f"log: {evidence.log_path}; revision {choice.revision.value}"
             f" ({choice.source})"
         )
+        inside = temporary is not None and Path(evidence.log_path).is_relative_to(
+            temporary
+        )
+        if inside and not args.keep:
+            print(
+                "  (in a temporary folder deleted when the probe ends: --keep DIR"
+                " keeps the log and the requests the fake received)"
+            )
         for other in evidence.other_logs:
             print(f"note: {other} changed too; the most recent one was checked")
     for note in evidence.notes:
         print(f"note: {note}")
     if startup is not None:
         print(f"error: the harness could not be started: {startup}")
-    problems = [c for c in checks if c.outcome is not Outcome.PASS]
-    shown = checks if args.show == "all" else problems
-    if shown:
+    if args.show == "all" and checks:
         print()
-        for check in shown:
-            print(f"  {MARKS[check.outcome]}  {check.id}  [{','.join(check.rules)}]")
-            for line in check.message.splitlines():
-                print(f"         {line}")
+        for check in checks:
+            for line in check_lines(check, with_part=False):
+                print(line)
     if any(run.problem for run in evidence.runs):
         for run in evidence.runs:
             if run.problem and run.output:
                 print(f"\n{run.name}: what the harness printed last")
                 print(printable(run.output.rstrip()))
     rows = timeline(evidence)
-    if rows:
+    if alone:
+        print(
+            "\nno session log looked for (no --log-dir, --log-glob or {log_dir}):"
+            " the cache is judged from the requests alone (docs/cache.md)\n"
+        )
+        print(render_text(judgement, strict=args.strict, verdict=False))
+    elif rows:
         print()
         _print_timeline(rows)
+    colour = colour_wanted(sys.stdout, os.environ)
     print()
-    print("Rules")
-    for line in render_table(rule_table(checks)):
+    show_all = args.show == "all"
+    for line in rule_lines(rule_table(checks), show_all=show_all, colour=colour):
+        print(line)
+    problems = problem_lines(checks, colour=colour, with_part=False)
+    if problems:
+        print()
+    for line in problems:
         print(line)
     status = exit_status(checks, strict=args.strict, startup_error=startup is not None)
     if args.keep and not _keep(Path(args.keep), evidence) and status == 0:
@@ -336,8 +390,8 @@ def _report(args: argparse.Namespace, evidence: ProbeEvidence, seconds: float) -
     verdict = verdict_text(status, checks, reasons=NO_VERDICT_REASONS)
     commit_verdict()
     print()
-    print(f"{len(checks)} checks in {seconds:.1f} s")
-    print(f"Verdict: {verdict}", flush=True)
+    print(f"{count_text(len(checks), 'check')} in {seconds:.1f} s")
+    print(verdict_line(status, verdict, colour=colour), flush=True)
     return status
 
 

@@ -118,6 +118,9 @@ class ProbeSettings:
     log_dir: str
     timeout: float
     ready: str | None = None
+    log_expected: bool = True
+    """False when no log was looked for: the cache is judged alone, and a
+    resume command runs without one."""
 
 
 class ProbeDriver:
@@ -147,15 +150,15 @@ class ProbeDriver:
         first = self._run("run 1", fill(settings.command, values), settings.first_turns)
         resume = settings.resume_command
         if resume is not None and first.start_error is None:
-            if self.watch is None:
+            if self.watch is None and settings.log_expected:
                 self.evidence.notes.append(
                     "the resume command was not run: the first process wrote no log"
                 )
             else:
                 values = {
                     **values,
-                    "log_path": self.watch.path,
-                    "session_id": self.watch.session_id or "",
+                    "log_path": self.watch.path if self.watch else "",
+                    "session_id": (self.watch.session_id if self.watch else "") or "",
                 }
                 self._run("run 2", fill(resume, values), settings.resumed_turns)
         self._collect()

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reqfold.conformance.check import RECONSTRUCTION_RULES
 from reqfold.conformance.check.revision_inference import (
     declared_revision,
     infer_revision,
@@ -160,8 +161,18 @@ def _turn_check(run: RunRecord) -> Check:
     )
 
 
-def log_checks(evidence: ProbeEvidence, choice: RevisionChoice) -> list[Check]:
-    """Every check ``reqfold run`` makes of a scenario's log and captures."""
+def log_checks(
+    evidence: ProbeEvidence, choice: RevisionChoice, *, wire: str | None = None
+) -> list[Check]:
+    """Every check ``reqfold run`` makes of a scenario's log and captures.
+
+    `wire`: the dialect the requests went out in, when it is not chat
+    completions. The wire mapping (docs/spec.md section 12) defines the
+    chat-completions request a log rebuilds, so requests in another
+    dialect are not compared with the log: the reconstruction rules are
+    skipped, said in one check, rather than failed (the harness did
+    nothing wrong) or passed (nothing was compared).
+    """
     if evidence.log_path is None or not evidence.has_log:
         return []
     runs = [run for run in evidence.runs if run.start_error is None]
@@ -174,9 +185,10 @@ def log_checks(evidence: ProbeEvidence, choice: RevisionChoice) -> list[Check]:
         captures=list(evidence.captures),
         capture_instances=list(evidence.capture_runs),
         instance_starts=[(run.name, run.events_before) for run in runs],
+        wire_compared=wire is None,
     )
     prefix = f"{PART}@{choice.revision.value}/"
-    return [
+    checks = [
         Check(
             part=PART,
             id=result.check_id.removeprefix(prefix),
@@ -187,6 +199,22 @@ def log_checks(evidence: ProbeEvidence, choice: RevisionChoice) -> list[Check]:
         )
         for result in judge(harness_evidence)
     ]
+    if wire is None:
+        return checks
+    compared = set(RECONSTRUCTION_RULES)
+    kept = [check for check in checks if not set(check.rules) <= compared]
+    kept.append(
+        _check(
+            "requests-not-compared",
+            RECONSTRUCTION_RULES,
+            Outcome.SKIP,
+            f"the requests went out in the {wire} dialect; the log rebuilds"
+            " chat-completions requests (the wire mapping, docs/spec.md"
+            " section 12), so they are not compared with it. The log's own"
+            " checks, the anchors and the cache checks still apply.",
+        )
+    )
+    return kept
 
 
 # ---------------------------------------------------------------- the timeline
@@ -274,19 +302,49 @@ def _explain(diagnostic: Any, position: int) -> tuple[str, bool]:
                 True,
             )
         )
+    said = provider_reason(diagnostic.get("provider"))
     if relation in ("append", "repeat"):
         echo = diagnostic.get("echo_divergence")
         text = f"extends #{closest}" if relation == "append" else f"repeats #{closest}"
         if isinstance(echo, dict):
-            return text + "; the reply was re-sent differently: " + _where(echo), True
-        return text, False
+            text += "; the reply was re-sent differently: " + _where(echo)
+        return text + said, isinstance(echo, dict)
     divergence = diagnostic.get("divergence")
     where = _where(divergence) if isinstance(divergence, dict) else "?"
-    return f"cache broke: differs from #{closest} at {where}", True
+    return f"cache broke: differs from #{closest} at {where}" + said, True
+
+
+def provider_reason(answered: Any) -> str:
+    """ "; the provider said: ..." for what its own cache diagnostics
+    answered (the fake's diagnostic keeps it under `provider`), else ""."""
+    if not isinstance(answered, dict):
+        return ""
+    if "diagnostics" in answered:
+        diagnostics = answered["diagnostics"]
+        reason = (
+            diagnostics.get("cache_miss_reason")
+            if isinstance(diagnostics, dict)
+            else None
+        )
+        if not isinstance(reason, dict):
+            return "; the provider said: no cache miss"
+        said = str(reason.get("type"))
+        missed = reason.get("cache_missed_input_tokens")
+    else:
+        reason = answered.get("prompt_cache_diagnostics")
+        if not isinstance(reason, dict):
+            return ""
+        said = str(reason.get("reason", reason.get("type")))
+        missed = reason.get("cache_missed_tokens")
+    if isinstance(missed, int):
+        said += f", {missed} tokens missed"
+    return f"; the provider said: {said}"
 
 
 def _where(divergence: dict[str, Any]) -> str:
     place = divergence.get("field") or divergence.get("segment")
+    if divergence.get("cause") == "content shape":
+        place = f"{place} (content shape only: a string against one text part)"
     return (
         f"{place}, character {divergence.get('char_offset')}:"
         f" earlier {_short(divergence.get('earlier'))},"

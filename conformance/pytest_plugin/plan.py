@@ -73,10 +73,11 @@ def check_options(options: Options) -> str | None:
         known = {scenario.id for scenario in load_scenarios()}
         unknown = [name for name in options.scenarios if name not in known]
         if unknown:
-            return (
-                f"--reqfold-scenario: no scenario {', '.join(map(repr, unknown))}"
-                " (docs/scenarios.md lists them)"
+            from reqfold.conformance.harness.scenario_names import (
+                unknown_scenarios,
             )
+
+            return unknown_scenarios("--reqfold-scenario", unknown, known)
     if not (0 < options.timeout <= MAX_TIMEOUT):  # also refuses nan
         return f"--reqfold-timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]"
     return None
@@ -149,9 +150,11 @@ def _make_plan(options: Options) -> Plan:
         known = {scenario.id for scenario in scenarios}
         unknown = [name for name in options.scenarios if name not in known]
         if unknown:
-            raise PlanError(
-                f"--reqfold-scenario: unknown scenario(s): {', '.join(unknown)}"
+            from reqfold.conformance.harness.scenario_names import (
+                unknown_scenarios,
             )
+
+            raise PlanError(unknown_scenarios("--reqfold-scenario", unknown, known))
         scenarios = [s for s in scenarios if s.id in options.scenarios]
     wanted = (
         None

@@ -88,6 +88,9 @@ class SuitePlugin:
         self.config = config
         self.state = state
         self.checks: list[Any] = []
+        self.xfail_marked: set[str] = set()
+        """Ids of the checks that ran under an xfail mark (the verdict's
+        expected failures, whoever marked them)."""
         """`Check` rows of every reqfold item reported, for the rule table."""
 
     @pytest.hookimpl(wrapper=True)
@@ -149,6 +152,8 @@ class SuitePlugin:
         if not outcomes:
             return
         part, _, check_id = report.nodeid.removeprefix("reqfold::").partition("::")
+        if "xfail" in report.keywords:  # ours, or a conftest's mark
+            self.xfail_marked.add(check_id)
         self.checks.append(
             Check(
                 part=part,
@@ -157,6 +162,28 @@ class SuitePlugin:
                 rules=rules,
                 outcome=Outcome(outcomes[-1]),
             )
+        )
+
+    def verdict_line(self) -> str:
+        """``reqfold verdict: ...`` in the words of ``reqfold run`` (one
+        vocabulary for every tool), over the reqfold items that ran."""
+        from reqfold.conformance.run.verdict import (
+            NO_VERDICT,
+            exit_status,
+            verdict_text,
+        )
+
+        if not self.checks:
+            return "reqfold verdict: NO VERDICT: no reqfold check ran"
+        expected = {
+            **dict.fromkeys(self.xfail_marked, "marked xfail"),
+            **self.state.expected,
+        }
+        strict = self.state.options.strict
+        status = exit_status(self.checks, strict=strict, expected=expected)
+        reasons = {NO_VERDICT: "some checks could not be run (see the errors above)"}
+        return "reqfold verdict: " + verdict_text(
+            status, self.checks, expected, reasons=reasons
         )
 
     def unseen_expected(self) -> list[str]:
@@ -216,6 +243,7 @@ class SuitePlugin:
         if shown:
             for line in render_table(shown):
                 write(line)
+        write(self.verdict_line(), bold=True)
         unseen = self.unseen_expected()
         if unseen:
             write(

@@ -14,7 +14,10 @@ check, a check of the old report missing from the new one (when both ran
 the same suite: a run that stopped, was interrupted or lost a part checks
 less, which must not read as "no regression"), a verdict that was
 conformant and is not any more (an implementation that did not start
-checks nothing, and fails nothing), or a lower hit ratio. Pure: two
+checks nothing, and fails nothing), or a lower hit ratio, or (same
+suite) a scenario run with more unexpected cache breaks or more tokens
+lost against a pure append than before (docs/cache.md; a report without
+those members counts 0). Pure: two
 validated reports in, a `Comparison` out.
 """
 
@@ -47,6 +50,14 @@ class CacheChange:
     old: float | None
     new: float | None
 
+    old_lost: int = 0
+    new_lost: int = 0
+    """Tokens lost against a pure append at unexpected breaks (0 in a report
+    made before the member existed)."""
+    old_breaks: int = 0
+    new_breaks: int = 0
+    """Requests that broke the cache unexpectedly."""
+
     clean_before: bool = True
     """The old run of this scenario had no failing or erroring check: only
     then is its ratio a baseline (a harness that broke the contract may
@@ -61,6 +72,15 @@ class CacheChange:
     def judged(self) -> bool:
         """The drop counts as a regression (see `clean_before`)."""
         return self.lower and self.clean_before
+
+    @property
+    def worse(self) -> bool:
+        """A new unexpected break, or more tokens lost, than before (run in
+        both reports)."""
+        both = self.old is not None and self.new is not None
+        return both and (
+            self.new_breaks > self.old_breaks or self.new_lost > self.old_lost
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -90,7 +110,10 @@ class Comparison:
             or self.verdict_lost
             or (
                 self.same_suite
-                and (bool(self.vanished) or any(change.judged for change in self.cache))
+                and (
+                    bool(self.vanished)
+                    or any(change.judged or change.worse for change in self.cache)
+                )
             )
         )
 
@@ -105,6 +128,17 @@ def _statuses(report: JsonObject) -> dict[str, tuple[str, tuple[str, ...]]]:
 def _ratios(report: JsonObject) -> dict[str, float | None]:
     return {
         f"{trace['scenario']}@{trace['revision']}": trace["hitRatio"]
+        for trace in report["scenarios"]
+    }
+
+
+def _losses(report: JsonObject) -> dict[str, tuple[int, int]]:
+    """Per scenario run: (tokens lost, unexpected breaks); 0 when absent."""
+    return {
+        f"{trace['scenario']}@{trace['revision']}": (
+            trace.get("lostTokens", 0),
+            trace.get("breaks", 0),
+        )
         for trace in report["scenarios"]
     }
 
@@ -138,12 +172,19 @@ def compare_reports(old: JsonObject, new: JsonObject) -> Comparison:
         for check_id, (status, _) in before.items()
         if status in ("fail", "error", "xfail")
     }
+    old_losses, new_losses = _losses(old), _losses(new)
     for key in [*old_ratios, *(k for k in new_ratios if k not in old_ratios)]:
+        old_lost, old_breaks = old_losses.get(key, (0, 0))
+        new_lost, new_breaks = new_losses.get(key, (0, 0))
         comparison.cache.append(
             CacheChange(
                 key=key,
                 old=old_ratios.get(key),
                 new=new_ratios.get(key),
+                old_lost=old_lost,
+                new_lost=new_lost,
+                old_breaks=old_breaks,
+                new_breaks=new_breaks,
                 clean_before=key not in broken,
             )
         )
@@ -196,10 +237,22 @@ def render_comparison(
         lines.append(
             f"verdict: was conformant (exit 0), now exit {comparison.new_status}"
         )
-    if comparison.cache:
+    changed = [change for change in comparison.cache if change.old != change.new]
+    unchanged = len(comparison.cache) - len(changed)
+    if comparison.cache and not changed:
         lines.append("")
-        lines.append("cache hit ratio per scenario (old -> new)")
-        for change in comparison.cache:
+        runs = (
+            "the 1 scenario run" if unchanged == 1 else f"all {unchanged} scenario runs"
+        )
+        lines.append(f"cache hit ratio: unchanged in {runs}")
+    elif changed:
+        # only the scenario runs whose ratio moved: the answer stays in view
+        lines.append("")
+        lines.append(
+            "cache hit ratio per scenario (old -> new)"
+            + (f"; {unchanged} more unchanged" if unchanged else "")
+        )
+        for change in changed:
             mark = (
                 "  LOWER"
                 if change.judged
@@ -207,6 +260,11 @@ def render_comparison(
                 if change.lower
                 else ""
             )
+            if change.worse:
+                mark += (
+                    f"  MORE BROKEN: {change.old_breaks} -> {change.new_breaks}"
+                    f" break(s), {change.old_lost} -> {change.new_lost} tokens lost"
+                )
             lines.append(
                 f"  {change.key:<60} {_ratio(change.old):>7} -> {_ratio(change.new):>7}"
                 f"{mark}"

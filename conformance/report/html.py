@@ -1,15 +1,23 @@
 """The HTML report: one self-contained page (no script, no network).
 
-What it shows, top to bottom: the verdict and the implementation; the
-checks per part; a rule x scenario matrix (each cell the worst status of
-the checks of that column naming that rule, the codec parts as two more
-columns); every problem expanded with its reproduction; the expected
-failures, skips and notes with their reasons; and per scenario run a chart
-of cached vs uncached prompt tokens request by request, inline SVG, with
-each point where the cache broke marked and the fake provider's
-first-divergence diagnostic saying why, over a table of the same numbers.
+What it shows, top to bottom: the verdict and the implementation; what
+failed (each problem's check id, linked to its details below, and the
+text of each broken rule, linked to its row of the matrix), so the
+failure is on the first screen; the checks per part; a rule x scenario
+matrix (each cell the worst status of the checks of that column naming
+that rule, the codec parts as two more columns); every problem expanded
+with its reproduction; the expected failures, skips and notes with their
+reasons; and per scenario run a chart of cached vs uncached prompt
+tokens request by request, inline SVG, with each point where the cache
+broke marked and the fake provider's first-divergence diagnostic saying
+why, over a table of the same numbers.
 Every number shown is in the JSON report too; the elements that hold them
 carry ``data-*`` attributes naming what they are, for tests and scrapers.
+
+It fits a 1,400 px window: wide tables and charts scroll in their own box,
+long ids and lines wrap. Only a failed check is red: a cache break the log
+explains (a header change, a compaction: no cache check failed on it) is
+marked in a neutral colour.
 """
 
 from __future__ import annotations
@@ -22,9 +30,12 @@ from reqfold.conformance.report.model import (
     PROBLEMS,
     STATUSES,
     CheckRecord,
+    RequestPoint,
     RunReport,
     ScenarioTrace,
 )
+from reqfold.conformance.report.notes import split_notes
+from reqfold.conformance.rules import load_rules
 from reqfold.conformance.terminal_text import printable
 
 SEVERITY = ("skip", "pass", "xfail", "warn", "error", "xpass", "fail")
@@ -66,8 +77,15 @@ details.problem.s-error { border-left-color: #e07b00; }
 summary { cursor: pointer; font-weight: 600; }
 pre { background: #f5f7fa; padding: 8px; overflow-x: auto; white-space: pre-wrap; }
 code { font-family: ui-monospace, monospace; }
-.chart { margin: 6px 0; } .why { color: #a11; }
+.chart { margin: 6px 0; } .why { color: #a11; } .why.explained { color: #4a5568; }
 td.why { text-align: left; max-width: 640px; }
+.scroll { overflow-x: auto; max-width: 100%; }
+pre, code, summary, li, td.why { overflow-wrap: anywhere; }
+.failed { border: 1px solid #e3b4b4; border-radius: 6px; padding: 4px 14px 10px;
+  margin: 12px 0; background: #fffafa; }
+.failed h2 { margin-top: 8px; }
+.failed ol, .failed ul { margin: 4px 0; padding-left: 22px; }
+.failed li { margin: 3px 0; } .failed .said { color: #4a5568; }
 .legend span { display: inline-block; width: 12px; height: 12px;
   margin: 0 4px -2px 12px; }
 """
@@ -75,6 +93,21 @@ td.why { text-align: left; max-width: 640px; }
 CACHED = "#3b8a4f"
 UNCACHED = "#e59a3b"
 BROKE = "#c62828"
+EXPLAINED = "#6b7a90"
+"""A break that is no fault: the log or a recognised shape explains it."""
+
+
+def _failed_break(point: RequestPoint) -> bool:
+    """Whether a break is a fault: a cache check judged it and did not pass,
+    or, where no check judged it, the cache judgement did not expect it."""
+    if point.check_status is not None:
+        return point.check_status in PROBLEMS
+    return not point.expected
+
+
+def _explained_class(point: RequestPoint) -> str:
+    """The extra class of a break's "why" cell: neutral when it is no fault."""
+    return "" if _failed_break(point) else " explained"
 
 
 def _e(value: object) -> str:
@@ -99,6 +132,7 @@ def render_html(report: RunReport) -> str:
             '<p class="why">The implementation did not start:'
             f" {_e(report.startup_error)}</p>"
         )
+    body += _failed(report)
     body += _counts(report)
     body += _matrix(report)
     body += _problems(report)
@@ -111,6 +145,51 @@ def render_html(report: RunReport) -> str:
         f"<title>reqfold run: {_e(report.verdict)}</title>"
         f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
     )
+
+
+FAILED_LISTED = 20
+"""Problems listed by id under the verdict; the rest are linked to."""
+
+
+def _failed(report: RunReport) -> list[str]:
+    """Under the verdict: each problem's id (linked to its details) and the
+    text of each rule they break (linked to its row of the matrix)."""
+    problems = [check for check in report.checks if check.status in PROBLEMS]
+    if not problems:
+        return []
+    out = [
+        '<section class="failed" id="failed">',
+        f"<h2>What failed ({len(problems)})</h2>",
+        "<ol>",
+    ]
+    for number, check in enumerate(problems[:FAILED_LISTED]):
+        said = check.message.strip().splitlines()[0] if check.message.strip() else ""
+        out.append(
+            f'<li data-failed-check="{_e(check.id)}"><b>{check.status.upper()}</b>'
+            f' <a href="#problem-{number}"><code>{_e(check.id)}</code></a>'
+            f" [{_e(', '.join(check.rules))}]"
+            + (f' <span class="said">{_e(said)}</span>' if said else "")
+            + "</li>"
+        )
+    out.append("</ol>")
+    if len(problems) > FAILED_LISTED:
+        out.append(
+            f'<p><a href="#problems">{len(problems) - FAILED_LISTED} more'
+            " problems</a> are listed below.</p>"
+        )
+    registry = load_rules()
+    broken = list(dict.fromkeys(rule for check in problems for rule in check.rules))
+    out.append("<p>The rules they break:</p><ul>")
+    for rule in broken:
+        known = registry.get(rule)
+        text = known.text if known is not None else "(not a rule of docs/spec.md)"
+        level = known.level if known is not None else "?"
+        out.append(
+            f'<li data-failed-rule="{_e(rule)}"><a href="#rule-{_e(rule)}">'
+            f"<b>{_e(rule)}</b></a> {_e(level)}: {_e(text)}</li>"
+        )
+    out += ["</ul>", "</section>"]
+    return out
 
 
 def _counts(report: RunReport) -> list[str]:
@@ -149,12 +228,15 @@ def _matrix(report: RunReport) -> list[str]:
         "<h2>Rules × scenarios</h2>",
         "<p>Each cell: the worst status of the checks of that column naming the"
         " rule, with how many checks had each status.</p>",
-        '<table class="matrix" id="matrix"><tr><th>rule</th>'
+        '<div class="scroll"><table class="matrix" id="matrix"><tr><th>rule</th>'
         + "".join(f'<th class="col">{_e(column)}</th>' for column in columns)
         + "</tr>",
     ]
     for row in report.rules:
-        cells = [f"<td>{_e(row.rule)} <small>{_e(row.level)}</small></td>"]
+        cells = [
+            f'<td id="rule-{_e(row.rule)}">{_e(row.rule)}'
+            f" <small>{_e(row.level)}</small></td>"
+        ]
         for column, checks in columns.items():
             mine = [check for check in checks if row.rule in check.rules]
             if not mine:
@@ -174,18 +256,18 @@ def _matrix(report: RunReport) -> list[str]:
                 f' title="{_e(title)}">{tally}</td>'
             )
         out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</table>")
+    out.append("</table></div>")
     return out
 
 
 def _problems(report: RunReport) -> list[str]:
     problems = [check for check in report.checks if check.status in PROBLEMS]
     if not problems:
-        return ["<h2>Problems</h2>", "<p>None.</p>"]
-    out = ["<h2>Problems</h2>"]
-    for check in problems:
+        return ['<h2 id="problems">Problems</h2>', "<p>None.</p>"]
+    out = ['<h2 id="problems">Problems</h2>']
+    for number, check in enumerate(problems):
         out.append(
-            f'<details open class="problem s-{check.status}"'
+            f'<details open class="problem s-{check.status}" id="problem-{number}"'
             f' data-check="{_e(check.id)}">'
             f"<summary>{check.status.upper()} <code>{_e(check.id)}</code>"
             f" [{_e(', '.join(check.rules))}] {_e(check.level)}</summary>"
@@ -256,9 +338,14 @@ def _not_run(report: RunReport) -> list[str]:
             )
         out.append("</ul>")
     skips = [check for check in report.checks if check.status == "skip"]
-    if skips or report.notes:
+    not_run, ran = split_notes(report.notes)
+    if ran:
+        out += ["<h2>Also run</h2>", "<ul>"]
+        out += [f"<li>{_e(note)}</li>" for note in ran]
+        out.append("</ul>")
+    if skips or not_run:
         out += ["<h2>Not run</h2>", "<ul>"]
-        out += [f"<li>{_e(note)}</li>" for note in report.notes]
+        out += [f"<li>{_e(note)}</li>" for note in not_run]
         out += [
             f'<li data-skip="{_e(check.id)}"><code>{_e(check.id)}</code> skipped:'
             f" {_e(check.reason)}</li>"
@@ -276,7 +363,9 @@ def _charts(traces: Sequence[ScenarioTrace]) -> list[str]:
         '<p class="legend">Each bar is one request the scenario sent:'
         f'<span style="background:{CACHED}"></span>cached tokens'
         f'<span style="background:{UNCACHED}"></span>uncached tokens'
-        f'<span style="background:{BROKE}"></span>the cache broke here (why below)</p>',
+        f'<span style="background:{BROKE}"></span>the cache broke and a check failed'
+        f'<span style="background:{EXPLAINED}"></span>the cache broke where the log'
+        " explains it (a header change, a compaction): expected (why below)</p>",
     ]
     for trace in traces:
         out += _chart(trace)
@@ -295,10 +384,23 @@ def _chart(trace: ScenarioTrace) -> list[str]:
         f' (hit ratio <span data-total="ratio">'
         f"{'n/a' if ratio is None else f'{ratio:.1%}'}</span>)</p>",
     ]
-    if trace.requests:
-        out.append(_svg(trace))
+    streams = list(dict.fromkeys(point.stream for point in trace.requests))
+    if len(streams) > 1:  # one chart per stream: each is judged within itself
+        for stream in streams:
+            mine = [point for point in trace.requests if point.stream == stream]
+            out.append(f'<h4 data-stream="{_e(stream)}">stream {_e(stream)}</h4>')
+            out.append(f'<div class="scroll">{_svg(trace, mine)}</div>')
+    elif trace.requests:
+        out.append(f'<div class="scroll">{_svg(trace, list(trace.requests))}</div>')
+    if trace.lost_tokens:
+        out.append(
+            f'<p class="why">{trace.breaks} unexpected break(s),'
+            f' <span data-total="lost">{trace.lost_tokens}</span> tokens lost'
+            " against a pure append</p>"
+        )
     out.append(
-        '<table class="requests"><tr><th>request</th><th>instance</th>'
+        '<div class="scroll"><table class="requests"><tr><th>request</th>'
+        "<th>instance</th>"
         "<th>prompt</th><th>cached</th><th>uncached</th><th>relation</th>"
         "<th>cache check</th><th>where it broke, and why</th></tr>"
     )
@@ -318,22 +420,28 @@ def _chart(trace: ScenarioTrace) -> list[str]:
             + (f" of {point.closest}" if point.closest is not None else "")
             + f"</td>{check}"
             + (
-                f'<td class="why" data-broke="true">{_e(point.why)}</td>'
+                f'<td class="why{_explained_class(point)}" data-broke="true"'
+                f' data-expected="{str(point.expected).lower()}">'
+                + (f"<b>{_e(point.cause)}</b>" if point.cause else "")
+                + (f" ({point.lost_tokens} tokens lost)" if point.lost_tokens else "")
+                + (" expected: " if point.expected else " ")
+                + f"{_e(point.why)}</td>"
                 if point.broke
                 else "<td></td>"
             )
             + "</tr>"
         )
-    out += ["</table>", "</section>"]
+    out += ["</table></div>", "</section>"]
     return out
 
 
-def _svg(trace: ScenarioTrace) -> str:
-    """Stacked bars (cached below, uncached above), a red mark where it broke."""
-    n = len(trace.requests)
+def _svg(trace: ScenarioTrace, points: Sequence[RequestPoint]) -> str:
+    """Stacked bars (cached below, uncached above), a red mark where it broke
+    (grey where the break was expected), labelled with its cause."""
+    n = len(points)
     bar, gap, left, top, height = 34, 18, 56, 26, 160
     width = left + n * (bar + gap) + gap
-    peak = max((point.prompt_tokens for point in trace.requests), default=0) or 1
+    peak = max((point.prompt_tokens for point in points), default=0) or 1
     scale = height / peak
     parts = [
         f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}"'
@@ -347,9 +455,10 @@ def _svg(trace: ScenarioTrace) -> str:
         f'<text x="{left - 8}" y="{top + height}" text-anchor="end"'
         ' font-size="11">0</text>',
     ]
-    for point in trace.requests:
-        x = left + gap + point.position * (bar + gap)
-        outline = f' stroke="{BROKE}" stroke-width="2"' if point.broke else ""
+    for slot, point in enumerate(points):
+        x = left + gap + slot * (bar + gap)
+        colour = BROKE if _failed_break(point) else EXPLAINED
+        outline = f' stroke="{colour}" stroke-width="2"' if point.broke else ""
         cached_h = point.cached_tokens * scale
         uncached_h = point.uncached_tokens * scale
         base = top + height
@@ -368,13 +477,17 @@ def _svg(trace: ScenarioTrace) -> str:
             f' font-size="11">#{point.position}</text></g>'
         )
         if point.broke:
+            fault = _failed_break(point)
+            mark = f"✕ {point.cause or 'broke'}" if fault else "expected"
             parts.append(
-                f'<g data-break="{point.position}"><title>{_e(point.why)}</title>'
+                f'<g data-break="{point.position}"'
+                f' data-explained="{"false" if fault else "true"}">'
+                f"<title>{_e(point.why)}</title>"
                 f'<line x1="{x - gap / 2}" y1="{top - 6}" x2="{x - gap / 2}"'
-                f' y2="{base + 4}" stroke="{BROKE}" stroke-width="2"'
+                f' y2="{base + 4}" stroke="{colour}" stroke-width="2"'
                 ' stroke-dasharray="4 3"/>'
                 f'<text x="{x + bar / 2}" y="{base + 30}" text-anchor="middle"'
-                f' font-size="11" fill="{BROKE}">✕ broke</text></g>'
+                f' font-size="11" fill="{colour}">{_e(mark)}</text></g>'
             )
     parts.append("</svg>")
     return "".join(parts)

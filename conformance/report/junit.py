@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from reqfold.conformance.report.model import CheckRecord, RunReport
+from reqfold.conformance.report.model import CheckRecord, RequestPoint, RunReport
 from reqfold.conformance.terminal_text import printable
 
 
@@ -86,13 +86,33 @@ def render_junit(report: RunReport) -> str:
             ("suite.digest", str(report.suite.get("digest"))),
         ):
             ET.SubElement(properties, "property", name=name, value=_text(value.strip()))
+        if part == "scenarios":
+            for trace in report.traces:  # the cache per scenario run (docs/cache.md)
+                for name, number in (
+                    ("breaks", trace.breaks),
+                    ("lostTokens", trace.lost_tokens),
+                ):
+                    ET.SubElement(
+                        properties,
+                        "property",
+                        name=f"cache.{trace.key}.{name}",
+                        value=str(number),
+                    )
+        breaks = {
+            point.check: point
+            for trace in report.traces
+            for point in trace.requests
+            if point.check and point.broke
+        }
         for check in checks:
-            _testcase(suite, check)
+            _testcase(suite, check, breaks.get(check.id))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _testcase(suite: ET.Element, check: CheckRecord) -> None:
+def _testcase(
+    suite: ET.Element, check: CheckRecord, broke: RequestPoint | None = None
+) -> None:
     classname = (
         f"reqfold.scenarios.{check.scenario}"
         if check.scenario
@@ -114,6 +134,12 @@ def _testcase(suite: ET.Element, check: CheckRecord) -> None:
         ("status", check.status),
     ):
         ET.SubElement(properties, "property", name=name, value=value)
+    if broke is not None:  # the request this cache check judged broke
+        for name, value in (
+            ("cache.cause", broke.cause or "unclassified"),
+            ("cache.lostTokens", str(broke.lost_tokens)),
+        ):
+            ET.SubElement(properties, "property", name=name, value=value)
     first_line = _text(check.message.splitlines()[0] if check.message else "")
     if check.status == "fail":
         element = ET.SubElement(case, "failure", message=first_line, type="fail")

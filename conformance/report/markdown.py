@@ -13,6 +13,7 @@ import html
 import json
 
 from reqfold.conformance.report.model import PROBLEMS, STATUSES, CheckRecord, RunReport
+from reqfold.conformance.report.notes import split_notes
 from reqfold.conformance.terminal_text import printable
 
 
@@ -80,9 +81,14 @@ def render_markdown(report: RunReport) -> str:
         out += [f"- {_code(check.id)}: {_cell(check.reason)}" for check in xfails]
         out.append("")
     skips = [check for check in report.checks if check.status == "skip"]
-    if skips or report.notes:
+    not_run, ran = split_notes(report.notes)
+    if ran:
+        out += ["## Also run", ""]
+        out += [f"- {_cell(note)}" for note in ran]
+        out.append("")
+    if skips or not_run:
         out += ["## Not run", ""]
-        out += [f"- {_cell(note)}" for note in report.notes]
+        out += [f"- {_cell(note)}" for note in not_run]
         out += [
             f"- {_code(check.id)} skipped: {_cell(check.reason)}" for check in skips
         ]
@@ -162,9 +168,17 @@ def _cache_table(report: RunReport) -> list[str]:
         "|---|---|---:|---:|---:|---:|---|",
     ]
     for trace in report.traces:
+        # Only a break a cache check failed on is a fault; one the log
+        # explains (a header change, a compaction) is expected.
         breaks = [
             f"request {point.position}"
-            + (f" ({point.check_status})" if point.check_status else "")
+            + (
+                f" ({point.check_status.upper()})"
+                if point.check_status in PROBLEMS
+                else " (expected)"
+            )
+            + (f" {point.cause}" if point.cause else "")
+            + (f", {point.lost_tokens} tokens lost" if point.lost_tokens else "")
             for point in trace.requests
             if point.broke
         ]

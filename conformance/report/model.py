@@ -126,6 +126,15 @@ class RequestPoint:
     check: str | None = None
     """The id of the cache check judging this request, if one ran."""
     check_status: str | None = None
+    stream: str = ""
+    """The stream the cache judgement put it in (``main``, ``side 1``, ...)."""
+    cause: str = ""
+    """Where it broke: the cause the cache judgement named (docs/cache.md)."""
+    lost_tokens: int = 0
+    """Where it broke: the tokens lost against a pure append."""
+    expected: bool = False
+    """It broke, but not the contract: the log explains it (no failing or
+    warning cache check), or it has a shape the judgement expects."""
 
     def dump(self) -> JsonObject:
         """The JSON form (see run-report.schema.json)."""
@@ -142,6 +151,10 @@ class RequestPoint:
             "firstDifference": self.first_difference,
             "check": self.check,
             "checkStatus": self.check_status,
+            "stream": self.stream,
+            "cause": self.cause,
+            "lostTokens": self.lost_tokens,
+            "expectedBreak": self.expected,
         }
 
 
@@ -170,6 +183,20 @@ class ScenarioTrace:
         return sum(point.cached_tokens for point in self.requests)
 
     @property
+    def lost_tokens(self) -> int:
+        """Tokens lost against a pure append at the breaks not expected."""
+        return sum(
+            point.lost_tokens
+            for point in self.requests
+            if point.broke and not point.expected
+        )
+
+    @property
+    def breaks(self) -> int:
+        """How many requests broke the cache unexpectedly."""
+        return sum(1 for point in self.requests if point.broke and not point.expected)
+
+    @property
     def hit_ratio(self) -> float | None:
         """Cached over prompt tokens (None when no token was sent)."""
         total = self.prompt_tokens
@@ -185,6 +212,8 @@ class ScenarioTrace:
             "promptTokens": self.prompt_tokens,
             "cachedTokens": self.cached_tokens,
             "hitRatio": None if ratio is None else round(ratio, 6),
+            "lostTokens": self.lost_tokens,
+            "breaks": self.breaks,
             "requests": [point.dump() for point in self.requests],
         }
 

@@ -13,8 +13,10 @@ no check) from one that breaks the contract (a failing check). Pure.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
+from reqfold.conformance.cache import ProcessStart, calls_from_records, judge_cache
 from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.report.model import RequestPoint, ScenarioTrace
 from reqfold.conformance.run.verdict import Check
@@ -91,8 +93,55 @@ def scenario_trace(
         scenario=evidence.scenario.id,
         revision=evidence.revision.value,
         title=evidence.scenario.title,
-        requests=tuple(points),
+        requests=tuple(_judged(evidence, points)),
     )
+
+
+def _judged(evidence: Evidence, points: list[RequestPoint]) -> list[RequestPoint]:
+    """The points with the cache judgement's stream, cause and tokens lost.
+
+    The judgement sees the requests alone; a break the log explains (no
+    failing or warning cache check) is marked expected, as is one the
+    judgement expects by its shape.
+    """
+    starts: list[ProcessStart] = []
+    for position, capture in enumerate(evidence.captures):
+        instance = (
+            evidence.capture_instances[position]
+            if position < len(evidence.capture_instances)
+            else ""
+        )
+        if not starts or starts[-1].name != instance:
+            starts.append(
+                ProcessStart(
+                    first_index=capture.index,
+                    name=instance,
+                    kind="resume" if starts else "first",
+                )
+            )
+    judgement = judge_cache(calls_from_records(evidence.captures), starts=starts)
+    rows = {row.index: row for row in judgement.rows}
+    judged = []
+    for point, capture in zip(points, evidence.captures, strict=True):
+        row = rows.get(capture.index)
+        if row is None:
+            judged.append(point)
+            continue
+        contract = point.check_status in _BREAKS_CONTRACT
+        judged.append(
+            dataclasses.replace(
+                point,
+                stream=row.stream,
+                cause=row.cause if point.broke else "",
+                lost_tokens=row.lost if point.broke else 0,
+                expected=point.broke and (row.expected or not contract),
+            )
+        )
+    return judged
+
+
+_BREAKS_CONTRACT = frozenset({"fail", "warn", "error", "xfail", "xpass"})
+"""Statuses of a cache check that say the break broke the contract."""
 
 
 def _why(relation: str, closest: int | None, divergence: object, echo: object) -> str:

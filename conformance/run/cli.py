@@ -12,7 +12,8 @@ instead). What runs follows what ``initialize`` declares:
 * ``harness``: every scenario that applies to a declared revision, played
   against the fake provider on 127.0.0.1 and judged.
 
-The output is a list of problems, a per-rule table and ONE verdict; a
+The output ends with the rules with a problem, the problems and ONE
+verdict (`reqfold.conformance.run.summary`), coloured on a terminal; a
 progress bar on stderr while it works, when stderr is a terminal. Reports
 (docs/reports.md) are written on request: ``--report-json`` (format
 ``reqfold-run/1``, with a JSON Schema), ``--junit``, ``--report-md`` and
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shlex
 import signal
 import sys
@@ -50,22 +52,27 @@ from reqfold.conformance.adapters.messages import check_result
 from reqfold.conformance.codec.cases import PROFILES
 from reqfold.conformance.errors import AdapterError, AdapterProtocolError
 from reqfold.conformance.harness.runner import ClosableHarness, harness_connector
+from reqfold.conformance.harness.scenario_names import (
+    scenario_listing,
+    unknown_scenarios,
+)
 from reqfold.conformance.harness.scenarios import ScenarioError, load_scenarios
 from reqfold.conformance.interrupts import (
     Interrupted,
     commit_verdict,
     run_guarded,
 )
-from reqfold.conformance.outcomes import MARKS, Outcome
+from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.report.model import STATUSES
 from reqfold.conformance.run.options import add_show_argument
+from reqfold.conformance.run.output import ReaderMayLeave
 from reqfold.conformance.run.parts import (
     run_property_part,
     run_scenario_part,
     run_vector_part,
 )
 from reqfold.conformance.run.progress import Progress
-from reqfold.conformance.run.record import PROBLEM_OUTCOMES, RunRecord
+from reqfold.conformance.run.record import RunRecord
 from reqfold.conformance.run.reporting import (
     add_report_arguments,
     read_expected_failures,
@@ -73,11 +80,19 @@ from reqfold.conformance.run.reporting import (
     unseen_expected,
     write_reports,
 )
+from reqfold.conformance.run.summary import (
+    check_lines,
+    colour_wanted,
+    count_text,
+    kept_lines,
+    problem_lines,
+    rule_lines,
+    verdict_line,
+)
 from reqfold.conformance.run.verdict import (
     NO_VERDICT,
     Check,
     exit_status,
-    render_table,
     rule_table,
     status_of,
     verdict_text,
@@ -131,6 +146,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         help="play only this scenario (repeatable; a run that plays no scenario"
         " says so in a note)",
+    )
+    parser.add_argument(
+        "--list-scenarios",
+        action="store_true",
+        help="print every scenario's id, title and revisions, and exit",
     )
     parser.add_argument(
         "--timeout",
@@ -218,6 +238,19 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"reqfold run: {error}", file=sys.stderr)
         return 2
+    if args.list_scenarios:
+        try:
+            listing = scenario_listing(load_scenarios())
+        except (ValueError, ScenarioError) as error:
+            print(f"reqfold run: {error}", file=sys.stderr)
+            return 2
+        try:
+            print("\n".join(listing), flush=True)
+        except BrokenPipeError:  # ``| head``: the reader has what it wanted
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        return 0
     problem = _usage_problem(args) or report_problem(args)
     if problem is not None:
         print(f"reqfold run: {problem}", file=sys.stderr)
@@ -233,10 +266,8 @@ def run(args: argparse.Namespace) -> int:
         known = {scenario.id for scenario in scenarios}
         unknown = [name for name in args.scenario if name not in known]
         if unknown:
-            print(
-                f"reqfold run: unknown scenario(s): {', '.join(unknown)}",
-                file=sys.stderr,
-            )
+            said = unknown_scenarios("--scenario", unknown, known)
+            print(f"reqfold run: {said}", file=sys.stderr)
             return 2
         scenarios = [s for s in scenarios if s.id in args.scenario]
     try:
@@ -261,8 +292,10 @@ def _run_reporting(
 ) -> int:
     """`_run`; an interrupted run still writes the reports asked for, with
     what ran before the interrupt (nothing is lost)."""
+    stdout = ReaderMayLeave(sys.stdout)  # a closed stdout is no verdict of theirs
     try:
-        return _run(args, revisions, scenarios, outcome)
+        with contextlib.redirect_stdout(stdout):
+            return _run(args, revisions, scenarios, outcome)
     except KeyboardInterrupt as stop:
         outcome.progress.clear()
         signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
@@ -392,7 +425,9 @@ def _run_parts(
         elif part == "vectors":
             run_vector_part(outcome, codec, revisions, show, args.profile)
         elif part == "properties":
-            run_property_part(outcome, codec, revisions, args.examples, show)
+            run_property_part(
+                outcome, codec, revisions, args.examples, show, args.profile
+            )
         else:
             played = True
             recorder = snapshots.open_recorder(args)
@@ -446,17 +481,14 @@ def _write_reports(
 
 
 def _shower(mode: str, expected: Mapping[str, str]) -> Callable[[Check], None]:
+    """With ``--show all``, every check is printed as it comes; otherwise
+    nothing is, and the problems are printed at the end, above the verdict
+    (`reqfold.conformance.run.summary`), where they are still on screen."""
+
     def show(check: Check) -> None:
-        if mode == "all" or check.outcome in PROBLEM_OUTCOMES:
-            rules = ",".join(check.rules)
-            status = status_of(check, expected)
-            mark = {"xfail": "xfail", "xpass": "XPASS"}.get(
-                status, MARKS[check.outcome]
-            )
-            print(f"  {mark}  {check.part}  {check.id}  [{rules}]")
-            for line in check.message.splitlines() or [""]:
-                if line:
-                    print(f"         {line}")
+        if mode == "all":
+            for line in check_lines(check, expected):
+                print(line)
 
     return show
 
@@ -473,6 +505,23 @@ def _print_identity(identity: dict[str, Any]) -> None:
     )
 
 
+def _kept(folder: Path, outcome: RunRecord) -> list[str]:
+    """`kept_lines` for the logs the scenarios wrote in `folder`."""
+    logs = {key: evidence.log_path for key, evidence in outcome.evidence.items()}
+    present = [path for path in logs.values() if path.is_file()]
+    failing = next(
+        (
+            logs[key]
+            for check in outcome.checks
+            if status_of(check, outcome.expected) in ("fail", "warn", "error")
+            and (key := check.id.partition("/")[0]) in logs
+            and logs[key].is_file()
+        ),
+        None,
+    )
+    return kept_lines(folder, present, failing)
+
+
 def _finish(
     outcome: RunRecord, args: argparse.Namespace, seconds: float
 ) -> tuple[int, str]:
@@ -486,7 +535,7 @@ def _finish(
         parts = ", ".join(
             f"{n} {status}" for status in STATUSES if (n := tally[status])
         )
-        print(f"{part:<11} {len(mine)} checks: {parts or 'none ran'}")
+        print(f"{part:<11} {count_text(len(mine), 'check')}: {parts or 'none ran'}")
     for note in outcome.notes:
         print(f"note: {note}")
     for check in checks:
@@ -500,9 +549,19 @@ def _finish(
             )
     if outcome.startup_error:
         print(f"error: the implementation did not start: {outcome.startup_error}")
+    if args.keep is not None and "scenarios" in outcome.parts:
+        for line in _kept(Path(args.keep), outcome):
+            print(line)
+    colour = colour_wanted(sys.stdout, os.environ)
     print()
-    print("Rules")
-    for line in render_table(rule_table(checks, expected=expected)):
+    for line in rule_lines(
+        rule_table(checks, expected=expected), show_all=outcome.show_all, colour=colour
+    ):
+        print(line)
+    problems = problem_lines(checks, expected, colour=colour)
+    if problems:
+        print()
+    for line in problems:
         print(line)
     status = exit_status(
         checks,
@@ -524,6 +583,6 @@ def _finish(
         print(f"error: {verdict.removeprefix('NO VERDICT: ')}")
     commit_verdict()
     print()
-    print(f"{len(checks)} checks in {seconds:.1f} s")
-    print(f"Verdict: {verdict}")
+    print(f"{count_text(len(checks), 'check')} in {seconds:.1f} s")
+    print(verdict_line(status, verdict, colour=colour))
     return status, verdict

@@ -103,8 +103,10 @@ def run_property_part(
     revisions: list[Revision] | None,
     examples: int | None,
     show: Callable[[Check], None],
+    profile: str | None = None,
 ) -> None:
-    """The differential properties: generated inputs, compared with the reference."""
+    """The differential properties: generated inputs, compared with the
+    reference; the inputs of the profiles the verdict covers."""
     from hypothesis.configuration import set_hypothesis_home_dir
 
     from reqfold.conformance.codec import properties
@@ -148,7 +150,9 @@ def run_property_part(
     with tempfile.TemporaryDirectory(prefix="reqfold-hypothesis-") as home:
         set_hypothesis_home_dir(home)
         try:
-            properties.run_properties(connect, chosen, on_result=add, **options)
+            properties.run_properties(
+                connect, chosen, on_result=add, profile=profile, **options
+            )
         finally:
             set_hypothesis_home_dir(None)
 

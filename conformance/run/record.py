@@ -97,7 +97,7 @@ class RunRecord:
                 found = None
             if found is not None:
                 self.reproductions[check_id] = found
-        shown = self.show_all or check.outcome in PROBLEM_OUTCOMES
+        shown = self.show_all  # problems are printed at the end
         if shown:
             self.progress.clear()
         show(check)

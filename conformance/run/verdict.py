@@ -5,12 +5,18 @@ vectors, the differential properties, the harness scenarios); each result
 names the rules it shows. This module turns them all into `Check` rows,
 tallies them per rule (`rule_table`) and decides the single verdict:
 
-* ``1`` (NOT conformant): a MUST check failed (or, with ``strict``, a
-  SHOULD check warned);
+* ``1`` (NOT CONFORMANT): a MUST check failed (or, with ``strict``, a
+  SHOULD check warned); also (STALE EXPECTED FAILURE) when nothing failed
+  but an expected failure passed;
 * ``3`` (no verdict): otherwise, when a check errored, the implementation
   did not start, or no check ran at all;
 * ``0`` (conformant): every check that ran passed (SHOULD warnings are
   listed, not failed).
+
+A scenario run that needs an optional feature the harness lacks is *not
+covered* (a skip: docs/adapter-protocol.md, "Optional features"): it
+changes no status, and the verdict says how many scenario runs it covers
+and which were not covered, with the reason (`coverage_text`).
 
 Expected failures (``--expected-failures``, check id -> reason) change a
 check's status (`status_of`): one that fails or warns is ``xfail`` and
@@ -26,6 +32,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from reqfold.conformance.harness.features import NOT_COVERED
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.rules import load_rules
 
@@ -131,18 +138,56 @@ def verdict_text(
     """The verdict line for an exit status of `exit_status`, or for another
     status `reasons` explains (``NO VERDICT: <reason>``)."""
     statuses = {status_of(check, expected) for check in checks}
+    covered, uncovered = coverage_text(checks)
     if status == CONFORMANT:
-        return "CONFORMANT" + (" (with SHOULD warnings)" if "warn" in statuses else "")
+        warned = " (with SHOULD warnings)" if "warn" in statuses else ""
+        return "CONFORMANT" + warned + (f" {covered}; {uncovered}" if covered else "")
+    tail = f"; {uncovered}" if uncovered else ""
     if status == BROKEN:
         if "fail" in statuses:
-            return "NOT CONFORMANT: a MUST rule is broken"
+            return "NOT CONFORMANT: a MUST rule is broken" + tail
         if "xpass" in statuses:
+            # Every check conforms: the list of expected failures is what is
+            # wrong, so the words must not say the implementation broke a rule.
             return (
-                "NOT CONFORMANT: an expected failure passed (a stale entry:"
-                " remove it from the expected failures)"
+                "STALE EXPECTED FAILURE: every check conforms, but an expected"
+                " failure passed (remove its entry from the expected failures)" + tail
             )
-        return "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it"
-    return f"NO VERDICT: {reasons[status]}"
+        return "NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it" + tail
+    return f"NO VERDICT: {reasons[status]}" + tail
+
+
+def not_covered(checks: Iterable[Check]) -> dict[str, str]:
+    """Scenario runs not covered (a skipped scenario check), by ``scenario@revision``,
+    each with its reason."""
+    return {
+        check.id.partition("/")[0]: check.message.removeprefix(NOT_COVERED)
+        for check in checks
+        if check.part == "scenarios" and check.outcome is Outcome.SKIP
+    }
+
+
+def coverage_text(checks: Sequence[Check]) -> tuple[str, str]:
+    """What the scenario part covered, in words, when a run was not covered:
+    ``("on 23 of 24 scenario runs", "not covered: ID (reason)")``; two
+    empty strings when every scenario run played covers its scenario."""
+    missing = not_covered(checks)
+    if not missing:
+        return "", ""
+    runs = {check.id.partition("/")[0] for check in checks if check.part == "scenarios"}
+    by_reason: dict[str, list[str]] = {}
+    for key, reason in missing.items():
+        scenario = key.partition("@")[0]
+        names = by_reason.setdefault(reason, [])
+        if scenario not in names:
+            names.append(scenario)
+    listed = "; ".join(
+        f"{', '.join(names)} ({reason})" for reason, names in by_reason.items()
+    )
+    return (
+        f"on {len(runs) - len(missing)} of {len(runs)} scenario runs",
+        f"not covered: {listed}",
+    )
 
 
 def render_table(rows: Sequence[RuleRow]) -> list[str]:

@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from reqfold.fakes.capture import body_layout, raw_body_text
 from reqfold.fakes.http import header_is_harmless
 from reqfold.reference.json_values import JsonObject, JsonValue
 
@@ -161,7 +162,7 @@ def request_snapshot(
     shown["status"] = request.get("status")
     shown["headers"] = list(_headers(request.get("headers") or [], masker))
     body = request.get("body")
-    raw = request.get("raw_body")
+    raw = raw_body_text(request)
     if body is None and raw is None and request.get("raw_body_base64") is not None:
         shown["body form"] = "not UTF-8"
     elif body is None and raw is not None:
@@ -192,16 +193,7 @@ def body_form(body: JsonValue, raw: str | None) -> str:
     bytes the provider caches even when the JSON value is the same."""
     if raw is None:
         return "unknown"
-    layouts = (
-        ("compact", (",", ":"), False),
-        ("compact, non-ASCII escaped", (",", ":"), True),
-        ("spaced", (", ", ": "), False),
-        ("spaced, non-ASCII escaped", (", ", ": "), True),
-    )
-    for name, separators, ascii_only in layouts:
-        if json.dumps(body, separators=separators, ensure_ascii=ascii_only) == raw:
-            return name
-    return "other layout"
+    return body_layout(body, raw) or "other layout"
 
 
 def cache_line(diagnostic: Any) -> str | None:

@@ -3,6 +3,9 @@
 - `openai_chat`: OpenAI-compatible chat completions, in the `deepseek` and
   `openai` flavours (usage fields and stream usage placement differ).
 - `anthropic`: Anthropic messages with `cache_control` breakpoints.
+- `responses`, `responses_output`: the OpenAI Responses API (requests and
+  stored conversations; answers and events).
+- `table`: the registry, one entry per dialect name.
 - `common`: deterministic ids, text chunking and output token counts.
 
 Every function here is pure: JSON values in, JSON values (or bytes) out.

@@ -15,6 +15,12 @@ Cache rules (`research/caching-semantics.md` section 3):
   level, so changing them keeps tools and system cached but not messages.
 - Segments are content blocks: one per tool, per system block, per message
   content block. `cache_control` itself is not part of a block's identity.
+- Content shape: a string `content` (or `system`) is the documented
+  shorthand for one text block, so it renders as that block: switching
+  between the two shapes keeps the cache.
+- Diagnostics: a request's `diagnostics` object opts in to the API's own
+  cache diagnostics (`reqfold.fakes.native_diagnostics`); the message (in
+  a stream, `message_start`'s) then carries `diagnostics`.
 - Entries are written only at breakpoints (blocks carrying `cache_control`,
   or the last block when the request has a top-level `cache_control`),
   and only when the prefix up to the breakpoint has at least the model's
@@ -37,6 +43,7 @@ cumulative `output_tokens` in `message_delta`; frames are
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
@@ -89,6 +96,8 @@ class MessagesCall:
     tools: list[JsonValue]
     stream: bool
     automatic: str | None
+    diagnostics: bool = False  # the request opted in to cache diagnostics
+    previous_message_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +127,8 @@ class MessagesAnswer:
     reply: Reply
     tool_ids: tuple[str, ...]
     usage: MessagesUsage
+    native: JsonObject = dataclasses.field(default_factory=dict)
+    """Members the provider's own diagnostics add (`diagnostics`), if asked."""
 
 
 # --- requests ---------------------------------------------------------------
@@ -321,6 +332,22 @@ def parse_messages_request(value: JsonValue) -> MessagesCall:
     automatic = None
     if "cache_control" in value:
         automatic = _ttl_class(value["cache_control"], "cache_control")
+    diagnostics = value.get("diagnostics")
+    previous = None
+    if diagnostics is not None:
+        if not isinstance(diagnostics, dict):
+            raise InvalidRequest(
+                _expected("diagnostics", "a valid dictionary", diagnostics),
+                param="diagnostics",
+            )
+        previous = diagnostics.get("previous_message_id")
+        if previous is not None and not isinstance(previous, str):
+            raise InvalidRequest(
+                _expected(
+                    "diagnostics.previous_message_id", "a valid string", previous
+                ),
+                param="diagnostics.previous_message_id",
+            )
     return MessagesCall(
         body=value,
         model=model,
@@ -328,6 +355,8 @@ def parse_messages_request(value: JsonValue) -> MessagesCall:
         tools=tools if isinstance(tools, list) else [],
         stream=stream is True,
         automatic=automatic,
+        diagnostics=isinstance(diagnostics, dict),
+        previous_message_id=previous if isinstance(previous, str) else None,
     )
 
 
@@ -347,6 +376,11 @@ def _breakpoint(block: JsonValue) -> str | None:
         ttl = control.get("ttl", "5m")
         return ttl if isinstance(ttl, str) else "5m"
     return None
+
+
+def text_block(text: str) -> JsonObject:
+    """The one text block a string `content` (or `system`) is shorthand for."""
+    return {"type": "text", "text": text}
 
 
 def messages_segments(
@@ -375,9 +409,8 @@ def messages_segments(
             Segment(
                 path="system",
                 message_index=None,
-                value=system,
+                value=text_block(system),
                 label="system:",
-                verbatim=True,
             )
         )
     elif isinstance(system, list):
@@ -413,9 +446,8 @@ def messages_segments(
                 Segment(
                     path=f"messages[{position}].content",
                     message_index=position,
-                    value=content,
+                    value=text_block(content),
                     label=f"{role}:",
-                    verbatim=True,
                 )
             )
             continue
@@ -633,6 +665,7 @@ def messages_body(answer: MessagesAnswer) -> JsonObject:
         "stop_reason": stop_reason(answer.reply),
         "stop_sequence": None,
         "usage": json_object(answer.usage),
+        **answer.native,
     }
 
 
@@ -666,6 +699,7 @@ def messages_stream_frames(answer: MessagesAnswer) -> list[bytes]:
                     "stop_reason": None,
                     "stop_sequence": None,
                     "usage": start_usage,
+                    **answer.native,
                 },
             },
         ),

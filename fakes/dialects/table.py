@@ -9,7 +9,12 @@ table compares dialect names or tests which kind of call it holds.
 
 - `deepseek` and `openai`: `ChatDialect` (chat completions; automatic
   prefix caching in blocks, `reqfold.fakes.cache_index`);
-- `anthropic`: `MessagesDialect` (messages; `cache_control` breakpoints).
+- `anthropic`: `MessagesDialect` (messages; `cache_control` breakpoints);
+- `openai-responses`: `ResponsesDialect` (the Responses API; automatic
+  prefix caching as `openai`, conversation state by `previous_response_id`).
+
+A new dialect is one entry in `DIALECTS` (with its profile in
+`reqfold.fakes.profiles`) plus its module.
 """
 
 from __future__ import annotations
@@ -20,11 +25,24 @@ from typing import Any, Generic, TypeVar, cast
 
 from reqfold.fakes.cache_index import PrefixCacheIndex
 from reqfold.fakes.diagnostics import Comparison, DivergenceLedger
-from reqfold.fakes.dialects import anthropic, openai_chat
+from reqfold.fakes.dialects import (
+    anthropic,
+    openai_chat,
+    responses,
+    responses_output,
+)
 from reqfold.fakes.dialects.common import EPOCH, output_tokens
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo, render_messages
 from reqfold.fakes.errors import InvalidRequest
-from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact, json_object
+from reqfold.fakes.native_diagnostics import (
+    NOT_ASKED,
+    Fingerprint,
+    FingerprintStore,
+    NativeDiagnosis,
+    anthropic_cache_miss,
+    responses_cache_diagnostics,
+)
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.prompt import (
     RenderedPrompt,
@@ -34,7 +52,9 @@ from reqfold.fakes.prompt import (
 from reqfold.fakes.script import Fault, Reply
 from reqfold.fakes.tokenizer import SegmentEncoder
 
-CallT = TypeVar("CallT", openai_chat.ChatCall, anthropic.MessagesCall)
+CallT = TypeVar(
+    "CallT", openai_chat.ChatCall, anthropic.MessagesCall, responses.ResponsesCall
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,6 +76,8 @@ class Answer:
     body: JsonObject | None  # a JSON answer
     frames: list[bytes] | None  # a streamed answer
     keepalive: bytes
+    answer_id: str = ""  # the id a later request names this answer by
+    conversation: tuple[JsonValue, ...] | None = None  # kept for continuations
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +108,28 @@ class Dialect(ABC, Generic[CallT]):
 
     def check(self, segments: list[Segment], profile: Profile) -> None:
         """Refuse segments the real API refuses (raises `InvalidRequest`)."""
+
+    def expand(self, call: CallT, conversations: responses.ConversationStore) -> CallT:
+        """The call with the conversation state the provider keeps for it
+        (raises `InvalidRequest` when it names state that is not kept)."""
+        return call
+
+    def settings(self, call: CallT) -> dict[str, str]:
+        """Settings outside the prompt the provider's own cache diagnostics
+        compare (`prompt_cache_key`), as compact JSON."""
+        return {}
+
+    def diagnoses(self, call: CallT) -> bool:
+        """Whether the provider's own cache diagnostics see this request (it
+        asks, or a later one may name it): only then is it fingerprinted."""
+        return False
+
+    def native_diagnosis(
+        self, call: CallT, current: Fingerprint, fingerprints: FingerprintStore
+    ) -> NativeDiagnosis:
+        """What the provider's own cache diagnostics make of this request
+        (nothing unless the request asks)."""
+        return NOT_ASKED
 
     def render(
         self,
@@ -126,8 +170,10 @@ class Dialect(ABC, Generic[CallT]):
         reply: Reply,
         now: float,
         usage: JsonObject,
+        native: JsonObject | None = None,
     ) -> Answer:
-        """Render a successful answer."""
+        """Render a successful answer (`native`: members the provider's own
+        cache diagnostics add)."""
 
     @abstractmethod
     def error_body(
@@ -167,6 +213,29 @@ def cache_rule(profile: Profile, matched: int, n: int, model: str) -> int:
     cap = n - 1 if profile.withhold_last_token else n
     hit = (max(0, min(matched, cap)) // profile.block_size) * profile.block_size
     return hit if hit >= max(profile.minimum_for(model), 1) else 0
+
+
+def account_blocks(
+    state: CacheState,
+    model: str,
+    prompt: RenderedPrompt,
+    keys: list[bytes],
+    comparison: Comparison,
+    profile: Profile,
+) -> tuple[int, int, int]:
+    """Automatic prefix caching in blocks: (cached, matched, expected) tokens."""
+    size, n = profile.block_size, prompt.n_tokens
+    # The insert refreshes every key, the hits among them included.
+    insert = n >= profile.minimum_for(model) and bool(keys)
+    blocks = state.index.account_chain(
+        keys, size, state.now, profile.ttl, insert=insert
+    )
+    matched = blocks * size
+    return (
+        cache_rule(profile, matched, n, model),
+        matched,
+        cache_rule(profile, comparison.shared_tokens, n, model),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,18 +293,13 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
         reply: Reply,
         profile: Profile,
     ) -> Accounting:
-        size, n = profile.block_size, prompt.n_tokens
-        # The insert refreshes every key, the hits among them included.
-        insert = n >= profile.minimum_for(call.model) and bool(keys)
-        blocks = state.index.account_chain(
-            keys, size, state.now, profile.ttl, insert=insert
+        cached, matched, expected = account_blocks(
+            state, call.model, prompt, keys, comparison, profile
         )
-        matched = blocks * size
-        cached = cache_rule(profile, matched, n, call.model)
         completion, reasoning = output_tokens(reply)
         usage = openai_chat.chat_usage(
             profile,
-            prompt=n,
+            prompt=prompt.n_tokens,
             cached=cached,
             completion=completion,
             reasoning=reasoning,
@@ -244,7 +308,7 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
             usage=json_object(usage),
             cached=cached,
             matched=matched,
-            expected=cache_rule(profile, comparison.shared_tokens, n, call.model),
+            expected=expected,
             written=0,
         )
 
@@ -256,6 +320,7 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
         reply: Reply,
         now: float,
         usage: JsonObject,
+        native: JsonObject | None = None,
     ) -> Answer:
         answer = openai_chat.ChatAnswer(
             profile=profile,
@@ -365,6 +430,7 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
         reply: Reply,
         now: float,
         usage: JsonObject,
+        native: JsonObject | None = None,
     ) -> Answer:
         answer = anthropic.MessagesAnswer(
             profile=profile,
@@ -373,6 +439,7 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
             reply=reply,
             tool_ids=anthropic.tool_use_ids(profile, index, reply),
             usage=cast(anthropic.MessagesUsage, usage),
+            native=native or {},
         )
         stream = call.stream
         return Answer(
@@ -380,6 +447,28 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
             body=None if stream else anthropic.messages_body(answer),
             frames=anthropic.messages_stream_frames(answer) if stream else None,
             keepalive=anthropic.PING_FRAME,
+            answer_id=anthropic.message_id(answer),
+        )
+
+    def diagnoses(self, call: anthropic.MessagesCall) -> bool:
+        return call.diagnostics  # only requests that opt in, as on the API
+
+    def native_diagnosis(
+        self,
+        call: anthropic.MessagesCall,
+        current: Fingerprint,
+        fingerprints: FingerprintStore,
+    ) -> NativeDiagnosis:
+        # Only requests that opt in are fingerprinted, as on the API.
+        if not call.diagnostics:
+            return NOT_ASKED
+        if call.previous_message_id is None:
+            return NativeDiagnosis(kept=True, members={"diagnostics": None})
+        earlier = fingerprints.get(call.previous_message_id)
+        return NativeDiagnosis(
+            kept=True,
+            members={"diagnostics": anthropic_cache_miss(earlier, current)},
+            compared=True,
         )
 
     def error_body(
@@ -407,6 +496,144 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
             f"model: {model}{_served(profile)}",
             status=404,
             error_type="not_found_error",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ResponsesDialect(Dialect[responses.ResponsesCall]):
+    """The OpenAI Responses API (automatic prefix cache, stored responses)."""
+
+    family: str = "openai-responses"
+    paths: tuple[str, ...] = responses.RESPONSES_PATHS
+    uses_block_keys: bool = True
+
+    def parse(self, body: JsonValue) -> responses.ResponsesCall:
+        return responses.parse_responses_request(body)
+
+    def expand(
+        self, call: responses.ResponsesCall, conversations: responses.ConversationStore
+    ) -> responses.ResponsesCall:
+        return responses.expand_conversation(call, conversations)
+
+    def segments(
+        self, call: responses.ResponsesCall, profile: Profile
+    ) -> list[Segment]:
+        return responses.responses_segments(call, profile.render_order)
+
+    def settings(self, call: responses.ResponsesCall) -> dict[str, str]:
+        settings = {
+            f"{name}": dumps_compact(value)
+            for name, value in responses.cache_params(call.body).items()
+        }
+        settings["prompt_cache_key"] = dumps_compact(call.body.get("prompt_cache_key"))
+        return settings
+
+    def diagnoses(self, call: responses.ResponsesCall) -> bool:
+        return True  # any response may be named as the comparison later
+
+    def native_diagnosis(
+        self,
+        call: responses.ResponsesCall,
+        current: Fingerprint,
+        fingerprints: FingerprintStore,
+    ) -> NativeDiagnosis:
+        options = call.body.get("prompt_cache_options")
+        named = (
+            options.get("comparison_response_id") if isinstance(options, dict) else None
+        )
+        if not isinstance(named, str):
+            return NativeDiagnosis(kept=True)
+        diagnosis = responses_cache_diagnostics(fingerprints.get(named), current)
+        return NativeDiagnosis(
+            kept=True, members={"prompt_cache_diagnostics": diagnosis}, compared=True
+        )
+
+    def account(
+        self,
+        state: CacheState,
+        call: responses.ResponsesCall,
+        prompt: RenderedPrompt,
+        keys: list[bytes],
+        root: bytes,
+        comparison: Comparison,
+        reply: Reply,
+        profile: Profile,
+    ) -> Accounting:
+        cached, matched, expected = account_blocks(
+            state, call.model, prompt, keys, comparison, profile
+        )
+        completion, reasoning = output_tokens(reply)
+        usage = responses_output.responses_usage(
+            prompt=prompt.n_tokens,
+            cached=cached,
+            completion=completion,
+            reasoning=reasoning,
+        )
+        return Accounting(
+            usage=json_object(usage),
+            cached=cached,
+            matched=matched,
+            expected=expected,
+            written=0,
+        )
+
+    def answer(
+        self,
+        profile: Profile,
+        index: int,
+        call: responses.ResponsesCall,
+        reply: Reply,
+        now: float,
+        usage: JsonObject,
+        native: JsonObject | None = None,
+    ) -> Answer:
+        diagnosis = (native or {}).get("prompt_cache_diagnostics")
+        answer = responses_output.ResponsesAnswer(
+            profile=profile,
+            index=index,
+            created=EPOCH + int(now),
+            call=call,
+            reply=reply,
+            usage=cast(responses_output.ResponsesUsage, usage),
+            diagnosis=diagnosis if isinstance(diagnosis, dict) else None,
+        )
+        stream = call.stream
+        items = tuple(responses_output.output_items(answer))
+        return Answer(
+            emitted=responses_output.emitted_item(answer),
+            body=None if stream else responses_output.response_body(answer),
+            frames=responses_output.responses_stream_frames(answer) if stream else None,
+            keepalive=openai_chat.KEEPALIVE_FRAME,
+            answer_id=responses_output.response_id(profile, index),
+            conversation=call.items + items if call.store else None,
+        )
+
+    def error_body(
+        self,
+        status: int,
+        message: str,
+        *,
+        error_type: str,
+        param: str | None,
+        code: str | None,
+    ) -> JsonObject:
+        return json_object(
+            openai_chat.chat_error_body(
+                message, error_type=error_type, param=param, code=code
+            )
+        )
+
+    def fault_body(self, fault: Fault) -> JsonObject:
+        return json_object(
+            openai_chat.chat_fault_body(fault.status, fault.message, fault.error_type)
+        )
+
+    def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:
+        return InvalidRequest(
+            f"The requested model '{model}' does not exist." + _served(profile),
+            status=400,
+            param="model",
+            code="model_not_found",
         )
 
 
@@ -451,6 +678,7 @@ DIALECTS: dict[str, Dialect[Any]] = {
         ),
     ),
     "anthropic": MessagesDialect(),
+    "openai-responses": ResponsesDialect(),
 }
 """Every dialect the fake speaks, by the name a profile gives."""
 

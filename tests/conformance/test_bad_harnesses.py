@@ -31,6 +31,8 @@ from pathlib import Path
 import pytest
 from cli_in_process import reqfold_here
 
+from reqfold.conformance.harness.scenarios import Scenario, load_scenarios
+
 BAD = Path(__file__).parent / "bad_harnesses"
 ROOT = Path(__file__).resolve().parents[2]
 REVISION = "session-prefix"
@@ -138,6 +140,7 @@ GALLERY = [
             "notices_cancel_after_the_reply",
             "prefix-cancel-inside-composition",
             ("send-1/requests", "PREFIX-5"),
+            ("send-1/steps", "PREFIX-5"),
             ("calls/catalog@i1", "PREFIX-5"),
             ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
             ("request-0", "PREFIX-5"),
@@ -150,6 +153,7 @@ GALLERY = [
             "notices_cancel_after_the_reply",
             "prefix-dispose-inside-composition",
             ("send-1/requests", "PREFIX-5"),
+            ("send-1/steps", "PREFIX-5"),
             ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
             ("request-0", "PREFIX-6"),
             only=True,
@@ -471,6 +475,234 @@ GALLERY = [
         ),
         marks=pytest.mark.spec("PREFIX-1", "PREFIX-7"),
     ),
+    pytest.param(
+        bad(
+            "reports_the_cancel_not_the_log",
+            "prefix-cancel-honoured-by-throwing",
+            ("send-1/ended", "TURN-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("TURN-5"),
+    ),
+    pytest.param(
+        bad(
+            "counts_turns_per_instance",
+            "resume-without-drift",
+            ("send-3/ended", "TURN-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("TURN-5"),
+    ),
+    pytest.param(  # composed inside the step: the aborted turn holds a step
+        bad(
+            "composes_after_the_boundary",
+            "prefix-cancel-honoured-by-throwing",
+            ("send-1/steps", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "composes_after_the_boundary",
+            "prefix-dispose-inside-composition",
+            ("send-1/steps", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "composes_after_the_boundary",
+            "prefix-cancel-inside-composition",
+            ("send-1/steps", "PREFIX-5"),
+            ("calls/catalog@i1", "PREFIX-5"),
+            ("request-0", "PREFIX-5"),
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "cancelled_composition_ends_completed",
+            "prefix-cancel-inside-composition",
+            ("send-1/end", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "throw_clears_the_cancel",
+            "prefix-cancel-honoured-by-throwing",
+            ("send-1/requests", "PREFIX-5"),
+            ("send-1/end", "PREFIX-5"),
+            ("send-1/steps", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "recomposes_after_an_interruption",
+            "prefix-dispose-inside-composition",
+            ("calls/catalog@i1", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "seeded_session_skips_composition",
+            "seeded-session-continues",
+            ("calls/rules@i1", "PREFIX-6"),
+            ("request-0", "REQ-1"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-6", "REQ-1"),
+    ),
+    pytest.param(
+        bad(
+            "drops_a_step_start_append",
+            "step-start-append-joins-the-next-request",
+            ("request-1", "REQ-1"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-1"),
+    ),
+    pytest.param(
+        bad(
+            "throwing_composition_stays_cached",
+            "prefix-cancel-honoured-by-throwing",
+            ("calls/catalog@i1", "PREFIX-5"),
+            ("request-0", "PREFIX-5"),
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "recomposes_every_turn",
+            "prefix-empty-composition",
+            ("calls/nothing@i1", "PREFIX-1"),
+        ),
+        marks=pytest.mark.spec("PREFIX-1"),
+    ),
+    pytest.param(
+        bad(
+            "recomposes_every_turn",
+            "prefix-release-after-blocking",
+            ("calls/catalog@i1", "PREFIX-1"),
+        ),
+        marks=pytest.mark.spec("PREFIX-1"),
+    ),
+    pytest.param(
+        bad(
+            "resume_reuses_logged_prefix",
+            "resume-without-drift",
+            ("calls/rules@i2", "PREFIX-6"),
+        ),
+        marks=pytest.mark.spec("PREFIX-6"),
+    ),
+    pytest.param(
+        bad(
+            "elides_tool_output_on_the_wire",
+            "tool-calls-chained-in-one-turn",
+            ("request-2", "REQ-1"),
+        ),
+        marks=pytest.mark.spec("REQ-1"),
+    ),
+    pytest.param(
+        bad(
+            "leaves_the_step_open_on_a_cancel",
+            "cancel-mid-request",
+            ("log/TURN-2", "TURN-2"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("TURN-2"),
+    ),
+    pytest.param(
+        bad(
+            "leaves_the_step_open_on_a_cancel",
+            "cancel-mid-request-after-a-tool",
+            ("log/TURN-2", "TURN-2"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("TURN-2"),
+    ),
+    pytest.param(
+        bad(
+            "leaves_the_step_open_on_a_cancel",
+            "dispose-mid-request",
+            ("log/TURN-2", "TURN-2"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("TURN-2"),
+    ),
+    pytest.param(
+        bad(
+            "drops_an_injection_while_busy",
+            "inject-while-busy-joins-the-next-request",
+            ("request-1", "REQ-1"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("REQ-1", "DERIVE-2"),
+    ),
+    pytest.param(
+        bad(
+            "skips_a_throwing_contributor",
+            "prefix-throwing-contributor",
+            ("send-1/end", "PREFIX-5"),
+            ("send-1/requests", "PREFIX-5"),
+            ("send-1/steps", "PREFIX-5"),
+            ("calls/catalog@i1", "PREFIX-5"),
+            ("send-2/request-0", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(
+        bad(
+            "composes_after_the_boundary",
+            "prefix-throwing-contributor",
+            ("send-1/steps", "PREFIX-5"),
+            only=True,
+        ),
+        marks=pytest.mark.spec("PREFIX-5"),
+    ),
+    pytest.param(  # the window drops the prefix with the oldest prompts
+        bad(
+            "silent_sliding_window",
+            "prefix-composed-once",
+            ("request-0", "PREFIX-1"),
+            ("request-3", "PREFIX-1"),
+        ),
+        marks=pytest.mark.spec("PREFIX-1"),
+    ),
+    pytest.param(
+        bad(
+            "silent_sliding_window",
+            "prefix-release-after-blocking",
+            ("request-1", "PREFIX-1"),
+        ),
+        marks=pytest.mark.spec("PREFIX-1"),
+    ),
+    pytest.param(
+        bad(
+            "silent_sliding_window",
+            "compaction-keeps-prefix-and-system",
+            ("send-3/request-0", "PREFIX-7"),
+        ),
+        marks=pytest.mark.spec("PREFIX-7"),
+    ),
+    pytest.param(
+        bad(
+            "silent_sliding_window",
+            "request-messages-framing",
+            ("request-0", "RMSG-1"),
+            ("request-1", "RMSG-2"),
+            revision="request-messages",
+        ),
+        marks=pytest.mark.spec("RMSG-1", "RMSG-2"),
+    ),
 ]
 
 CASES: list[Bad] = [param.values[0] for param in GALLERY]
@@ -553,3 +785,55 @@ def test_every_known_bad_harness_is_listed_in_the_scenario_docs() -> None:
     _, heading, gallery = docs.partition("\n## Known-bad harnesses\n")
     assert heading
     assert [case.harness for case in CASES if f"`{case.harness}`" not in gallery] == []
+
+
+def expectation_checks(scenario: Scenario) -> list[str]:
+    """The checks a scenario's own expectations make (ids after
+    ``<scenario>@<revision>/``): each send's ``end``, ``requests`` and
+    ``steps`` where it names rules, every ``calls``, ``absent`` and
+    ``request`` expectation; and ``send-N/ended``, which every send makes."""
+    checks: list[str] = []
+    sends = [step for step in scenario.steps if step.action == "send"]
+    for number, step in enumerate(sends, start=1):
+        if step.expect.get("rules"):
+            checks += [
+                f"send-{number}/{k}" for k in EXPECTED_OF_A_SEND if k in step.expect
+            ]
+    for item in scenario.expect:
+        if item["check"] == "calls":
+            checks.append(f"calls/{item['contributor']}@{item['instance']}")
+        elif item["check"] == "absent":
+            checks.append(f"absent/{item['text']}")
+        else:
+            send = f"send-{item['send']}/" if "send" in item else ""
+            checks.append(f"{send}request-{item['index']}")
+    return list(dict.fromkeys(checks))
+
+
+EXPECTED_OF_A_SEND = ("end", "requests", "steps")
+
+
+def test_every_check_of_every_scenario_is_failed_by_a_known_bad_harness() -> None:
+    """No check that nothing has ever failed: each expectation of each
+    scenario (in the revision the gallery plays it) is in some known-bad
+    harness's ``caught_by``, which the gallery test shows failing; and
+    ``send-N/ended``, which every send makes, is failed somewhere."""
+    caught: dict[tuple[str, str], set[str]] = {}
+    for case in CASES:
+        caught.setdefault((case.scenario, case.revision), set()).update(
+            check for check, _ in case.caught_by
+        )
+    never_failed = []
+    for scenario in load_scenarios():
+        revisions = [revision.value for revision in scenario.revisions]
+        revision = REVISION if REVISION in revisions else revisions[0]
+        found = caught.get((scenario.id, revision), set())
+        never_failed += [
+            f"{scenario.id}@{revision}/{check}"
+            for check in expectation_checks(scenario)
+            if check not in found
+        ]
+    assert never_failed == []
+    assert any(
+        check.endswith("/ended") for checks in caught.values() for check in checks
+    )

@@ -60,7 +60,7 @@ def check_here(*args: object) -> subprocess.CompletedProcess[str]:
 def test_a_valid_log_exits_zero_and_says_ok() -> None:
     result = reqfold(VALID)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert ": ok:" in result.stdout
+    assert ": CONFORMANT:" in result.stdout
     assert "Traceback" not in result.stderr
 
 

@@ -35,6 +35,41 @@ def test_reqfold_version_prints_the_version_and_exits_0() -> None:
     assert err == ""
 
 
+@pytest.mark.parametrize(
+    ("args", "listed"),
+    [
+        pytest.param(
+            (),
+            ("check", "compare", "demo", "fake", "probe", "run", "vectors"),
+            id="reqfold",
+        ),
+        pytest.param(("fake",), ("serve",), id="reqfold fake"),
+    ],
+)
+def test_a_command_with_nothing_to_do_lists_what_it_can_do_and_exits_2(
+    args: tuple[str, ...], listed: tuple[str, ...]
+) -> None:
+    status, out, err = reqfold_here(*args)
+    assert status == 2
+    assert out == ""
+    for name in listed:
+        assert f"\n    {name} " in err, err
+    assert "error: the following arguments are required" not in err
+
+
+def test_list_scenarios_into_a_reader_that_goes_away_is_quiet() -> None:
+    done = subprocess.run(
+        f"{sys.executable} -m reqfold.conformance.cli run --list-scenarios | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert len(done.stdout.splitlines()) == 1
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "command", ["check", "vectors", "run", "demo", "fake", "fake serve"]

@@ -70,7 +70,9 @@ def test_a_newly_failing_check_and_a_lower_hit_ratio_are_a_regression(
     assert "newly failing: 2" in out
     assert f"FAIL  {CACHE_CHECK}  [CACHE-1]  (was pass)" in out
     line = next(row for row in out.splitlines() if "plain-turns@session-prefix " in row)
-    assert line.endswith("LOWER")
+    assert "LOWER" in line
+    # the sliding window's break, with the tokens it lost (docs/cache.md)
+    assert line.endswith("MORE BROKEN: 0 -> 1 break(s), 0 -> 64 tokens lost")
     assert "Regression: yes" in out
 
 
@@ -91,6 +93,11 @@ def test_a_report_compared_with_itself_changes_nothing(
     done = reqfold("compare", str(reports["bad"]), str(reports["bad"]))
     assert done.returncode == 0
     assert "newly failing: 0\nnewly passing: 0" in done.stdout
+    # unchanged ratios are one line, so the answer stays next to the counts
+    assert "cache hit ratio: unchanged in the 1 scenario run" in done.stdout
+    assert done.stdout.rstrip().endswith(
+        "unchanged in the 1 scenario run\n\nRegression: no"
+    )
 
 
 @pytest.mark.slow

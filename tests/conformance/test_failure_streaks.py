@@ -35,7 +35,7 @@ def test_slow_failures_of_one_kind_in_a_row_stop_the_run_and_say_why() -> None:
         assert streak.reason is None
     streak.failed(AdapterCrashed("exited"), waited=9.5)
     assert streak.reason == (
-        f"the adapter failed the same way (AdapterCrashed) on {MAX_IN_A_ROW} cases"
+        f"the adapter failed the same way (crash) on {MAX_IN_A_ROW} cases"
         " in a row, each after waiting at least 50% of the 10 s timeout"
     )
 
@@ -74,7 +74,7 @@ def test_quick_crashes_never_stop_the_run() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("mode", "kind"), [("exit", "AdapterCrashed"), ("wrong-id", "AdapterProtocolError")]
+    ("mode", "kind"), [("exit", "crash"), ("wrong-id", "protocol error")]
 )
 def test_an_adapter_failing_just_before_the_timeout_is_given_up_after_three_cases(
     mode: str, kind: str

@@ -192,6 +192,7 @@ def _diagnostic(relation: str, cached: int, **more: object) -> dict[str, object]
         "shared_tokens": 0,
         "divergence": more.pop("divergence", None),
         "echo_divergence": None,
+        **more,
     }
 
 
@@ -223,6 +224,60 @@ def test_the_timeline_marks_where_the_cache_broke_and_attributes_turns() -> None
     assert rows[2].note.startswith(
         "cache broke: differs from #1 at messages[0].content, character 14"
     )
+
+
+def test_the_timeline_says_a_shape_only_change_and_what_the_provider_said() -> None:
+    shape = {
+        "segment": "messages[1]",
+        "message_index": 1,
+        "field": "messages[1].content",
+        "char_offset": 0,
+        "segment_token_offset": 120,
+        "earlier": '"hello"',
+        "current": '[{"type":"text","text":"hello"}]',
+        "cause": "content shape",
+    }
+    evidence = ProbeEvidence(log_path="s.jsonl", log=b"x\n")
+    evidence.runs = [_run([(0, 2, True), (2, 3, True)], planned=2)]
+    evidence.captures = [
+        _capture(0, _diagnostic("first", 0)),
+        _capture(
+            1,
+            _diagnostic(
+                "diverged",
+                0,
+                closest=0,
+                divergence=shape,
+                provider={
+                    "diagnostics": {
+                        "cache_miss_reason": {
+                            "type": "messages_changed",
+                            "cache_missed_input_tokens": 180,
+                        }
+                    }
+                },
+            ),
+        ),
+        _capture(
+            2,
+            _diagnostic(
+                "append",
+                256,
+                closest=1,
+                provider={"prompt_cache_diagnostics": {"type": "cache_hit"}},
+            ),
+        ),
+    ]
+    evidence.capture_runs = ["run 1"] * 3
+    rows = timeline(evidence)
+    assert rows[1].note.startswith(
+        "cache broke: differs from #0 at messages[1].content (content shape only:"
+        " a string against one text part), character 0"
+    )
+    assert rows[1].note.endswith(
+        "; the provider said: messages_changed, 180 tokens missed"
+    )
+    assert rows[2].note == "extends #1; the provider said: cache_hit"
 
 
 def test_the_run_line_counts_requests_the_fake_answered_with_an_error(

@@ -228,9 +228,7 @@ def test_each_chart_shows_the_jsons_tokens_and_marks_where_the_cache_broke(
         marks = [int(e.attrs["data-break"]) for e in inside if "data-break" in e.attrs]
         assert marks == [p["position"] for p in trace["requests"] if p["broke"]]
         whys = [e.content for e in inside if e.attrs.get("data-broke") == "true"]
-        assert whys == [
-            " ".join(p["why"].split()) for p in trace["requests"] if p["broke"]
-        ]
+        assert whys == [_why_cell(p) for p in trace["requests"] if p["broke"]]
     plain = traces[0]
     assert [p["position"] for p in plain["requests"] if p["broke"]] == [2]
 
@@ -290,3 +288,11 @@ def test_every_problem_is_expanded_with_its_reproduction(page: Page) -> None:
     (element,) = [e for e in shown if e.attrs["data-check"] == cache["id"]]
     assert cache["reproduction"]["firstDifference"] in element.content
     assert cache["reproduction"]["command"] in element.content
+
+
+def _why_cell(point: dict[str, object]) -> str:
+    """What a break's cell says: its cause, the tokens lost, then the why."""
+    cause = f"{point['cause']}" if point["cause"] else ""
+    lost = f" ({point['lostTokens']} tokens lost)" if point["lostTokens"] else ""
+    joint = " expected: " if point["expectedBreak"] else " "
+    return " ".join(f"{cause}{lost}{joint}{point['why']}".split())

@@ -23,6 +23,7 @@ import commands
 import pytest
 from cli_in_process import reqfold_here
 
+from reqfold.conformance.harness.scenarios import load_scenarios
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.run import cli as run_cli
 from reqfold.conformance.run.verdict import (
@@ -167,7 +168,8 @@ def test_a_command_that_cannot_start_is_no_verdict_without_a_traceback(
     ("args", "complaint"),
     [
         (("--revision", "final"), "final"),
-        (("--scenario", "no-such-scenario"), "unknown scenario"),
+        (("--scenario", "no-such-scenario"), "--scenario: no scenario 'no-such-"),
+        (("--scenario", "plain-turn"), "(did you mean 'plain-turns'?)"),
         (("--timeout", "0"), "--timeout must be"),
         (("--only", "everything"), "invalid choice"),
         (("--impl", ""), "--impl is empty"),
@@ -184,6 +186,14 @@ def test_bad_arguments_exit_2_with_a_one_line_reason(
     args: tuple[str, ...], complaint: str
 ) -> None:
     assert_one_line_reason(*run_here(*args), complaint)
+
+
+def test_list_scenarios_prints_every_scenario_id_one_a_line() -> None:
+    status, out, err = run_here("--list-scenarios")
+    assert status == 0, err
+    ids = [line.split()[0] for line in out.splitlines()]
+    assert ids == sorted(scenario.id for scenario in load_scenarios())
+    assert "plain-turns" in ids
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,10 @@ def test_cached_system_prompt_is_written_once_then_read(messages):
     system_tokens = 1 + count_tokens(
         "system:" + '{"type":"text","text":"' + BOOK + '"}'
     )
-    question_tokens = 1 + count_tokens("user:" + QUESTION)
+    # A string content is shorthand for one text block, and renders as one.
+    question_tokens = 1 + count_tokens(
+        "user:" + '{"type":"text","text":"' + QUESTION + '"}'
+    )
     first = messages(body_with(cached_book())).json()["usage"]
     assert first == {
         "input_tokens": question_tokens,
@@ -331,3 +334,16 @@ def test_a_stream_with_repeated_scripted_tool_ids_streams_each_calls_own_argumen
             index = payload["index"]
             partial[index] = partial.get(index, "") + payload["delta"]["partial_json"]
     assert list(partial.values()) == ['{"dir": "a"}', '{"dir": "b"}']
+
+
+def test_a_string_content_and_its_one_text_block_are_the_same_prompt(
+    anthropic, messages
+):
+    """Documented shorthand: a string content is one text block."""
+    as_string = {"role": "user", "content": QUESTION}
+    as_block = {"role": "user", "content": [{"type": "text", "text": QUESTION}]}
+    messages(body_with(BOOK, [as_string]))
+    messages(body_with([{"type": "text", "text": BOOK}], [as_block]))
+    diagnostic = anthropic.last_request.diagnostic
+    assert diagnostic["relation"] == "repeat"
+    assert diagnostic["divergence"] is None

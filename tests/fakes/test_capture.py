@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from reqfold.fakes import FakeProvider, HttpRequest, dump_capture_jsonl
+from reqfold.fakes.capture import LAYOUTS, lay_out, raw_body_text
 
 BODY = (
     b'{"model": "deepseek-chat",  "messages": '
@@ -104,3 +105,28 @@ def test_each_capture_carries_a_digest_of_its_api_key_so_sessions_can_be_told_ap
     assert first["key"] == third["key"] != second["key"]
     assert "sk-one" not in deepseek.capture_jsonl()
     assert len(first["key"]) == 16
+
+
+def test_a_body_sent_in_a_known_layout_is_kept_once_per_line_and_rebuilt_exactly(
+    deepseek,
+):
+    body = {"model": "deepseek-chat", "messages": [{"role": "user", "content": "hé"}]}
+    for layout in LAYOUTS:
+        raw = lay_out(body, layout).encode()
+        deepseek.handle(HttpRequest(method="POST", path="/chat/completions", body=raw))
+        text = dump_capture_jsonl([deepseek.last_request])
+        line = json.loads(text)
+        assert line["raw_body"] is None
+        assert line["raw_body_layout"] == layout
+        assert raw_body_text(line) == raw.decode()
+        assert len(text) < len(raw) + 1200  # the body once, not twice
+
+
+def test_a_body_no_layout_rebuilds_keeps_its_exact_text():
+    provider = FakeProvider("deepseek")
+    raw = b'{"model":"deepseek-chat","temperature":1e0,"messages":[]}'
+    provider.handle(HttpRequest(method="POST", path="/chat/completions", body=raw))
+    line = json.loads(provider.capture_jsonl())
+    assert line["raw_body_layout"] is None
+    assert line["raw_body"] == raw.decode()
+    assert raw_body_text(line) == raw.decode()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
-from reqfold.fakes import FakeProvider, FakeTransport, Reply, ToolCall
+from reqfold.fakes import FakeProvider, FakeTransport, HttpRequest, Reply, ToolCall
 from reqfold.fakes.diagnostics import describe_divergence
 from reqfold.fakes.prompt import Segment
 
@@ -184,3 +186,27 @@ def test_lost_tokens_count_shared_content_the_cache_no_longer_holds():
     diagnostic = provider.last_request.diagnostic
     assert diagnostic["cached_tokens"] == 0
     assert diagnostic["lost_tokens"] == ((diagnostic["prompt_tokens"] - 1) // 64) * 64
+
+
+def test_a_string_content_against_its_one_text_part_is_named_a_shape_change() -> None:
+    provider = FakeProvider("deepseek")
+    system = {"role": "system", "content": "You are terse. " * 40}
+
+    def send(content: object) -> None:
+        body = {
+            "model": "deepseek-chat",
+            "messages": [system, {"role": "user", "content": content}],
+        }
+        provider.handle(
+            HttpRequest(
+                method="POST", path="/chat/completions", body=json.dumps(body).encode()
+            )
+        )
+
+    send("hello")
+    send([{"type": "text", "text": "hello"}])
+    send("hellO")
+    shape, other = (r.diagnostic["divergence"] for r in provider.requests[1:])
+    assert shape["field"] == "messages[1].content"
+    assert shape["cause"] == "content shape"
+    assert "cause" not in other

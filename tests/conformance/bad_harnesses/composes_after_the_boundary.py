@@ -1,7 +1,11 @@
 """Composes the session prefix while building the first request, after the
 request-config waterfall, instead of before the first pre-step: a
 contributor's append lands after the boundary and joins the next request.
-Caught by ``prefix-append-while-composing``: ``request-0`` [PREFIX-4]."""
+Caught by ``prefix-append-while-composing``: ``request-0`` [PREFIX-4].
+Composing inside the step also leaves a turn whose composition a cancel or
+dispose interrupted holding an opened step: ``send-1/steps`` [PREFIX-5] of
+``prefix-cancel-inside-composition``, ``prefix-cancel-honoured-by-throwing``,
+``prefix-dispose-inside-composition`` and ``prefix-throwing-contributor``."""
 
 from collections.abc import Sequence
 

@@ -2,7 +2,7 @@
 (to save tokens), never in the log, so the model never sees what a tool
 returned and no request with a tool result rebuilds from the log. Caught
 by ``tool-call-turn``: ``request-1`` [REQ-1] and the reconstruction check
-``log/REQ-1``."""
+``log/REQ-1``; and by ``tool-calls-chained-in-one-turn``: ``request-2``."""
 
 import dataclasses
 from typing import Any

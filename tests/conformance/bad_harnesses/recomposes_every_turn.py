@@ -1,7 +1,9 @@
 """Recomposes the session prefix at the start of every turn instead of once per
 instance. Caught by ``prefix-composed-once``: ``calls/rules@i1`` and
 ``calls/skills@i1`` [PREFIX-1]; by ``prefix-append-while-composing``:
-``calls/notes@i1``; and by ``resume-without-drift``: ``calls/rules@i1``."""
+``calls/notes@i1``; by ``resume-without-drift``: ``calls/rules@i1``; by
+``prefix-empty-composition``: ``calls/nothing@i1``; and by
+``prefix-release-after-blocking``: ``calls/catalog@i1``."""
 
 from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject

@@ -1,7 +1,7 @@
 """A resumed instance takes its session prefix from the log's last snapshot
 instead of recomposing it, so drift in the contributors never reaches the
 model. Caught by ``resume-with-drift``: ``calls/skills@i2`` and ``request-1``
-[PREFIX-6]."""
+[PREFIX-6]; and by ``resume-without-drift``: ``calls/rules@i2``."""
 
 from typing import Any
 

@@ -1,7 +1,12 @@
 """Keeps only the last two user prompts (and what followed them) on the wire, to
 fit a context window, without logging a replace: earlier history is
 rewritten on every request, and the provider's cache misses. Caught on
-``plain-turns`` by the reconstruction check ``log/REQ-1`` [REQ-1]."""
+``plain-turns`` by the reconstruction check ``log/REQ-1`` [REQ-1]. The
+window drops the session prefix (or framing) with the oldest prompts, so
+it also fails ``request-0`` and ``request-3`` of ``prefix-composed-once``,
+``request-1`` of ``prefix-release-after-blocking``, ``send-3/request-0``
+of ``compaction-keeps-prefix-and-system``, and ``request-0`` and
+``request-1`` of ``request-messages-framing``."""
 
 import dataclasses
 

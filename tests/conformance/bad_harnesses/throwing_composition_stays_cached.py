@@ -1,7 +1,8 @@
 """Marks the session prefix composed (an empty list) before the contributors
 run, so a composition that throws leaves it cached and the next turn never
 recomposes. Caught by ``prefix-throwing-contributor``: ``calls/catalog@i1``
-and ``request-0`` [PREFIX-5]."""
+and ``request-0`` [PREFIX-5]; the same two on
+``prefix-cancel-honoured-by-throwing``."""
 
 from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject

@@ -1,0 +1,74 @@
+"""The cache judgement: prompt-cache stability judged from requests alone.
+
+For any harness, whatever log it writes (or none): the requests it sent, as
+the fake captured them, and where its processes started, give a verdict on
+the cache half of the contract (docs/spec.md, sections 13 and 16; the
+guide is docs/cache.md). Pure: plain data in, plain data out.
+
+How to call it::
+
+    from reqfold.conformance.cache import (
+        ProcessStart, judge_cache, read_capture_lines,
+    )
+
+    with open("requests.jsonl", "rb") as capture:
+        judgement = judge_cache(
+            read_capture_lines(capture),           # or calls_from_records(fake.capture)
+            starts=[ProcessStart(first_index=0, name="run 1", kind="first"),
+                    ProcessStart(first_index=7, name="run 2", kind="resume")],
+            expected={12: "compaction forced by the driver"},
+            fail_on=("date-time",),                 # optional CI gate
+            max_lost_tokens=None,                   # optional CI gate
+        )
+    judgement.findings   # checks: id, rules, outcome (pass/warn/fail), message
+    judgement.breaks     # per break: index, stream, cause, excerpts, tokens lost,
+                         # expected (why) or None, rules
+    judgement.rows       # the timeline: prompt, cached, written, lost, relation, cause
+    judgement.streams    # main and side streams with their share of prompt tokens
+    judgement.static     # the static opening kept across process starts
+    judgement.echoes     # assistant turns not re-sent byte for byte
+    cache_status(judgement, strict=False)   # 0 conformant, 1 broken
+
+`render_text(judgement)` prints the timeline, the breaks and the findings;
+`judgement_json(judgement)` is the JSON form (docs/cache.md).
+"""
+
+from reqfold.conformance.cache.capture import (
+    CapturedCall,
+    CaptureLineError,
+    calls_from_records,
+    read_capture_lines,
+)
+from reqfold.conformance.cache.causes import CAUSES
+from reqfold.conformance.cache.judge import judge_cache
+from reqfold.conformance.cache.model import (
+    Break,
+    CacheJudgement,
+    EchoFinding,
+    Finding,
+    ProcessStart,
+    Row,
+    StaticOpening,
+    StreamSummary,
+)
+from reqfold.conformance.cache.output import cache_status, judgement_json, render_text
+
+__all__ = [
+    "CAUSES",
+    "Break",
+    "CacheJudgement",
+    "CaptureLineError",
+    "CapturedCall",
+    "EchoFinding",
+    "Finding",
+    "ProcessStart",
+    "Row",
+    "StaticOpening",
+    "StreamSummary",
+    "cache_status",
+    "calls_from_records",
+    "judge_cache",
+    "judgement_json",
+    "read_capture_lines",
+    "render_text",
+]

@@ -1,0 +1,86 @@
+"""Captured requests as the cache judgement reads them.
+
+A capture is what the fake keeps (`GET /_fake/requests.jsonl`, one JSON
+object per line, see `reqfold.fakes.capture`), or a file a user kept of
+those lines. The judgement needs only `index`, `path`, `status`, `body`,
+`reply` (the assistant message the fake sent back) and `usage`; every other
+member (`raw_body` above all, which holds the body a second time) is
+skipped by the decoder without being built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from reqfold.fakes.capture import CapturedRequest
+from reqfold.fakes.jsontypes import JsonObject, JsonValue
+
+
+class CaptureLineError(ValueError):
+    """A capture line that is not a captured request (the message says where)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapturedCall:
+    """One captured request: what the judgement reads of it."""
+
+    index: int
+    path: str
+    status: int
+    body: JsonValue
+    reply: JsonValue = None
+    usage: JsonObject | None = None
+
+
+class _Line(msgspec.Struct):
+    index: int
+    path: str = ""
+    status: int = 200
+    body: Any = None
+    reply: Any = None
+    usage: dict[str, Any] | None = None
+
+
+_DECODER = msgspec.json.Decoder(_Line)
+
+
+def read_capture_lines(lines: Iterable[bytes | str]) -> Iterator[CapturedCall]:
+    """Decode capture lines one at a time (blank lines are skipped).
+
+    Raises `CaptureLineError` naming the line for one that is not a
+    captured request object.
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = _DECODER.decode(line)
+        except msgspec.DecodeError as error:
+            raise CaptureLineError(
+                f"line {number}: not a captured request ({error})"
+            ) from None
+        yield CapturedCall(
+            index=item.index,
+            path=item.path,
+            status=item.status,
+            body=item.body,
+            reply=item.reply,
+            usage=item.usage,
+        )
+
+
+def calls_from_records(records: Iterable[CapturedRequest]) -> Iterator[CapturedCall]:
+    """The fake's in-memory captures (`FakeProvider.capture`) as calls."""
+    for record in records:
+        yield CapturedCall(
+            index=record.index,
+            path=record.path,
+            status=record.status,
+            body=record.body,
+            reply=record.reply,
+            usage=record.usage,
+        )

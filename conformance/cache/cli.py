@@ -1,0 +1,154 @@
+"""``reqfold check --requests CAPTURE`` with no log: the cache judgement's shell.
+
+Reads the capture line by line (`capture.read_capture_lines`), judges it
+(`judge.judge_cache`) and prints the timeline, the breaks, the findings
+and one verdict (or the JSON form). Exit status: 0 conformant, 1 a MUST
+rule or a gate broken (a SHOULD too with ``--strict``), 2 bad arguments or
+a capture that cannot be read, 3 no request to judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from reqfold.conformance.cache.capture import CaptureLineError, read_capture_lines
+from reqfold.conformance.cache.causes import CAUSES
+from reqfold.conformance.cache.judge import judge_cache
+from reqfold.conformance.cache.model import ProcessKind, ProcessStart
+from reqfold.conformance.cache.output import cache_status, judgement_json, render_text
+
+NO_VERDICT = 3
+KINDS: tuple[ProcessKind, ...] = ("resume", "fresh")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The cache judgement's options (``reqfold check`` and ``reqfold probe``)."""
+    group = parser.add_argument_group(
+        "the cache judged from requests alone (--requests and no log)"
+    )
+    group.add_argument(
+        "--process-start",
+        action="append",
+        default=[],
+        type=process_start,
+        metavar="INDEX[:resume|fresh]",
+        help="a harness process started with the request of this capture index"
+        " (resume: it continues the session before; fresh: a new session in the"
+        " same project); repeatable",
+    )
+    group.add_argument(
+        "--expect-break",
+        action="append",
+        default=[],
+        type=expected_break,
+        metavar="INDEX[=WHY]",
+        help="the request of this index may break the cache (a compaction, a model"
+        " switch, a /clear); repeatable",
+    )
+    add_gate_arguments(group)
+
+
+def add_gate_arguments(group: argparse._ActionsContainer) -> None:
+    """``--fail-on`` and ``--max-lost-tokens``: CI gates stricter than the spec."""
+    group.add_argument(
+        "--fail-on",
+        type=causes,
+        default=(),
+        metavar="CAUSE,...",
+        help="fail on any break with one of these causes (" + ", ".join(CAUSES) + ")",
+    )
+    group.add_argument(
+        "--max-lost-tokens",
+        type=non_negative,
+        metavar="N",
+        help="fail when the breaks lose more than N tokens against a pure append",
+    )
+
+
+def process_start(text: str) -> ProcessStart:
+    """``INDEX`` or ``INDEX:resume`` or ``INDEX:fresh``."""
+    index, _, kind = text.partition(":")
+    kind = kind or "resume"
+    if not index.isdigit() or kind not in KINDS:
+        raise argparse.ArgumentTypeError(f"expected INDEX[:resume|fresh], got {text!r}")
+    return ProcessStart(
+        first_index=int(index),
+        name="",
+        kind="resume" if kind == "resume" else "fresh",
+    )
+
+
+def expected_break(text: str) -> tuple[int, str]:
+    """``INDEX`` or ``INDEX=WHY``."""
+    index, _, why = text.partition("=")
+    if not index.isdigit():
+        raise argparse.ArgumentTypeError(f"expected INDEX[=WHY], got {text!r}")
+    return int(index), why or "declared with --expect-break"
+
+
+def causes(text: str) -> tuple[str, ...]:
+    """A comma-separated list of cause names."""
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in CAUSES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown cause(s) {', '.join(unknown) or text!r}; known: "
+            + ", ".join(CAUSES)
+        )
+    return names
+
+
+def non_negative(text: str) -> int:
+    """A whole number of tokens, 0 or more."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number of tokens, got {text!r}")
+    return int(text)
+
+
+def named_starts(starts: list[ProcessStart]) -> list[ProcessStart]:
+    """Process starts in index order, named `process 1`, `process 2`, ..."""
+    ordered = sorted(starts, key=lambda start: start.first_index)
+    if not ordered or ordered[0].first_index > 0:
+        ordered.insert(0, ProcessStart(first_index=0, name="", kind="first"))
+    return [
+        ProcessStart(
+            first_index=start.first_index, name=f"process {n}", kind=start.kind
+        )
+        for n, start in enumerate(ordered, start=1)
+    ]
+
+
+def run_requests(args: argparse.Namespace) -> int:
+    """Judge the capture named by ``--requests``; print; return the status."""
+    try:
+        with open(args.requests, "rb") as capture:
+            judgement = judge_cache(
+                read_capture_lines(capture),
+                starts=named_starts(args.process_start),
+                expected=dict(args.expect_break),
+                fail_on=args.fail_on,
+                max_lost_tokens=args.max_lost_tokens,
+            )
+    except OSError as error:
+        print(
+            f"reqfold check: --requests {args.requests}: cannot read:"
+            f" {error.strerror or error}",
+            file=sys.stderr,
+        )
+        return 2
+    except CaptureLineError as error:
+        print(f"reqfold check: {args.requests}: {error}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        print(json.dumps(judgement_json(judgement), ensure_ascii=True, indent=1))
+    else:
+        print(render_text(judgement, strict=args.strict))
+    if not judgement.rows:
+        print(
+            f"reqfold check: {args.requests}: no request the fake answered; no verdict",
+            file=sys.stderr,
+        )
+        return NO_VERDICT
+    return cache_status(judgement, strict=args.strict)

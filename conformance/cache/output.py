@@ -1,0 +1,122 @@
+"""The cache judgement as text for a terminal and as JSON (pure)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from reqfold.conformance.cache.model import CacheJudgement
+from reqfold.conformance.outcomes import MARKS, Outcome
+
+CONFORMANT, BROKEN = 0, 1
+
+
+def cache_status(judgement: CacheJudgement, *, strict: bool = False) -> int:
+    """0 when no MUST finding failed (and, with `strict`, none warned), else 1."""
+    bad = {Outcome.FAIL, Outcome.WARN} if strict else {Outcome.FAIL}
+    return BROKEN if any(f.outcome in bad for f in judgement.findings) else CONFORMANT
+
+
+def judgement_json(judgement: CacheJudgement) -> dict[str, Any]:
+    """The JSON form: every member of the judgement, plus its totals."""
+    return {
+        "prompt_tokens": judgement.prompt_tokens,
+        "cached_tokens": judgement.cached_tokens,
+        "lost_tokens": judgement.lost_tokens,
+        "streams": [dataclasses.asdict(item) for item in judgement.streams],
+        "static_opening": dataclasses.asdict(judgement.static)
+        if judgement.static is not None
+        else None,
+        "breaks": [dataclasses.asdict(item) for item in judgement.breaks],
+        "echoes": [dataclasses.asdict(item) for item in judgement.echoes],
+        "timeline": [dataclasses.asdict(item) for item in judgement.rows],
+        "findings": [
+            {**dataclasses.asdict(item), "outcome": item.outcome.value}
+            for item in judgement.findings
+        ],
+        "skipped": [{"index": index, "why": why} for index, why in judgement.skipped],
+    }
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def render_text(
+    judgement: CacheJudgement, *, strict: bool = False, verdict: bool = True
+) -> str:
+    """The streams, the timeline, one line per break, the findings, the verdict."""
+    lines = ["cache judgement (from the requests alone)", ""]
+    lines.append("streams:")
+    lines.extend(
+        f"  {stream.name:<8} {stream.requests:>4} request(s)"
+        f"  {stream.share:6.1%} of prompt tokens"
+        f"  cached {stream.cached_tokens}  lost {stream.lost_tokens}"
+        f"  breaks {stream.breaks}  (first: request {stream.first_index};"
+        f" tools: {', '.join(stream.tool_names) or 'none'})"
+        for stream in judgement.streams
+    )
+    total = judgement.prompt_tokens
+    ratio = judgement.cached_tokens / total if total else 0.0
+    lines.append(
+        f"  session: {total} prompt tokens, {judgement.cached_tokens} cached"
+        f" ({ratio:.1%}), {judgement.lost_tokens} lost against a pure append"
+    )
+    if judgement.static is not None:
+        static = judgement.static
+        text = (
+            f"  static opening: {static.static_tokens} of {static.opening_tokens}"
+            f" opening tokens kept across {static.starts} process start(s)"
+        )
+        if static.breakpoint_tokens is not None:
+            text += f"; a cache breakpoint covers {static.breakpoint_tokens}"
+        lines.append(text)
+    lines += ["", "timeline:"]
+    lines.append(
+        "  index  process     stream    prompt  cached  written  lost  relation"
+        "     cause"
+    )
+    for row in judgement.rows:
+        cause = row.cause + (" (expected)" if row.expected and row.cause else "")
+        lines.append(
+            f"  {row.index:>5}  {row.process[:10]:<10}  {row.stream[:8]:<8}"
+            f"  {row.prompt:>6}  {_count(row.cached):>6}  {_count(row.written):>7}"
+            f"  {row.lost:>4}  {row.relation:<11}  {cause}"
+        )
+    for index, why in judgement.skipped:
+        lines.append(f"  {index:>5}  left out: {why}")
+    if judgement.breaks:
+        lines += ["", "breaks:"]
+    for item in judgement.breaks:
+        expected = f" (expected: {item.expected})" if item.expected else ""
+        lines.append(
+            f"  request {item.index} ({item.stream}, {item.across} of request"
+            f" {item.previous}): {item.cause}{expected}, {item.lost} tokens lost"
+            f" [{', '.join(item.rules)}]"
+        )
+        if item.detail:
+            lines.append(f"    {item.detail}")
+        lines.append(f"    at {item.field}")
+        lines.append(f"    was: {item.earlier!r}")
+        lines.append(f"    now: {item.current!r}")
+    for echo in judgement.echoes:
+        lines.append(
+            f"  request {echo.index} ({echo.stream}): the assistant turn of request"
+            f" {echo.previous} re-sent changed at {echo.field}:"
+            f" returned {echo.returned!r}, echoed {echo.echoed!r}"
+        )
+    if not verdict:  # the caller prints the findings with its own
+        return "\n".join(lines)
+    lines += ["", "findings:"]
+    for finding in judgement.findings:
+        lines.append(
+            f"  {MARKS[finding.outcome]} {finding.id} [{', '.join(finding.rules)}]"
+            + (f": {finding.message}" if finding.message else "")
+        )
+    status = cache_status(judgement, strict=strict)
+    lines += [
+        "",
+        "verdict: "
+        + ("CONFORMANT (cache)" if status == CONFORMANT else "NOT CONFORMANT (cache)"),
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,241 @@
+"""A captured request rendered as the fake renders it: segments and tokens.
+
+The judgement measures tokens exactly as the fake does, so its numbers
+match the fake's usage: the request is parsed and split into segments by
+the fake's own dialect (`reqfold.fakes.dialects`), tokenized segment by
+segment (`reqfold.fakes.prompt`), and the cache rule of the dialect's
+profile (block size, minimum) turns a matched prefix into cached tokens.
+
+The **opening** of a request is its leading tools and system segments
+(in the default render order: tools, then system); what follows is the
+conversation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import AnyStr
+
+from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
+from reqfold.fakes.dialects.table import cache_rule, dialect_serving
+from reqfold.fakes.errors import InvalidRequest
+from reqfold.fakes.jsontypes import JsonObject, JsonValue
+from reqfold.fakes.profiles import DEEPSEEK, OPENAI, PROFILES, Profile
+from reqfold.fakes.prompt import Segment
+from reqfold.fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
+
+SYSTEM_ROLES = ("system", "developer")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Prompt:
+    """One request's prompt: its segments, where each ends, its opening."""
+
+    index: int
+    profile: Profile
+    model: str
+    segments: tuple[Segment, ...]
+    digests: tuple[bytes, ...]
+    ends: tuple[int, ...]
+    tokens: bytes
+    """The packed token ids (`reqfold.fakes.tokenizer.TOKEN_BYTES` each)."""
+    opening: int
+    """How many leading segments are tools or system text."""
+    tool_names: tuple[str, ...]
+    system_text: str
+    message_count: int
+    reply: JsonValue = None
+    cached: int | None = None
+    written: int | None = None
+
+    @property
+    def n_tokens(self) -> int:
+        """Prompt length in tokens."""
+        return self.ends[-1] if self.ends else 0
+
+    def start_of(self, position: int) -> int:
+        """Token offset at which segment `position` starts."""
+        if position <= 0:
+            return 0
+        return self.ends[min(position, len(self.ends)) - 1]
+
+    @property
+    def opening_tokens(self) -> int:
+        """Tokens of the tools and system text."""
+        return self.start_of(self.opening)
+
+    def cached_for(self, matched: int) -> int:
+        """Cached tokens the fake reports when `matched` leading tokens hit."""
+        return cache_rule(self.profile, matched, self.n_tokens, self.model)
+
+
+def shared_segments(earlier: Prompt, current: Prompt) -> int:
+    """How many leading segments the two prompts have identical."""
+    shared = 0
+    for left, right in zip(earlier.digests, current.digests, strict=False):
+        if left != right:
+            break
+        shared += 1
+    return shared
+
+
+def shared_tokens(earlier: Prompt, current: Prompt) -> int:
+    """How many leading tokens the two prompts have identical (what the
+    fake's prefix cache can match, inside a segment too)."""
+    common = common_prefix(earlier.tokens, current.tokens)
+    return common // TOKEN_BYTES
+
+
+def common_prefix(a: AnyStr, b: AnyStr) -> int:
+    """Length of the longest common prefix (binary search on slices, in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def choose_profile(path: str, body: JsonObject, usage: JsonObject | None) -> Profile:
+    """The profile a capture line was served under, from what it shows.
+
+    Anthropic for the Messages path; for chat completions, the usage
+    members tell DeepSeek (`prompt_cache_hit_tokens`) from OpenAI
+    (`prompt_tokens_details`), else the model name, else DeepSeek.
+    """
+    dialect = dialect_serving(path)
+    family = dialect.family if dialect is not None else "deepseek"
+    if family in PROFILES and family not in ("deepseek", "openai"):
+        return PROFILES[family]
+    if usage is not None:
+        if "prompt_cache_hit_tokens" in usage:
+            return DEEPSEEK
+        if "prompt_tokens_details" in usage:
+            return OPENAI
+    if body.get("model") in OPENAI.models:
+        return OPENAI
+    return DEEPSEEK
+
+
+def render(
+    index: int,
+    path: str,
+    body: JsonValue,
+    encoder: SegmentEncoder,
+    memo: MessagePrefixMemo | None = None,
+    *,
+    usage: JsonObject | None = None,
+    reply: JsonValue = None,
+    profile: Profile | None = None,
+) -> Prompt | None:
+    """The prompt of one captured request, or None when the fake would refuse it.
+
+    `memo` keeps the rendered messages of the last few prompts, so a
+    conversation resent whole is rendered only where it grew (the same
+    result with or without it).
+    """
+    dialect = dialect_serving(path)
+    if dialect is None or not isinstance(body, dict):
+        return None
+    chosen = profile or choose_profile(path, body, usage)
+    try:
+        call = dialect.parse(body)
+        rendered = dialect.render(call, chosen, encoder, memo)
+    except InvalidRequest:
+        return None
+    opening = _opening_length(rendered.segments)
+    model = body.get("model")
+    return Prompt(
+        index=index,
+        profile=chosen,
+        model=model if isinstance(model, str) else "",
+        segments=rendered.segments,
+        digests=rendered.digests,
+        ends=rendered.ends,
+        tokens=rendered.tokens,
+        opening=opening,
+        tool_names=tuple(
+            _tool_name(segment.value)
+            for segment in rendered.segments[:opening]
+            if segment.path.startswith("tools[")
+        ),
+        system_text="\n".join(
+            _text_of(segment.value)
+            for segment in rendered.segments[:opening]
+            if not segment.path.startswith(("tools[", "response_format"))
+        ),
+        message_count=_message_count(body),
+        reply=reply,
+        cached=_usage_number(usage, "cached"),
+        written=_usage_number(usage, "written"),
+    )
+
+
+def _opening_length(segments: tuple[Segment, ...]) -> int:
+    count = 0
+    for segment in segments:
+        if segment.path.startswith(("tools[", "response_format", "system")):
+            count += 1
+            continue
+        value = segment.value
+        if (
+            segment.message_index is not None
+            and isinstance(value, dict)
+            and value.get("role") in SYSTEM_ROLES
+        ):
+            count += 1
+            continue
+        break
+    return count
+
+
+def _tool_name(tool: JsonValue) -> str:
+    if not isinstance(tool, dict):
+        return ""
+    name = tool.get("name")
+    function = tool.get("function")
+    if not isinstance(name, str) and isinstance(function, dict):
+        name = function.get("name")
+    return name if isinstance(name, str) else ""
+
+
+def text_of(value: JsonValue) -> str:
+    """The text a segment carries (message content, text blocks), else ''."""
+    return _text_of(value)
+
+
+def _text_of(value: JsonValue) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_text_of(item) for item in value)
+    if isinstance(value, dict):
+        for name in ("content", "text"):
+            if name in value:
+                return _text_of(value[name])
+    return ""
+
+
+def _message_count(body: JsonObject) -> int:
+    messages = body.get("messages")
+    return len(messages) if isinstance(messages, list) else 0
+
+
+def _usage_number(usage: JsonObject | None, what: str) -> int | None:
+    if usage is None:
+        return None
+    if what == "written":
+        value = usage.get("cache_creation_input_tokens")
+        return value if isinstance(value, int) else None
+    for name in ("prompt_cache_hit_tokens", "cache_read_input_tokens"):
+        value = usage.get(name)
+        if isinstance(value, int):
+            return value
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
+        cached = details["cached_tokens"]
+        assert isinstance(cached, int)
+        return cached
+    return None

@@ -1,0 +1,121 @@
+"""Optional harness features: what a scenario needs, and what an adapter declares.
+
+Every harness must support the core of the harness protocol (opening a
+session, starting and resuming instances, sends, cancels, disposes:
+docs/adapter-protocol.md, "Optional features"). Everything else is an
+optional **feature** an adapter declares in ``initialize`` (``features``):
+a harness that cannot compact on demand, take an injection or change its
+header mid-run is not broken, it just cannot be judged on a scenario that
+needs one. Such a scenario is **not covered**: listed with the reason in
+every output and report, never an error or a failure.
+
+Pure: a scenario's needs are read from its data (its steps, reactions,
+seed and contributors' seams), so a new scenario needs no list kept by
+hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from reqfold.conformance.harness.scenarios import Scenario
+from reqfold.reference.json_values import JsonObject
+
+FEATURES: Final[Mapping[str, str]] = {
+    "compact": "on-demand compaction",
+    "inject": "inject",
+    "update": "header updates",
+    "seed": "seeded sessions",
+    "step-start-seam": "the step-start seam",
+    "session-prefix-seam": "the session-prefix seam",
+    "request-messages-seam": "the request-messages seam",
+}
+"""Each optional feature's name in ``initialize``, and what it is in words."""
+
+ACTION_FEATURES: Final[Mapping[str, str]] = {
+    "compact": "compact",
+    "inject": "inject",
+    "update": "update",
+}
+"""Scenario actions (steps or reactions) that need a feature."""
+
+METHOD_FEATURES: Final[Mapping[str, str]] = {
+    "instance/compact": "compact",
+    "instance/inject": "inject",
+    "instance/update": "update",
+}
+"""Harness methods whose every use is optional: refusing one as not
+supported means its feature is missing."""
+
+NOT_COVERED: Final = "not covered: "
+"""How the message of a scenario run that was not covered begins."""
+
+NOT_SUPPORTED: Final = -32003
+"""The JSON-RPC error code an adapter answers for a method (or a use of
+one, such as a seed or a contributor seam) its harness does not support."""
+
+
+def declared_features(identity: Mapping[str, Any]) -> frozenset[str]:
+    """The optional features an ``initialize`` result declares.
+
+    An adapter that leaves ``features`` out declares every feature: the
+    protocol had no such member before, and its adapters served every method.
+    """
+    listed = identity.get("features")
+    if not isinstance(listed, list):
+        return frozenset(FEATURES)
+    return frozenset(name for name in listed if name in FEATURES)
+
+
+def features_needed(scenario: Scenario) -> frozenset[str]:
+    """Every optional feature playing `scenario` takes, read from its data."""
+    needed: set[str] = set()
+    if scenario.seed is not None:
+        needed.add("seed")
+    needed.update(_seams(scenario.setup.get("contributors", ())))
+    for step in scenario.steps:
+        if step.action in ACTION_FEATURES:
+            needed.add(ACTION_FEATURES[step.action])
+        if step.action == "start" and isinstance(step.argument, dict):
+            needed.update(_seams(step.argument.get("contributors", ())))
+        for reaction in step.during:
+            for item in reaction.then:
+                needed.update(
+                    ACTION_FEATURES[action]
+                    for action in item
+                    if action in ACTION_FEATURES
+                )
+    return frozenset(needed)
+
+
+def _seams(contributors: Iterable[JsonObject]) -> set[str]:
+    return {f"{contributor['seam']}-seam" for contributor in contributors}
+
+
+def missing_features(scenario: Scenario, declared: frozenset[str]) -> list[str]:
+    """The features `scenario` needs that are not `declared`, in `FEATURES` order."""
+    needed = features_needed(scenario)
+    return [name for name in FEATURES if name in needed and name not in declared]
+
+
+def not_declared_reason(missing: Iterable[str]) -> str:
+    """Why a scenario is not covered, in a few words: ``no inject declared``."""
+    return "no " + " and no ".join(FEATURES[name] for name in missing) + " declared"
+
+
+def feature_of_request(method: str, params: Mapping[str, Any]) -> str | None:
+    """The optional feature a request uses, or None for a core one.
+
+    A refusal as not supported (`NOT_SUPPORTED`) of a core request is an
+    error; of an optional one it makes the scenario not covered.
+    """
+    if method in METHOD_FEATURES:
+        return METHOD_FEATURES[method]
+    if method == "session/open" and "seed" in params:
+        return "seed"
+    if method == "instance/start":
+        seams = sorted(_seams(params.get("contributors") or ()))
+        if seams:
+            return seams[0] if len(seams) == 1 else " or ".join(seams)
+    return None

@@ -1,0 +1,21 @@
+"""Takes an injected message only between turns; one injected while a turn
+runs is dropped, never logged nor sent (the mirror of
+``drops_an_injection_while_idle``). Caught by
+``inject-while-busy-joins-the-next-request``: ``request-1`` [REQ-1,
+DERIVE-2]."""
+
+from typing import Any
+
+from reqfold.reference.harness_adapter import HarnessServer, main
+from reqfold.reference.json_values import JsonObject
+
+
+class DropsAnInjectionWhileBusy(HarnessServer):
+    async def inject(self, params: JsonObject) -> Any:
+        instance = self._instance(params)
+        if instance.turn is not None:  # "busy: try again later"
+            return {}
+        return await super().inject(params)
+
+
+raise SystemExit(main(server_class=DropsAnInjectionWhileBusy))

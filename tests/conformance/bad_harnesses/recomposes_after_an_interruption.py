@@ -1,0 +1,19 @@
+"""Composes the session prefix again at once when a composition was
+interrupted ("so the next turn is ready"), even when a dispose interrupted
+it and no turn will follow. Caught by ``prefix-dispose-inside-composition``:
+``calls/catalog@i1`` [PREFIX-5]."""
+
+from reqfold.reference.harness_adapter import main
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop import AbortSignal, AgentLoop
+
+
+class RecomposesAfterAnInterruption(AgentLoop):
+    async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        composed = await super()._compose_prefix(turn, signal)
+        if self._interruption() is not None:  # warm it up for the next turn
+            await super()._compose_prefix(turn, AbortSignal())
+        return composed
+
+
+raise SystemExit(main(loop_class=RecomposesAfterAnInterruption))

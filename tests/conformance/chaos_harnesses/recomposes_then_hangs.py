@@ -1,0 +1,36 @@
+"""Composes the session prefix again on every turn (a PREFIX-1 breach that a
+second ``contributor/started`` proves as soon as it comes), then never ends
+that turn. The hang must not hide the proven breach: the scenario is an
+error, and the call count already exceeded is still a failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from _chaos import say, serve
+
+from reqfold.reference.harness_adapter import HarnessServer, Instance
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop import AgentLoop, TurnResult
+
+
+class RecomposesEveryTurn(AgentLoop):
+    async def _run_turn(
+        self, content: list[JsonObject], source: JsonObject
+    ) -> TurnResult:
+        self._prefix = None  # "fresh context for every turn"
+        return await super()._run_turn(content, source)
+
+
+class RecomposesThenHangs(HarnessServer):
+    def __init__(self, notify: Any, **options: Any) -> None:
+        super().__init__(notify, **{**options, "loop_class": RecomposesEveryTurn})
+
+    def _turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
+        if turn is not None and turn >= 2:  # composed twice: never say it ended
+            say(f"{instance.name} composed again and now hangs")
+            return
+        super()._turn_ended(instance, turn, reason)
+
+
+serve(RecomposesThenHangs)

@@ -1,0 +1,10 @@
+"""The reference chat speaking Anthropic messages
+(`reqfold probe --dialect anthropic`)."""
+
+from __future__ import annotations
+
+from dialect_chat import chat_over
+
+from reqfold.reference.chat import main
+
+raise SystemExit(main(chat=chat_over("anthropic")))

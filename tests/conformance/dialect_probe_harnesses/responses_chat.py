@@ -1,0 +1,10 @@
+"""The reference chat speaking the OpenAI Responses API
+(`reqfold probe --dialect openai-responses`)."""
+
+from __future__ import annotations
+
+from dialect_chat import chat_over
+
+from reqfold.reference.chat import main
+
+raise SystemExit(main(chat=chat_over("openai-responses")))

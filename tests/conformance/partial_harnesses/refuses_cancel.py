@@ -1,0 +1,21 @@
+"""The reference harness with an adapter that answers ``instance/cancel``
+with "not supported" (-32003): every harness must support a cancel, so the
+scenario is an *error* (no verdict), never "not covered"."""
+
+from typing import Any
+
+from reqfold.reference.adapter import RpcError
+from reqfold.reference.harness_adapter import HarnessServer, main
+from reqfold.reference.json_values import JsonObject
+
+NOT_SUPPORTED = -32003
+
+
+class RefusesCancel(HarnessServer):
+    async def handle(self, method: str, params: JsonObject) -> Any:
+        if method == "instance/cancel":
+            raise RpcError(NOT_SUPPORTED, "no cancel here")
+        return await super().handle(method, params)
+
+
+raise SystemExit(main(server_class=RefusesCancel))

@@ -1,0 +1,25 @@
+"""The reference harness with an adapter that declares no ``features`` (so
+every feature, as before the member existed) and answers ``instance/compact``
+with the error that means "not supported" (-32003): the scenario that
+compacts is *not covered*, as if it had not been declared."""
+
+from typing import Any
+
+from reqfold.reference.adapter import RpcError
+from reqfold.reference.harness_adapter import HarnessServer, main
+from reqfold.reference.json_values import JsonObject
+
+NOT_SUPPORTED = -32003
+
+
+class RefusesCompaction(HarnessServer):
+    async def handle(self, method: str, params: JsonObject) -> Any:
+        if method == "instance/compact":
+            raise RpcError(NOT_SUPPORTED, "this harness compacts on its own only")
+        result = await super().handle(method, params)
+        if method == "initialize":
+            result.pop("features", None)
+        return result
+
+
+raise SystemExit(main(server_class=RefusesCompaction))

@@ -1,0 +1,116 @@
+"""``reqfold check --requests CAPTURE`` with no log: the cache judged alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from cache_sessions import SYSTEM, Session
+from cli_in_process import reqfold_here
+
+from reqfold.conformance.rules import load_rules
+
+
+def check_here(*args: object) -> subprocess.CompletedProcess[str]:
+    """``reqfold check ARGS`` in this process."""
+    argv = ["check", *map(str, args)]
+    status, out, err = reqfold_here(*argv, limit=60)
+    return subprocess.CompletedProcess(argv, status, out, err)
+
+
+@pytest.fixture(scope="module")
+def resumed_next_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A capture: two turns, then a process resumed with tomorrow's date."""
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.system = SYSTEM.replace("2026-12-06", "2026-12-07")
+    session.turn("turn 2")
+    path = tmp_path_factory.mktemp("capture") / "requests.jsonl"
+    path.write_text("\n".join(session.lines()) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.spec("CACHE-3", "STREAM-1")
+def test_a_capture_alone_is_judged_with_no_log_rule_in_the_verdict(
+    resumed_next_day: Path,
+) -> None:
+    result = check_here("--requests", resumed_next_day, "--process-start", "2:resume")
+    assert result.returncode == 0, result.stderr
+    assert "request 2 (main, resume of request 1): date-time" in result.stdout
+    assert "WARN  cache/resume-extends [CACHE-3]" in result.stdout
+    assert "verdict: CONFORMANT (cache)" in result.stdout
+    log_rules = [rule for rule in load_rules() if rule.startswith(("JSONL", "LOG"))]
+    for rule in (*log_rules, "CHECK-1", "CHECK-3"):
+        assert rule not in result.stdout
+
+
+@pytest.mark.spec("CACHE-3")
+def test_strict_and_the_gates_turn_the_warning_into_status_one(
+    resumed_next_day: Path,
+) -> None:
+    base = ("--requests", resumed_next_day, "--process-start", "2:resume")
+    assert check_here(*base, "--strict").returncode == 1
+    assert check_here(*base, "--fail-on", "date-time,nonce").returncode == 1
+    assert check_here(*base, "--fail-on", "nonce").returncode == 0
+    assert check_here(*base, "--max-lost-tokens", "0").returncode == 1
+    assert check_here(*base, "--max-lost-tokens", "100000").returncode == 0
+
+
+def test_without_the_process_start_the_same_break_fails_cache_1(
+    resumed_next_day: Path,
+) -> None:
+    result = check_here("--requests", resumed_next_day, "--format", "json")
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    (broken,) = document["breaks"]
+    assert broken["rules"] == ["CACHE-1", "CACHE-2"]
+    assert broken["lost"] == document["lost_tokens"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ((), "give a session log, or --requests CAPTURE alone"),
+        (("--fail-on", "weather"), "unknown cause(s)"),
+        (("--process-start", "x:resume"), "expected INDEX[:resume|fresh]"),
+        (("--max-lost-tokens", "-3"), "expected a number of tokens"),
+    ],
+)
+def test_bad_arguments_are_said_in_one_line_with_status_two(
+    args: tuple[str, ...], said: str
+) -> None:
+    result = check_here(*args)
+    assert result.returncode == 2
+    assert said in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_gates_with_a_log_are_refused(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text("", encoding="utf-8")
+    result = check_here(log, "--fail-on", "nonce")
+    assert result.returncode == 2
+    assert "judge a capture with no log" in result.stderr
+
+
+def test_a_capture_line_that_is_not_a_request_is_named(tmp_path: Path) -> None:
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text('{"index": 0, "path": "/chat/completions"}\nnot json\n')
+    result = check_here("--requests", capture)
+    assert result.returncode == 2
+    assert "line 2: not a captured request" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_capture_with_no_answered_request_is_no_verdict(tmp_path: Path) -> None:
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text(
+        json.dumps({"index": 0, "path": "/chat/completions", "status": 400}) + "\n"
+    )
+    result = check_here("--requests", capture)
+    assert result.returncode == 3
+    assert "no verdict" in result.stderr
+    assert "left out: answered 400" in result.stdout

@@ -1,0 +1,248 @@
+"""The cache judgement, in process: requests sent to the fake, judged alone."""
+
+from __future__ import annotations
+
+import pytest
+from cache_sessions import SYSTEM, TOOLS, Session
+
+from reqfold.conformance.cache import (
+    ProcessStart,
+    cache_status,
+    judge_cache,
+    judgement_json,
+    read_capture_lines,
+    render_text,
+)
+from reqfold.conformance.outcomes import Outcome
+from reqfold.fakes.dialects.table import cache_rule
+
+
+def starts(*pairs: tuple[int, str]) -> list[ProcessStart]:
+    return [
+        ProcessStart(first_index=index, name=f"run {n}", kind=kind)  # type: ignore[arg-type]
+        for n, (index, kind) in enumerate(pairs, start=1)
+    ]
+
+
+@pytest.mark.spec("CACHE-1")
+def test_an_append_only_session_is_conformant_with_nothing_lost() -> None:
+    session = Session()
+    for n in range(4):
+        session.turn(f"turn {n}")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    assert [row.relation for row in judgement.rows] == ["first"] + ["append"] * 3
+    assert judgement.breaks == []
+    assert judgement.lost_tokens == 0
+    assert [s.name for s in judgement.streams] == ["main"]
+    assert cache_status(judgement) == 0
+    assert judgement.findings[0].outcome is Outcome.PASS
+
+
+@pytest.mark.spec("CACHE-1", "STREAM-5")
+def test_history_rewritten_in_one_process_fails_with_its_cause_and_tokens_lost() -> (
+    None
+):
+    session = Session()
+    for n in range(3):
+        session.turn(f"turn {n}")
+    session.messages[1] = {"role": "assistant", "content": "edited afterwards"}
+    session.turn("turn 3")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    (broken,) = judgement.breaks
+    assert (broken.index, broken.previous, broken.cause) == (3, 2, "message-edited")
+    assert broken.rules == ("CACHE-1",)
+    assert broken.expected is None
+    previous_prompt, _ = session.reported(2)
+    prompt, cached = session.reported(3)
+    profile = session.provider.profile
+    pure_append = cache_rule(profile, previous_prompt, prompt, "deepseek-chat")
+    assert broken.lost == pure_append - cached > 0
+    assert cache_status(judgement) == 1
+    assert "message-edited" in render_text(judgement)
+
+
+@pytest.mark.spec("STREAM-1")
+def test_a_side_request_with_its_own_opening_is_a_side_stream_not_a_break() -> None:
+    session = Session()
+    session.turn("turn 0")
+    title = [{"role": "user", "content": "Write a title for: turn 0"}]
+    saved, session.system, session.tools = session.system, "You write titles.", []
+    session.send(title)
+    session.system, session.tools = saved, list(TOOLS)
+    session.turn("turn 1")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    assert [(row.stream, row.relation) for row in judgement.rows] == [
+        ("main", "first"),
+        ("side 1", "new-opening"),
+        ("main", "append"),
+    ]
+    assert judgement.breaks == []
+    main, side = judgement.streams
+    assert main.share > 0.9
+    assert side.share == pytest.approx(1 - main.share)
+    assert cache_status(judgement, strict=True) == 0
+
+
+@pytest.mark.spec("CACHE-3", "CACHE-2")
+def test_a_date_moved_on_resume_is_a_warning_naming_the_date() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.system = SYSTEM.replace("2026-12-06", "2026-12-07")
+    session.turn("turn 2")
+    judgement = judge_cache(
+        read_capture_lines(session.lines()), starts=starts((0, "first"), (2, "resume"))
+    )
+    (broken,) = judgement.breaks
+    assert broken.cause == "date-time"
+    assert broken.across == "resume"
+    assert broken.rules == ("CACHE-3", "CACHE-2")
+    assert "2026-12-06" in broken.earlier
+    assert "2026-12-07" in broken.current
+    outcomes = {f.id: f.outcome for f in judgement.findings}
+    assert outcomes["cache/main-extends"] is Outcome.PASS
+    assert outcomes["cache/resume-extends"] is Outcome.WARN
+    assert cache_status(judgement) == 0
+    assert cache_status(judgement, strict=True) == 1
+
+
+@pytest.mark.spec("STREAM-5")
+def test_a_declared_break_and_a_model_change_are_expected_not_failures() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.messages[0]["content"] = "changed by a compaction the driver forced"
+    session.turn("turn 1")
+    session.model = "deepseek-reasoner"
+    session.turn("turn 2")
+    judgement = judge_cache(
+        read_capture_lines(session.lines()), expected={1: "compaction"}
+    )
+    assert [(b.index, b.expected) for b in judgement.breaks] == [
+        (1, "compaction"),
+        (2, "recognised: model-change"),
+    ]
+    assert judgement.lost_tokens == 0
+    assert cache_status(judgement) == 0
+
+
+@pytest.mark.spec("STREAM-4")
+def test_an_assistant_turn_re_sent_changed_is_an_echo_warning() -> None:
+    session = Session()
+    session.messages.append({"role": "user", "content": "hello"})
+    answer = session.send()
+    session.messages.append({"role": "assistant", "content": answer["content"] + "!"})
+    session.turn("turn 1")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    (echo,) = judgement.echoes
+    assert (echo.index, echo.previous, echo.field) == (1, 0, "messages[2].content")
+    assert echo.echoed.endswith("!")
+    assert not echo.returned.endswith("!")
+    finding = next(f for f in judgement.findings if f.id == "cache/echo-fidelity")
+    assert finding.outcome is Outcome.WARN
+    assert finding.rules == ("STREAM-4",)
+
+
+@pytest.mark.spec("CACHE-1")
+def test_the_gates_fail_a_run_the_spec_lets_pass() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.system = SYSTEM.replace("2026-12-06", "2026-12-07")
+    session.turn("turn 1")
+    lines = list(session.lines())
+    plain = judge_cache(
+        read_capture_lines(lines), starts=starts((0, "first"), (1, "resume"))
+    )
+    assert cache_status(plain) == 0
+    gated = judge_cache(
+        read_capture_lines(lines),
+        starts=starts((0, "first"), (1, "resume")),
+        fail_on=("date-time",),
+        max_lost_tokens=plain.lost_tokens,
+    )
+    outcomes = {f.id: f.outcome for f in gated.findings}
+    assert outcomes["gate/fail-on"] is Outcome.FAIL
+    assert outcomes["gate/max-lost-tokens"] is Outcome.PASS
+    tighter = judge_cache(
+        read_capture_lines(lines),
+        max_lost_tokens=plain.lost_tokens - 1,
+        starts=starts((0, "first"), (1, "resume")),
+    )
+    assert cache_status(tighter) == 1
+
+
+def test_the_json_form_holds_every_member_and_the_totals() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    document = judgement_json(judge_cache(read_capture_lines(session.lines())))
+    assert set(document) >= {"streams", "breaks", "timeline", "findings", "lost_tokens"}
+    assert document["timeline"][1]["relation"] == "append"
+    assert document["findings"][0]["outcome"] == "pass"
+
+
+@pytest.mark.spec("STREAM-2", "CACHE-2")
+def test_a_fresh_session_that_changes_a_per_session_id_loses_its_opening() -> None:
+    session = Session()
+    session.system = "Session: 0f3c2a9b71d4\n" + SYSTEM
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.system = "Session: 7be1d04c88a2\n" + SYSTEM
+    session.messages = []
+    session.turn("a new task")
+    judgement = judge_cache(
+        read_capture_lines(session.lines()), starts=starts((0, "first"), (2, "fresh"))
+    )
+    (broken,) = judgement.breaks
+    assert broken.across == "fresh"
+    assert broken.cause == "nonce"
+    assert broken.rules == ("STREAM-2", "CACHE-2")
+    assert broken.lost > 0
+    assert judgement.static is not None
+    assert 0 < judgement.static.static_tokens < judgement.static.opening_tokens
+    finding = next(
+        f for f in judgement.findings if f.id == "cache/fresh-session-keeps-opening"
+    )
+    assert finding.outcome is Outcome.WARN
+
+
+@pytest.mark.spec("STREAM-2")
+def test_a_fresh_session_that_keeps_its_opening_passes() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.messages = []
+    session.turn("a new task")
+    judgement = judge_cache(
+        read_capture_lines(session.lines()), starts=starts((0, "first"), (1, "fresh"))
+    )
+    assert judgement.breaks == []
+    assert [row.relation for row in judgement.rows] == ["first", "fresh"]
+    assert judgement.static is not None
+    assert judgement.static.static_tokens == judgement.static.opening_tokens > 0
+
+
+def memories(of: str) -> list[dict[str, str]]:
+    """A memory extractor's conversation: the turn, then an instruction."""
+    return [
+        {"role": "user", "content": f"memories of {of} " + "x " * 40},
+        {"role": "assistant", "content": "noted"},
+        {"role": "user", "content": "save the ones worth keeping"},
+    ]
+
+
+@pytest.mark.spec("STREAM-3", "STREAM-1")
+def test_a_side_stream_rewriting_itself_warns_and_leaves_the_main_one_alone() -> None:
+    session = Session()
+    session.turn("turn 0")
+    saved = session.system, session.tools
+    session.system, session.tools = "You extract memories.\nBe short.", []
+    session.send(memories("turn 0"))
+    session.system, session.tools = saved
+    session.turn("turn 1")
+    session.system, session.tools = "You extract memories.\nBe short.", []
+    session.send(memories("turn 1"))
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    (broken,) = judgement.breaks
+    assert (broken.index, broken.stream, broken.rules) == (3, "side 1", ("STREAM-3",))
+    outcomes = {f.id: f.outcome for f in judgement.findings}
+    assert outcomes["cache/main-extends"] is Outcome.PASS
+    assert outcomes["cache/side-streams-extend"] is Outcome.WARN

@@ -1,0 +1,192 @@
+"""Optional harness features: a scenario that needs one the harness lacks is
+not covered, listed with its reason, never an error or a failure.
+
+The harnesses in ``partial_harnesses/`` are the reference with one feature
+taken away (left out of ``initialize``'s ``features``, or refused with the
+"not supported" error), run as real child processes through
+``reqfold run``; the pure parts (what a scenario needs, the verdict's
+words) are tested directly.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_in_process import reqfold_here
+
+from reqfold.conformance.harness.features import (
+    FEATURES,
+    declared_features,
+    feature_of_request,
+    features_needed,
+    missing_features,
+    not_declared_reason,
+)
+from reqfold.conformance.harness.scenarios import Scenario, load_scenarios
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.run.verdict import (
+    CONFORMANT,
+    Check,
+    exit_status,
+    verdict_text,
+)
+from reqfold.reference import harness_adapter
+
+ROOT = Path(__file__).resolve().parents[2]
+PARTIAL = Path(__file__).parent / "partial_harnesses"
+COMPACTION = "compaction-keeps-prefix-and-system"
+
+
+def scenario(name: str) -> Scenario:
+    return next(item for item in load_scenarios() if item.id == name)
+
+
+def impl(name: str) -> str:
+    return shlex.join([sys.executable, str(PARTIAL / f"{name}.py")])
+
+
+def test_a_scenario_needs_the_features_its_steps_reactions_seed_and_seams_use() -> None:
+    assert features_needed(scenario(COMPACTION)) == {"compact", "session-prefix-seam"}
+    assert features_needed(scenario("inject-while-idle-joins-the-next-request")) == {
+        "inject"
+    }
+    assert "seed" in features_needed(scenario("seeded-session-continues"))
+    assert features_needed(scenario("step-start-append-joins-the-next-request")) >= {
+        "step-start-seam"
+    }
+    assert features_needed(scenario("plain-turns")) == frozenset()
+
+
+def test_an_adapter_that_lists_no_features_declares_every_one() -> None:
+    assert declared_features({"capabilities": ["harness"]}) == frozenset(FEATURES)
+    assert declared_features({"features": ["inject"]}) == {"inject"}
+
+
+def test_the_features_a_scenario_misses_are_named_in_words() -> None:
+    declared = frozenset(FEATURES) - {"compact"}
+    missing = missing_features(scenario(COMPACTION), declared)
+    assert missing == ["compact"]
+    assert not_declared_reason(missing) == "no on-demand compaction declared"
+
+
+def test_only_optional_requests_can_be_refused_as_not_supported() -> None:
+    assert feature_of_request("instance/compact", {}) == "compact"
+    assert feature_of_request("session/open", {"seed": "s.jsonl"}) == "seed"
+    assert feature_of_request("session/open", {"log": "s.jsonl"}) is None
+    assert feature_of_request("instance/send", {"prompt": "hi"}) is None
+    assert feature_of_request("instance/cancel", {}) is None
+    assert (
+        feature_of_request("instance/start", {"contributors": [{"seam": "step-start"}]})
+        == "step-start-seam"
+    )
+
+
+def test_the_schema_the_reference_and_the_suite_name_the_same_features() -> None:
+    schema_path = ROOT / "conformance/adapters/schemas/initialize.result.json"
+    schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    assert schema["properties"]["features"]["items"]["enum"] == list(FEATURES)
+    assert list(FEATURES) == harness_adapter.FEATURES
+
+
+def check(check_id: str, outcome: Outcome, message: str = "") -> Check:
+    return Check(
+        part="scenarios",
+        id=check_id,
+        revision="session-prefix",
+        rules=("PREFIX-7",),
+        outcome=outcome,
+        message=message,
+        level="MUST",
+    )
+
+
+def test_the_verdict_says_how_many_scenario_runs_it_covers_and_why_not_the_rest() -> (
+    None
+):
+    checks = [
+        check("plain-turns@session-prefix/request-0", Outcome.PASS),
+        check(
+            f"{COMPACTION}@session-prefix/run",
+            Outcome.SKIP,
+            "not covered: no on-demand compaction declared",
+        ),
+    ]
+    status = exit_status(checks)
+    assert status == CONFORMANT
+    assert verdict_text(status, checks) == (
+        "CONFORMANT on 1 of 2 scenario runs; not covered:"
+        f" {COMPACTION} (no on-demand compaction declared)"
+    )
+    broken = [*checks, check("plain-turns@session-prefix/request-1", Outcome.FAIL)]
+    assert verdict_text(exit_status(broken), broken) == (
+        "NOT CONFORMANT: a MUST rule is broken; not covered:"
+        f" {COMPACTION} (no on-demand compaction declared)"
+    )
+
+
+def test_a_verdict_with_every_scenario_covered_is_worded_as_before() -> None:
+    checks = [check("plain-turns@session-prefix/request-0", Outcome.PASS)]
+    assert verdict_text(exit_status(checks), checks) == "CONFORMANT"
+
+
+def run(harness: str, tmp_path: Path, *scenarios: str) -> tuple[int, str, Any]:
+    report = tmp_path / "run.json"
+    status, stdout, _ = reqfold_here(
+        "run",
+        *("--impl", impl(harness), "--only", "scenarios"),
+        *("--revision", "session-prefix", "--report-json", str(report)),
+        *(arg for name in scenarios for arg in ("--scenario", name)),
+        cwd=ROOT,
+    )
+    return status, stdout, json.loads(report.read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-7")
+def test_a_harness_that_declares_no_compaction_is_conformant_on_what_it_covers(
+    tmp_path: Path,
+) -> None:
+    status, stdout, report = run(
+        "declares_no_compaction", tmp_path, COMPACTION, "plain-turns"
+    )
+    assert status == 0, stdout
+    assert (
+        "Verdict: CONFORMANT on 1 of 2 scenario runs; not covered:"
+        f" {COMPACTION} (no on-demand compaction declared)"
+    ) in stdout
+    (skipped,) = [c for c in report["checks"] if c["status"] == "skip"]
+    assert skipped["id"] == f"{COMPACTION}@session-prefix/run"
+    assert skipped["reason"] == "not covered: no on-demand compaction declared"
+    assert "not covered" in report["verdict"]["text"]
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-7")
+def test_a_compaction_refused_as_not_supported_is_not_covered_either(
+    tmp_path: Path,
+) -> None:
+    status, stdout, report = run(
+        "refuses_compaction", tmp_path, COMPACTION, "plain-turns"
+    )
+    assert status == 0, stdout
+    (skipped,) = [c for c in report["checks"] if c["status"] == "skip"]
+    assert "instance/compact as not supported" in skipped["reason"]
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-5")
+def test_a_cancel_refused_as_not_supported_is_an_error_since_every_harness_cancels(
+    tmp_path: Path,
+) -> None:
+    status, stdout, report = run(
+        "refuses_cancel", tmp_path, "prefix-cancel-inside-composition"
+    )
+    assert status == 3, stdout
+    errors = [c for c in report["checks"] if c["status"] == "error"]
+    assert "every harness must support it" in errors[0]["message"]
+    assert not [c for c in report["checks"] if c["status"] == "skip"]

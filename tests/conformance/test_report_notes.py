@@ -1,0 +1,86 @@
+"""The Markdown and HTML reports list under "Not run" only what did not
+run; the vector profile line, which tallies checks that ran, goes under
+"Also run" (issue 29 item 12)."""
+
+from __future__ import annotations
+
+from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.report.html import render_html
+from reqfold.conformance.report.markdown import render_markdown
+from reqfold.conformance.report.model import RunReport, build_report
+from reqfold.conformance.report.notes import split_notes
+from reqfold.conformance.report.suite import digest_files
+from reqfold.conformance.run.verdict import Check, exit_status, verdict_text
+
+PROFILE = "strict input validation: 340 of 340 pass, claimed"
+LEFT_OUT = "scenarios not run: the implementation does not declare harness"
+
+
+def test_a_profile_tally_is_a_note_on_what_ran_and_the_rest_did_not_run() -> None:
+    other = "extra profile: 3 of 9 pass (6 fail), not claimed (not in the verdict)"
+    assert split_notes([LEFT_OUT, PROFILE, other]) == ([LEFT_OUT], [PROFILE, other])
+    assert split_notes(["--scenario: no scenario ran, so it chose nothing"]) == (
+        ["--scenario: no scenario ran, so it chose nothing"],
+        [],
+    )
+
+
+def built(notes: list[str]) -> RunReport:
+    checks = [
+        Check(
+            part="vectors",
+            id="session-prefix/case",
+            revision="session-prefix",
+            rules=("HDR-1",),
+            outcome=Outcome.PASS,
+            level="MUST",
+        )
+    ]
+    status = exit_status(checks)
+    return build_report(
+        suite={
+            "version": "0",
+            "digest": digest_files([]),
+            "vectorFiles": 0,
+            "scenarioFiles": 0,
+        },
+        implementation={"name": "impl", "version": "1"},
+        command="impl",
+        options={
+            "revisions": None,
+            "parts": ["vectors"],
+            "scenarios": None,
+            "strict": False,
+        },
+        checks=checks,
+        reproductions={},
+        traces=[],
+        notes=notes,
+        startup_error=None,
+        expected={},
+        exit_status=status,
+        verdict=verdict_text(status, checks),
+        duration=1.0,
+    )
+
+
+def test_markdown_lists_the_profile_tally_under_also_run_not_under_not_run() -> None:
+    text = render_markdown(built([PROFILE, LEFT_OUT]))
+    also, _, rest = text.partition("## Also run")
+    assert PROFILE in rest.split("## Not run")[0]
+    assert PROFILE not in rest.split("## Not run")[1]
+    assert LEFT_OUT in rest.split("## Not run")[1]
+    assert PROFILE not in also
+
+
+def test_html_lists_the_profile_tally_under_also_run_not_under_not_run() -> None:
+    text = render_html(built([PROFILE, LEFT_OUT]))
+    before, _, after = text.partition("<h2>Not run</h2>")
+    assert PROFILE in before.split("<h2>Also run</h2>")[1]
+    assert PROFILE not in after
+    assert LEFT_OUT in after
+
+
+def test_a_run_whose_notes_all_ran_has_no_not_run_section() -> None:
+    assert "## Not run" not in render_markdown(built([PROFILE]))
+    assert "<h2>Not run</h2>" not in render_html(built([PROFILE]))
