@@ -16,6 +16,9 @@ import pytest
 from hypothesis import given, strategies as st
 from syrupy.extensions.amber.serializer import AmberDataSerializer
 
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.scenarios import load_scenarios
+from reqfold.conformance.snapshots.evidence import evidence_snapshot
 from reqfold.conformance.snapshots.extension import (
     OrderedAmber,
     SessionSnapshotExtension,
@@ -35,6 +38,7 @@ from reqfold.conformance.snapshots.where import (
     first_change,
     render_path,
 )
+from reqfold.reference.revisions import Revision
 
 UUID = "3f2b8c1e-9a4d-4e6f-8b7a-0c1d2e3f4a5b"
 OTHER_UUID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
@@ -462,3 +466,17 @@ def test_a_bug_while_snapshotting_costs_that_snapshot_an_error_not_the_run(
     report = recorder.report()
     assert report[0] == f"Snapshots in {tmp_path}: 1 error"
     assert report[1].startswith("  ERROR    plain-turns@session-prefix: the suite")
+
+
+def test_a_log_left_on_disk_is_said_in_the_snapshot_not_shown_empty(
+    tmp_path: Path,
+) -> None:
+    scenario = next(s for s in load_scenarios() if s.id == "plain-turns")
+    evidence = Evidence(
+        scenario=scenario,
+        revision=Revision.SESSION_PREFIX,
+        log_path=tmp_path / "huge.jsonl",
+        log_size=100 << 20,
+    )
+    said = "the log is 104857600 bytes, larger than the suite holds in memory"
+    assert evidence_snapshot(evidence)["log"] == [{"not read": said}]
