@@ -77,3 +77,25 @@ def test_an_adapters_control_sequences_reach_no_terminal_and_no_markdown_report(
     assert status == 1, out + err
     assert not CONTROL.search(out + err)
     assert "\\x1b]0;pwned\\x07\\x1b[2J" in out
+
+
+@pytest.mark.slow
+def test_a_refused_steps_message_reaches_no_terminal_and_no_report_raw(
+    tmp_path: Path,
+) -> None:
+    refuses = shlex.join(
+        [
+            sys.executable,
+            str(ROOT / "tests/conformance/chaos_harnesses/refuses_in_escapes.py"),
+        ]
+    )
+    markdown, page = tmp_path / "run.md", tmp_path / "run.html"
+    status, out, err = reqfold_here(
+        *("run", "--impl", refuses, "--only", "scenarios"),
+        *("--scenario", "plain-turns", "--revision", "session-prefix"),
+        *("--report-md", str(markdown), "--report-html", str(page)),
+    )
+    assert status == 3, out + err
+    for shown in (out, err, markdown.read_text(), page.read_text()):
+        assert not CONTROL.search(shown)
+    assert "no\\x1b]0;pwned\\x07\\x1b[2J\\u009b2J" in out
