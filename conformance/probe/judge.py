@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reqfold.conformance.cache import CacheJudgement
+from reqfold.conformance.cache.provider_said import provider_said
 from reqfold.conformance.check import RECONSTRUCTION_RULES
 from reqfold.conformance.check.revision_inference import (
     declared_revision,
@@ -432,28 +433,8 @@ def provider_reason(answered: Any) -> str:
     """The note `; the provider said: ...` for what the provider's own cache
     diagnostics answered (the fake's diagnostic keeps it under `provider`),
     or "" when the request named no earlier answer."""
-    if not isinstance(answered, dict):
-        return ""
-    if "diagnostics" in answered:
-        diagnostics = answered["diagnostics"]
-        reason = (
-            diagnostics.get("cache_miss_reason")
-            if isinstance(diagnostics, dict)
-            else None
-        )
-        if not isinstance(reason, dict):
-            return "; the provider said: no cache miss"
-        said = str(reason.get("type"))
-        missed = reason.get("cache_missed_input_tokens")
-    else:
-        reason = answered.get("prompt_cache_diagnostics")
-        if not isinstance(reason, dict):
-            return ""
-        said = str(reason.get("reason", reason.get("type")))
-        missed = reason.get("cache_missed_tokens")
-    if isinstance(missed, int):
-        said += f", {missed} tokens missed"
-    return f"; the provider said: {said}"
+    said = provider_said(answered)
+    return "" if said is None else f"; the provider said: {said}"
 
 
 def _where(divergence: dict[str, Any]) -> str:
