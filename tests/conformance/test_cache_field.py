@@ -1,6 +1,6 @@
 """Real harnesses from npm, judged on the cache from their requests alone.
 
-Runs only on request (`REQFOLD_FIELD_HARNESSES=1`: each drives a harness
+Runs only on request (`REQFOLD_REAL_HARNESSES=1`: each drives a harness
 for about a minute) and where the harness and `faketime` are installed (CI
 does not install them: the tests skip and say so). What they show is written up in
 docs/cache.md ("On real harnesses"), measured with pi 0.73.1 and opencode
@@ -27,9 +27,9 @@ pytestmark = pytest.mark.slow
 def test_a_real_harness_loses_its_cache_on_the_next_day_and_only_then(
     name: str, streams: list[str], tmp_path: Path
 ) -> None:
-    if os.environ.get("REQFOLD_FIELD_HARNESSES") != "1":
+    if os.environ.get("REQFOLD_REAL_HARNESSES") != "1":
         pytest.skip(
-            "real harnesses run on request (a minute each): REQFOLD_FIELD_HARNESSES=1"
+            "real harnesses run on request (a minute each): REQFOLD_REAL_HARNESSES=1"
         )
     missing = available(name)
     if missing is not None:
