@@ -235,7 +235,7 @@ def _judge_one(
         _row(state, prompt, name, stream, relation, previous.index, "", 0, False)
         _check_echo(state, stream, previous, prompt)
         return
-    cause = classify(previous, prompt, shared)
+    cause = classify(previous, prompt, shared, resumed=across == "resume")
     lost = max(
         0,
         _cacheable(previous, prompt, previous.n_tokens)
@@ -566,6 +566,13 @@ def _describe(items: Sequence[Break], limit: int = 3) -> str:
     return shown + more
 
 
+def _as_expected(breaks: Sequence[Break], rule: str) -> str:
+    """`, or breaks as expected (N)` when N breaks under `rule` were expected,
+    so a pass never claims every request extended when some did not."""
+    expected = sum(1 for item in breaks if item.expected and rule in item.rules)
+    return f", or breaks as expected ({expected})" if expected else ""
+
+
 def _findings(
     judgement: CacheJudgement,
     state: _State,
@@ -588,7 +595,8 @@ def _findings(
             _describe(broken)
             if broken
             else f"each of the {compared} request(s) of the main stream that"
-            " followed another in the same process extends it"
+            " followed another in the same process extends the previous one"
+            + _as_expected(judgement.breaks, "CACHE-1")
         )
         if not compared:
             outcome = Outcome.SKIP
@@ -623,7 +631,8 @@ def _findings(
                 outcome=Outcome.WARN if broken else Outcome.PASS,
                 message=_describe(broken)
                 if broken
-                else "each resumed process extends the process before",
+                else "each resumed process extends the process before"
+                + _as_expected(judgement.breaks, "CACHE-3"),
             )
         )
     if "fresh" in state.crossings:

@@ -372,3 +372,54 @@ def test_an_anthropic_thinking_budget_changed_is_a_parameters_break() -> None:
     assert broken.cause == "parameters"
     assert "1024" in broken.earlier
     assert "2048" in broken.current
+
+
+@pytest.mark.spec("CACHE-1", "STREAM-5")
+def test_a_harness_that_never_sends_its_history_fails_and_is_not_a_clear() -> None:
+    session = Session()
+    for n in range(4):
+        session.messages = []
+        session.turn(f"turn {n}")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    assert len(judgement.breaks) == 3
+    assert all(b.expected is None for b in judgement.breaks)
+    assert "conversation-cleared" not in {b.cause for b in judgement.breaks}
+    main = next(f for f in judgement.findings if f.id == "cache/main-extends")
+    assert main.outcome is Outcome.FAIL
+    assert cache_status(judgement) == 1
+
+
+@pytest.mark.spec("CACHE-1", "STREAM-5")
+def test_a_clear_after_a_conversation_is_expected_and_the_pass_says_so() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.messages = []
+    session.turn("turn 2")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    (cleared,) = judgement.breaks
+    assert cleared.cause == "conversation-cleared"
+    assert cleared.expected is not None
+    main = next(f for f in judgement.findings if f.id == "cache/main-extends")
+    assert main.outcome is Outcome.PASS
+    assert main.message.endswith("extends the previous one, or breaks as expected (1)")
+
+
+@pytest.mark.spec("CACHE-3")
+def test_a_resumed_process_that_drops_the_conversation_is_not_excused_as_a_clear() -> (
+    None
+):
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.messages = []
+    session.turn("turn 2")
+    judgement = judge_cache(
+        read_capture_lines(session.lines()), starts=starts((0, "first"), (2, "resume"))
+    )
+    (broken,) = judgement.breaks
+    assert broken.across == "resume"
+    assert broken.cause != "conversation-cleared"
+    assert broken.expected is None
+    resume = next(f for f in judgement.findings if f.id == "cache/resume-extends")
+    assert resume.outcome is Outcome.WARN
