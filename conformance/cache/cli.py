@@ -17,9 +17,13 @@ from reqfold.conformance.cache.capture import CaptureLineError, read_capture_lin
 from reqfold.conformance.cache.causes import CAUSES
 from reqfold.conformance.cache.judge import judge_cache
 from reqfold.conformance.cache.model import ProcessKind, ProcessStart
-from reqfold.conformance.cache.output import cache_status, judgement_json, render_text
+from reqfold.conformance.cache.output import (
+    NO_VERDICT,
+    cache_status,
+    judgement_json,
+    render_text,
+)
 
-NO_VERDICT = 3
 KINDS: tuple[ProcessKind, ...] = ("resume", "fresh")
 
 
@@ -170,10 +174,10 @@ def run_requests(args: argparse.Namespace) -> int:
         print(json.dumps(document, ensure_ascii=True, indent=1))
     else:
         print(render_text(judgement, strict=args.strict, price=args.price))
-    if not judgement.rows:
+    status = cache_status(judgement, strict=args.strict)
+    if status == NO_VERDICT:
         print(
             f"reqfold check: {args.requests}: no request the fake answered; no verdict",
             file=sys.stderr,
         )
-        return NO_VERDICT
-    return cache_status(judgement, strict=args.strict)
+    return status
