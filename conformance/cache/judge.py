@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from reqfold.conformance.cache.capture import CapturedCall
 from reqfold.conformance.cache.causes import BENIGN, EXPECTED_SHAPES, classify
-from reqfold.conformance.cache.echo import echo_difference
+from reqfold.conformance.cache.echo import NOT_APPLICABLE, echo_difference
 from reqfold.conformance.cache.model import (
     Break,
     CacheJudgement,
@@ -403,13 +403,11 @@ def _row(
 def _check_echo(
     state: _State, stream: _Stream, previous: Prompt, prompt: Prompt
 ) -> None:
-    if not isinstance(previous.reply, dict):
-        return
-    if prompt.message_count <= previous.message_count:
+    difference = echo_difference(previous, prompt)
+    if difference is NOT_APPLICABLE:
         return
     state.echo_checked += 1
-    difference = echo_difference(previous, prompt)
-    if difference is not None:
+    if isinstance(difference, tuple):
         state.echoes.append(
             EchoFinding(
                 index=prompt.index,
