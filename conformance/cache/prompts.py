@@ -232,15 +232,17 @@ def _usage_number(usage: JsonObject | None, what: str) -> int | None:
     if usage is None:
         return None
     if what == "written":
-        value = usage.get("cache_creation_input_tokens")
-        return value if isinstance(value, int) else None
+        return _count(usage.get("cache_creation_input_tokens"))
     for name in ("prompt_cache_hit_tokens", "cache_read_input_tokens"):
-        value = usage.get(name)
-        if isinstance(value, int):
+        value = _count(usage.get(name))
+        if value is not None:
             return value
     details = usage.get("prompt_tokens_details", usage.get("input_tokens_details"))
-    if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
-        cached = details["cached_tokens"]
-        assert isinstance(cached, int)
-        return cached
+    if isinstance(details, dict):
+        return _count(details.get("cached_tokens"))
     return None
+
+
+def _count(value: JsonValue) -> int | None:
+    """A token count: an int, never a boolean (`true` is an int in Python)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -481,3 +481,32 @@ def test_echo_fidelity_tells_not_applicable_from_a_match() -> None:
     judgement = judge_cache(read_capture_lines(session.lines()))
     finding = next(f for f in judgement.findings if f.id == "cache/echo-fidelity")
     assert finding.message == "1 assistant turn(s) re-sent byte for byte"
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": 10, "prompt_cache_hit_tokens": True},
+        {"input_tokens": 10, "cache_read_input_tokens": True},
+        {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": True}},
+        {"input_tokens": 10, "cache_creation_input_tokens": True},
+    ],
+)
+def test_a_boolean_in_the_usage_is_not_read_as_a_token_count(
+    usage: dict[str, Any],
+) -> None:
+    body: dict[str, Any] = {
+        "model": "deepseek-chat",
+        "messages": [{"role": "user", "content": "hello"}],
+    }
+    prompt = render(
+        0,
+        "/chat/completions",
+        body,
+        SegmentEncoder(),
+        MessagePrefixMemo(max_prompts=4, max_bytes=1 << 20),
+        usage=usage,
+    )
+    assert prompt is not None
+    assert prompt.cached is None
+    assert prompt.written is None
