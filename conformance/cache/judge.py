@@ -31,10 +31,16 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from reqfold.conformance.cache.capture import CapturedCall
-from reqfold.conformance.cache.causes import BENIGN, EXPECTED_SHAPES, classify
+from reqfold.conformance.cache.causes import (
+    BENIGN,
+    EXPECTED_SHAPES,
+    Cause,
+    classify,
+)
 from reqfold.conformance.cache.echo import NOT_APPLICABLE, echo_difference
 from reqfold.conformance.cache.model import (
     Break,
@@ -258,19 +264,14 @@ def _judge_one(
         why is not None,
     )
     state.breaks.append(
-        Break(
-            index=prompt.index,
-            previous=previous.index,
-            process=name,
-            stream=str(stream.number),
-            cause=cause.name,
-            detail=cause.detail,
-            field=cause.field,
-            earlier=cause.earlier,
-            current=cause.current,
-            lost=lost,
+        _break(
+            prompt,
+            previous,
+            name,
+            stream,
+            cause,
+            lost,
             expected=why,
-            rules=(),
             across="within" if across == "within" else "resume",
         )
     )
@@ -306,21 +307,45 @@ def _judge_fresh(
     stream.lost_tokens += lost
     stream.breaks += 1
     state.breaks.append(
-        Break(
-            index=prompt.index,
-            previous=previous.index,
-            process=process,
-            stream=str(stream.number),
-            cause=cause.name,
-            detail=cause.detail,
-            field=cause.field,
-            earlier=cause.earlier,
-            current=cause.current,
-            lost=lost,
+        _break(
+            prompt,
+            previous,
+            process,
+            stream,
+            cause,
+            lost,
             expected=None,
-            rules=(),
             across="fresh",
         )
+    )
+
+
+def _break(
+    prompt: Prompt,
+    previous: Prompt,
+    process: str,
+    stream: _Stream,
+    cause: Cause,
+    lost: int,
+    *,
+    expected: str | None,
+    across: Literal["within", "resume", "fresh"],
+) -> Break:
+    """A break as found; its rules and stream name are given at the end."""
+    return Break(
+        index=prompt.index,
+        previous=previous.index,
+        process=process,
+        stream=str(stream.number),
+        cause=cause.name,
+        detail=cause.detail,
+        field=cause.field,
+        earlier=cause.earlier,
+        current=cause.current,
+        lost=lost,
+        expected=expected,
+        rules=(),
+        across=across,
     )
 
 
@@ -442,17 +467,7 @@ def _finish(
         _with_rules(item, names[item.stream], item.stream == main_id)
         for item in state.breaks
     ]
-    echoes = [
-        EchoFinding(
-            index=item.index,
-            previous=item.previous,
-            stream=names[item.stream],
-            field=item.field,
-            returned=item.returned,
-            echoed=item.echoed,
-        )
-        for item in state.echoes
-    ]
+    echoes = [replace(item, stream=names[item.stream]) for item in state.echoes]
     streams = [
         StreamSummary(
             name=names[str(stream.number)],
@@ -491,20 +506,13 @@ def _renamed(row: Row, names: Mapping[str, str]) -> Row:
         # Told once the main stream is known: a side request sent first
         # (a title generator) does not make the main stream a side one.
         relation = "first" if names[row.stream] == "main" else "new-opening"
-    return Row(
-        index=row.index,
-        process=row.process,
+    return replace(
+        row,
         stream=names[row.stream],
-        prompt=row.prompt,
-        cached=row.cached,
-        written=row.written,
-        lost=row.lost,
         relation=relation,
-        previous=row.previous,
         cause="new-opening"
         if relation == "new-opening"
         else row.cause.replace("new-opening", ""),
-        expected=row.expected,
     )
 
 
@@ -519,21 +527,7 @@ def _with_rules(item: Break, stream: str, main: bool) -> Break:
         ("tools", "system", "messages[0]")
     ):
         rules += ("CACHE-2",)
-    return Break(
-        index=item.index,
-        previous=item.previous,
-        process=item.process,
-        stream=stream,
-        cause=item.cause,
-        detail=item.detail,
-        field=item.field,
-        earlier=item.earlier,
-        current=item.current,
-        lost=item.lost,
-        expected=item.expected,
-        rules=rules,
-        across=item.across,
-    )
+    return replace(item, stream=stream, rules=rules)
 
 
 def _static_opening(static: _Static) -> StaticOpening:

@@ -14,8 +14,8 @@ conversation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import AnyStr
 
+from reqfold.fakes.diagnostics import common_prefix
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.dialects.table import cache_rule, dialect_serving
 from reqfold.fakes.errors import InvalidRequest
@@ -84,18 +84,6 @@ def shared_tokens(earlier: Prompt, current: Prompt) -> int:
     fake's prefix cache can match, inside a segment too)."""
     common = common_prefix(earlier.tokens, current.tokens)
     return common // TOKEN_BYTES
-
-
-def common_prefix(a: AnyStr, b: AnyStr) -> int:
-    """Length of the longest common prefix (binary search on slices, in C)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 def choose_profile(path: str, body: JsonObject, usage: JsonObject | None) -> Profile:

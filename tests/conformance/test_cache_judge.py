@@ -510,3 +510,11 @@ def test_a_boolean_in_the_usage_is_not_read_as_a_token_count(
     assert prompt is not None
     assert prompt.cached is None
     assert prompt.written is None
+
+
+def test_the_judgement_measures_prefixes_with_the_fakes_own_function() -> None:
+    from reqfold.conformance.cache import prompts, streams
+    from reqfold.fakes import diagnostics
+
+    assert prompts.common_prefix is diagnostics.common_prefix
+    assert streams.common_prefix is diagnostics.common_prefix
