@@ -3,7 +3,8 @@
 A capture is what the fake keeps (`GET /_fake/requests.jsonl`, one JSON
 object per line, see `reqfold.fakes.capture`), or a file a user kept of
 those lines. The judgement needs only `index`, `path`, `status`, `key`, `body`,
-`reply` (the assistant message the fake sent back) and `usage`; every other
+`reply` (the assistant message the fake sent back), `usage` and the
+provider's own answer in `diagnostic`; every other
 member (`raw_body` above all, which holds the body a second time) is
 skipped by the decoder without being built.
 """
@@ -37,6 +38,9 @@ class CapturedCall:
     key: str = ""
     """The fake's digest of the request's API key (a harness given a fresh
     key per process, as `reqfold probe` does, tells its processes apart)."""
+    provider: JsonObject | None = None
+    """What the provider's own cache diagnostics answered, when the request
+    opted in to them (the fake's diagnostic keeps it under ``provider``)."""
 
 
 class _Line(msgspec.Struct):
@@ -47,6 +51,7 @@ class _Line(msgspec.Struct):
     reply: Any = None
     usage: dict[str, Any] | None = None
     key: str = ""
+    diagnostic: Any = None
 
 
 _DECODER = msgspec.json.Decoder(_Line)
@@ -75,6 +80,7 @@ def read_capture_lines(lines: Iterable[bytes | str]) -> Iterator[CapturedCall]:
             reply=item.reply,
             usage=item.usage,
             key=item.key,
+            provider=_provider(item.diagnostic),
         )
 
 
@@ -89,4 +95,11 @@ def calls_from_records(records: Iterable[CapturedRequest]) -> Iterator[CapturedC
             reply=record.reply,
             usage=record.usage,
             key=record.key,
+            provider=_provider(record.diagnostic),
         )
+
+
+def _provider(diagnostic: object) -> JsonObject | None:
+    """The provider's own answer a fake diagnostic keeps, if any."""
+    answered = diagnostic.get("provider") if isinstance(diagnostic, dict) else None
+    return answered if isinstance(answered, dict) else None

@@ -59,6 +59,7 @@ from reqfold.conformance.cache.prompts import (
     shared_segments,
     shared_tokens,
 )
+from reqfold.conformance.cache.provider_said import provider_said
 from reqfold.conformance.cache.streams import ALIKE, OpeningShape, similarity
 from reqfold.conformance.outcomes import Outcome
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
@@ -112,6 +113,8 @@ class _State:
     """Per stream: requests compared with one of the same process."""
     crossings: set[str] = field(default_factory=set)
     """`resume` and `fresh`, as seen between processes."""
+    provider_said: dict[int, str] = field(default_factory=dict)
+    """Per request index: what the provider's own cache diagnostics said."""
 
 
 def judge_cache(
@@ -181,6 +184,8 @@ def judge_cache(
         position = bisect.bisect_right(firsts, call.index) - 1
         process = ordered[position] if position >= 0 else None
         _judge_one(state, prompt, process, declared)
+        if (said := provider_said(call.provider)) is not None:
+            state.provider_said[call.index] = said
     return _finish(state, fail_on, max_lost_tokens)
 
 
@@ -492,6 +497,7 @@ def _finish(
         echoes=echoes,
         static=static,
         skipped=state.skipped,
+        provider_said=state.provider_said,
     )
     main_number = main.number if main is not None else -1
     judgement.findings.extend(

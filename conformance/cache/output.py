@@ -36,7 +36,10 @@ def judgement_json(
     judgement: CacheJudgement, price: tuple[float, float] | None = None
 ) -> dict[str, Any]:
     """The JSON form: every member of the judgement, plus its totals (and,
-    given a price, `lost_cost`)."""
+    given a price, `lost_cost`); each timeline row and break with what the
+    provider's own diagnostics said (`provider_said`, null when the request
+    did not opt in)."""
+    said = judgement.provider_said
     extra = {} if price is None else {"lost_cost": lost_cost(judgement, price)}
     return {
         **extra,
@@ -47,9 +50,15 @@ def judgement_json(
         "static_opening": dataclasses.asdict(judgement.static)
         if judgement.static is not None
         else None,
-        "breaks": [dataclasses.asdict(item) for item in judgement.breaks],
+        "breaks": [
+            {**dataclasses.asdict(item), "provider_said": said.get(item.index)}
+            for item in judgement.breaks
+        ],
         "echoes": [dataclasses.asdict(item) for item in judgement.echoes],
-        "timeline": [dataclasses.asdict(item) for item in judgement.rows],
+        "timeline": [
+            {**dataclasses.asdict(item), "provider_said": said.get(item.index)}
+            for item in judgement.rows
+        ],
         "findings": [
             {**dataclasses.asdict(item), "outcome": item.outcome.value}
             for item in judgement.findings
@@ -107,6 +116,8 @@ def render_text(
     )
     for row in judgement.rows:
         cause = row.cause + (" (expected)" if row.expected and row.cause else "")
+        if (said := judgement.provider_said.get(row.index)) is not None:
+            cause += ("; " if cause else "") + f"the provider said: {said}"
         lines.append(
             f"  {row.index:>5}  {row.process[:10]:<10}  {row.stream[:8]:<8}"
             f"  {row.prompt:>6}  {_count(row.cached):>6}  {_count(row.written):>7}"
@@ -125,6 +136,8 @@ def render_text(
         )
         if item.detail:
             lines.append(f"    {item.detail}")
+        if (said := judgement.provider_said.get(item.index)) is not None:
+            lines.append(f"    the provider said: {said}")
         lines.append(f"    at {item.field}")
         lines.append(f"    was: {item.earlier!r}")
         lines.append(f"    now: {item.current!r}")

@@ -17,12 +17,14 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from contextlib import ExitStack, suppress
 from functools import partial
 from typing import Any, TextIO
 
 from reqfold.conformance.cache import cli as cache_cli
 from reqfold.conformance.check import (
+    RECONSTRUCTION_RULES,
     CaptureUnreadable,
     FileReport,
     check_lines,
@@ -31,6 +33,7 @@ from reqfold.conformance.check import (
     render_json,
     render_text,
 )
+from reqfold.conformance.check.capture_dialect import uncompared_note
 from reqfold.conformance.check.file_kind import (
     SNIFFED_BYTES,
     SNIFFED_LINES,
@@ -55,7 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--requests",
         metavar="CAPTURE.jsonl",
         help="requests captured on the wire for the (single) log: check that each"
-        " equals what the log rebuilds for its step",
+        " equals what the log rebuilds for its step (requests in the anthropic or"
+        " openai-responses dialect are left out, with a note)",
     )
     parser.add_argument(
         "--revision",
@@ -192,21 +196,33 @@ def _check_under(
         # which the checker joins in place, so it is never held twice.
         pieces = iter(partial(log.readline, READ_BUFFER), b"")
         captures = None
+        uncompared: Counter[str] = Counter()
         if args.requests:
             try:
                 capture = stack.enter_context(open(args.requests, "rb"))
             except OSError as error:
                 raise _RequestsUnreadable(error.strerror or str(error)) from None
-            captures = read_captures(capture, torn)
-        return check_lines(
+            captures = read_captures(capture, torn, uncompared)
+        report = check_lines(
             pieces,
             path=path,
             revision=revision,
             thorough=args.thorough,
             strict=args.strict,
             captures=captures,
+            uncompared=uncompared,
             infer=revision is None,
         )
+        if uncompared:
+            report.notes.append(
+                uncompared_note(
+                    args.requests,
+                    uncompared,
+                    only=not report.summary.reconstructing,
+                    rules=RECONSTRUCTION_RULES,
+                )
+            )
+        return report
 
 
 class _Prefix(io.RawIOBase):
