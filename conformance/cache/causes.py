@@ -98,8 +98,14 @@ _ENVIRONMENT = re.compile(
 _SUMMARY = re.compile(r"(?i)summar|compact|condens")
 
 
-def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
-    """The cause of `current` not extending `earlier`, which share `shared` segments."""
+def classify(
+    earlier: Prompt, current: Prompt, shared: int, *, resumed: bool = False
+) -> Cause:
+    """The cause of `current` not extending `earlier`, which share `shared` segments.
+
+    `resumed`: `current` is the first request of a resumed process, which must
+    continue the conversation, so it is never read as a cleared one.
+    """
     if shared >= len(current.segments) or shared >= len(earlier.segments):
         if current.message_count < earlier.message_count or shared < len(
             earlier.segments
@@ -127,7 +133,7 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
     if _plain(left.value, markers=False) == _plain(right.value, markers=False):
         return cause("shape-only", "the same text in another JSON shape")
     if not in_opening:
-        rewritten = _history(earlier, current, shared, cause)
+        rewritten = _history(earlier, current, shared, cause, resumed=resumed)
         if rewritten is not None:
             return rewritten
     around_left, around_right = _around(evidence)
@@ -145,7 +151,12 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
 
 
 def _history(
-    earlier: Prompt, current: Prompt, position: int, cause: _CauseMaker
+    earlier: Prompt,
+    current: Prompt,
+    position: int,
+    cause: _CauseMaker,
+    *,
+    resumed: bool,
 ) -> Cause | None:
     """A rewrite of the history recognised by its shape, if any, at the
     first differing segment `position`."""
@@ -158,7 +169,7 @@ def _history(
         or _moved_down(earlier, current, position)
     ):
         return cause("summary-inserted", "a summary in place of earlier messages")
-    if len(_conversation(current)) <= 1:
+    if not resumed and _cleared(earlier, current):
         return cause("conversation-cleared", "the conversation restarted")
     if current.message_count < earlier.message_count:
         if _SUMMARY.search(text_of(right.value)):
@@ -213,8 +224,19 @@ def _messages_dropped(earlier: Prompt, current: Prompt, shared: int) -> Cause:
     )
 
 
-def _conversation(prompt: Prompt) -> tuple[Segment, ...]:
-    return prompt.segments[prompt.opening :]
+def _cleared(earlier: Prompt, current: Prompt) -> bool:
+    """A `/clear`: the earlier request held a conversation (more than one
+    message) and the current one holds fewer messages. A harness that never
+    sends its history (one message each time) is not clearing anything."""
+    before = _conversation_messages(earlier)
+    return before > 1 and _conversation_messages(current) < before
+
+
+def _conversation_messages(prompt: Prompt) -> int:
+    """How many messages follow the opening (a message may be several segments)."""
+    conversation = prompt.segments[prompt.opening :]
+    indexed = {s.message_index for s in conversation if s.message_index is not None}
+    return len(indexed) + sum(1 for s in conversation if s.message_index is None)
 
 
 def _tools_change(

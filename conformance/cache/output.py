@@ -8,11 +8,19 @@ from typing import Any
 from reqfold.conformance.cache.model import CacheJudgement
 from reqfold.conformance.outcomes import MARKS, Outcome
 
-CONFORMANT, BROKEN = 0, 1
+CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3
+VERDICTS = {
+    CONFORMANT: "CONFORMANT (cache)",
+    BROKEN: "NOT CONFORMANT (cache)",
+    NO_VERDICT: "NO VERDICT (cache): no request the fake answered",
+}
 
 
 def cache_status(judgement: CacheJudgement, *, strict: bool = False) -> int:
-    """0 when no MUST finding failed (and, with `strict`, none warned), else 1."""
+    """0 when no MUST finding failed (and, with `strict`, none warned), else 1;
+    3 (no verdict) when no request was judged: nothing shows the cache kept."""
+    if not judgement.rows:
+        return NO_VERDICT
     bad = {Outcome.FAIL, Outcome.WARN} if strict else {Outcome.FAIL}
     return BROKEN if any(f.outcome in bad for f in judgement.findings) else CONFORMANT
 
@@ -148,9 +156,5 @@ def render_text(
             + (f": {finding.message}" if finding.message else "")
         )
     status = cache_status(judgement, strict=strict)
-    lines += [
-        "",
-        "verdict: "
-        + ("CONFORMANT (cache)" if status == CONFORMANT else "NOT CONFORMANT (cache)"),
-    ]
+    lines += ["", "verdict: " + VERDICTS[status]]
     return "\n".join(lines)

@@ -250,7 +250,9 @@ class _Prefix(io.RawIOBase):
 
 def run(args: argparse.Namespace) -> int:
     """Check every log given; print the reports; return the exit status."""
-    cache_only = (args.process_start or args.expect_break or args.fail_on) or (
+    cache_only = (
+        args.process_start or args.expect_break or args.expect_breaks or args.fail_on
+    ) or (
         args.max_lost_tokens,
         args.price,
     ) != (None, None)
@@ -265,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if cache_only:
         print(
-            "reqfold check: error: --process-start, --expect-break, --fail-on,"
+            "reqfold check: error: --process-start, --expect-break(s), --fail-on,"
             " --max-lost-tokens and --price judge a capture with no log"
             " (--requests alone)",
             file=sys.stderr,

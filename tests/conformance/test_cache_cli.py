@@ -116,6 +116,27 @@ def test_a_capture_with_no_answered_request_is_no_verdict(tmp_path: Path) -> Non
     assert "left out: answered 400" in result.stdout
 
 
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [],
+        [{"index": 0, "path": "/chat/completions", "status": 500}] * 2,
+    ],
+    ids=["empty", "only-500s"],
+)
+def test_no_answered_request_prints_one_verdict_no_verdict_matching_status_three(
+    tmp_path: Path, lines: list[dict[str, object]]
+) -> None:
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = check_here("--requests", capture)
+    assert result.returncode == 3
+    verdicts = [
+        line for line in result.stdout.splitlines() if line.startswith("verdict:")
+    ]
+    assert verdicts == ["verdict: NO VERDICT (cache): no request the fake answered"]
+
+
 @pytest.mark.spec("CACHE-3")
 def test_a_new_api_key_starts_a_process_when_none_is_given(tmp_path: Path) -> None:
     session = Session()

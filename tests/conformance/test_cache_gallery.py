@@ -143,6 +143,14 @@ CASES = [
         ("CACHE-1",),
         expected=True,
     ),
+    Case(
+        "history_dropped",
+        (Run(4),),
+        "message-edited",
+        ("CACHE-1",),
+        status=1,
+        spec=("CACHE-1",),
+    ),
     Case("echo_changed", (Run(2),), None, echo=True, spec=("STREAM-4",)),
 ]
 

@@ -17,9 +17,13 @@ from reqfold.conformance.cache import (
     read_capture_lines,
     render_text,
 )
+from reqfold.conformance.cache.echo import NOT_APPLICABLE, echo_difference
+from reqfold.conformance.cache.prompts import render
 from reqfold.conformance.outcomes import Outcome
 from reqfold.fakes import FakeProvider, FakeTransport, dump_capture_jsonl
+from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.dialects.table import cache_rule
+from reqfold.fakes.tokenizer import SegmentEncoder
 
 
 def starts(*pairs: tuple[int, str]) -> list[ProcessStart]:
@@ -372,3 +376,145 @@ def test_an_anthropic_thinking_budget_changed_is_a_parameters_break() -> None:
     assert broken.cause == "parameters"
     assert "1024" in broken.earlier
     assert "2048" in broken.current
+
+
+@pytest.mark.spec("CACHE-1", "STREAM-5")
+def test_a_harness_that_never_sends_its_history_fails_and_is_not_a_clear() -> None:
+    session = Session()
+    for n in range(4):
+        session.messages = []
+        session.turn(f"turn {n}")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    assert len(judgement.breaks) == 3
+    assert all(b.expected is None for b in judgement.breaks)
+    assert "conversation-cleared" not in {b.cause for b in judgement.breaks}
+    main = next(f for f in judgement.findings if f.id == "cache/main-extends")
+    assert main.outcome is Outcome.FAIL
+    assert cache_status(judgement) == 1
+
+
+@pytest.mark.spec("CACHE-1", "STREAM-5")
+def test_a_clear_after_a_conversation_is_expected_and_the_pass_says_so() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.messages = []
+    session.turn("turn 2")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    (cleared,) = judgement.breaks
+    assert cleared.cause == "conversation-cleared"
+    assert cleared.expected is not None
+    main = next(f for f in judgement.findings if f.id == "cache/main-extends")
+    assert main.outcome is Outcome.PASS
+    assert main.message.endswith("extends the previous one, or breaks as expected (1)")
+
+
+@pytest.mark.spec("CACHE-3")
+def test_a_resumed_process_that_drops_the_conversation_is_not_excused_as_a_clear() -> (
+    None
+):
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.messages = []
+    session.turn("turn 2")
+    judgement = judge_cache(
+        read_capture_lines(session.lines()), starts=starts((0, "first"), (2, "resume"))
+    )
+    (broken,) = judgement.breaks
+    assert broken.across == "resume"
+    assert broken.cause != "conversation-cleared"
+    assert broken.expected is None
+    resume = next(f for f in judgement.findings if f.id == "cache/resume-extends")
+    assert resume.outcome is Outcome.WARN
+
+
+@pytest.mark.spec("STREAM-4")
+def test_a_reply_re_sent_under_another_role_is_an_echo_warning() -> None:
+    session = Session()
+    session.messages.append({"role": "user", "content": "hello"})
+    answer = session.send()
+    session.messages.append({"role": "user", "content": answer["content"]})
+    session.turn("turn 1")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    (echo,) = judgement.echoes
+    assert (echo.index, echo.field) == (1, "messages[2].role")
+    assert (echo.returned, echo.echoed) == ("assistant", "user")
+    finding = next(f for f in judgement.findings if f.id == "cache/echo-fidelity")
+    assert finding.outcome is Outcome.WARN
+
+
+@pytest.mark.spec("STREAM-4")
+def test_a_conversation_grown_without_the_reply_is_not_counted_as_re_sent() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.messages.pop()  # the reply to turn 1 is left out
+    session.turn("turn 2")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    (echo,) = judgement.echoes
+    assert (echo.index, echo.field, echo.echoed) == (2, "messages[4].role", "user")
+    finding = next(f for f in judgement.findings if f.id == "cache/echo-fidelity")
+    assert finding.outcome is Outcome.WARN
+    assert "re-sent byte for byte" not in finding.message
+
+
+@pytest.mark.spec("STREAM-4")
+def test_echo_fidelity_tells_not_applicable_from_a_match() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.send(session.messages[:1])  # request 0 again: nothing appended
+    session.turn("turn 1")
+    calls = list(read_capture_lines(session.lines()))
+    encoder = SegmentEncoder()
+    memo = MessagePrefixMemo(max_prompts=4, max_bytes=1 << 20)
+    prompts = [
+        render(c.index, c.path, c.body, encoder, memo, usage=c.usage, reply=c.reply)
+        for c in calls
+    ]
+    first, again, appended = prompts
+    assert first is not None
+    assert again is not None
+    assert appended is not None
+    assert echo_difference(first, again) is NOT_APPLICABLE
+    assert echo_difference(again, appended) is None
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    finding = next(f for f in judgement.findings if f.id == "cache/echo-fidelity")
+    assert finding.message == "1 assistant turn(s) re-sent byte for byte"
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": 10, "prompt_cache_hit_tokens": True},
+        {"input_tokens": 10, "cache_read_input_tokens": True},
+        {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": True}},
+        {"input_tokens": 10, "cache_creation_input_tokens": True},
+    ],
+)
+def test_a_boolean_in_the_usage_is_not_read_as_a_token_count(
+    usage: dict[str, Any],
+) -> None:
+    body: dict[str, Any] = {
+        "model": "deepseek-chat",
+        "messages": [{"role": "user", "content": "hello"}],
+    }
+    prompt = render(
+        0,
+        "/chat/completions",
+        body,
+        SegmentEncoder(),
+        MessagePrefixMemo(max_prompts=4, max_bytes=1 << 20),
+        usage=usage,
+    )
+    assert prompt is not None
+    assert prompt.cached is None
+    assert prompt.written is None
+
+
+def test_the_judgement_measures_prefixes_with_the_fakes_own_function() -> None:
+    from reqfold.conformance.cache import prompts, streams
+    from reqfold.fakes import diagnostics
+
+    assert prompts.common_prefix is diagnostics.common_prefix
+    assert streams.common_prefix is diagnostics.common_prefix
