@@ -30,7 +30,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NotRequired, TypedDict
+from typing import AnyStr, Literal, NotRequired, TypedDict
 
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact
 from reqfold.fakes.prompt import RenderedPrompt, Segment
@@ -362,9 +362,10 @@ def _excerpt(text: str, offset: int) -> str:
     return head + text[start : offset + EXCERPT_AFTER] + tail
 
 
-def _common_prefix(a: str, b: str) -> int:
-    limit = min(len(a), len(b))
-    low, high = 0, limit
+def common_prefix(a: AnyStr, b: AnyStr) -> int:
+    """Length of the longest common prefix of two strings or two byte strings
+    (the cache judgement measures packed tokens with it too)."""
+    low, high = 0, min(len(a), len(b))
     # Binary search on slices: O(n) character comparisons in C.
     while low < high:
         mid = (low + high + 1) // 2
@@ -395,7 +396,7 @@ def _first_difference(
                 return _first_difference(item_a, item_b, f"{path}[{position}]")
         return _texts(a, b, path)
     if isinstance(a, str) and isinstance(b, str):
-        offset = _common_prefix(a, b)
+        offset = common_prefix(a, b)
         return path, offset, _excerpt(a, offset), _excerpt(b, offset)
     return _texts(a, b, path)
 
@@ -407,7 +408,7 @@ def _same(a: JsonValue, b: JsonValue) -> bool:
 
 def _texts(a: JsonValue, b: JsonValue, path: str) -> tuple[str, int, str, str]:
     left, right = dumps_compact(a), dumps_compact(b)
-    offset = _common_prefix(left, right)
+    offset = common_prefix(left, right)
     return path, offset, _excerpt(left, offset), _excerpt(right, offset)
 
 

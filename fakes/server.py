@@ -146,6 +146,17 @@ class QuietServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
+class _NoQueryString(logging.Filter):
+    """Leaves the query string out of access-log lines: a client may send
+    its API key there (``?key=...``), and the log may end up in a file."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], args[2].split("?", 1)[0], *args[3:])
+        return True
+
+
 def make_server(
     app: Any, *, log_level: str = "warning", access_log: bool = False
 ) -> QuietServer:
@@ -158,6 +169,9 @@ def make_server(
         timeout_graceful_shutdown=2,
         server_header=False,
     )
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, _NoQueryString) for f in access.filters):
+        access.addFilter(_NoQueryString())
     return QuietServer(config)
 
 

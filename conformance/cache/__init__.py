@@ -27,7 +27,7 @@ How to call it::
     judgement.streams    # main and side streams with their share of prompt tokens
     judgement.static     # the static opening kept across process starts
     judgement.echoes     # assistant turns not re-sent byte for byte
-    cache_status(judgement, strict=False)   # 0 conformant, 1 broken
+    cache_status(judgement, strict=False)   # 0 conformant, 1 broken, 3 none judged
 
 `render_text(judgement)` prints the timeline, the breaks and the findings;
 `judgement_json(judgement)` is the JSON form (docs/cache.md).

@@ -2,8 +2,9 @@
 
 A capture is what the fake keeps (`GET /_fake/requests.jsonl`, one JSON
 object per line, see `reqfold.fakes.capture`), or a file a user kept of
-those lines. The judgement needs only `index`, `path`, `status`, `body`,
-`reply` (the assistant message the fake sent back) and `usage`; every other
+those lines. The judgement needs only `index`, `path`, `status`, `key`, `body`,
+`reply` (the assistant message the fake sent back), `usage` and the
+provider's own answer in `diagnostic`; every other
 member (`raw_body` above all, which holds the body a second time) is
 skipped by the decoder without being built.
 """
@@ -34,6 +35,12 @@ class CapturedCall:
     body: JsonValue
     reply: JsonValue = None
     usage: JsonObject | None = None
+    key: str = ""
+    """The fake's digest of the request's API key (a harness given a fresh
+    key per process, as `reqfold probe` does, tells its processes apart)."""
+    provider: JsonObject | None = None
+    """What the provider's own cache diagnostics answered, when the request
+    opted in to them (the fake's diagnostic keeps it under ``provider``)."""
 
 
 class _Line(msgspec.Struct):
@@ -43,6 +50,8 @@ class _Line(msgspec.Struct):
     body: Any = None
     reply: Any = None
     usage: dict[str, Any] | None = None
+    key: str = ""
+    diagnostic: Any = None
 
 
 _DECODER = msgspec.json.Decoder(_Line)
@@ -70,6 +79,8 @@ def read_capture_lines(lines: Iterable[bytes | str]) -> Iterator[CapturedCall]:
             body=item.body,
             reply=item.reply,
             usage=item.usage,
+            key=item.key,
+            provider=_provider(item.diagnostic),
         )
 
 
@@ -83,4 +94,12 @@ def calls_from_records(records: Iterable[CapturedRequest]) -> Iterator[CapturedC
             body=record.body,
             reply=record.reply,
             usage=record.usage,
+            key=record.key,
+            provider=_provider(record.diagnostic),
         )
+
+
+def _provider(diagnostic: object) -> JsonObject | None:
+    """The provider's own answer a fake diagnostic keeps, if any."""
+    answered = diagnostic.get("provider") if isinstance(diagnostic, dict) else None
+    return answered if isinstance(answered, dict) else None

@@ -3,7 +3,8 @@
 Pure: two rendered prompts and where they first differ in, one `Cause`
 out. The cause is read from the two sides of the first difference (the
 text around it, the segment it sits in, the request's shape), in this
-order: a model change; a change of tools (added, removed, reordered, one
+order: a model change; a parameter rendered into the prompt (Anthropic's
+`tool_choice`, `thinking`); a change of tools (added, removed, reordered, one
 tool's schema changed); cache-control markers moved (benign: they are not
 prompt text); a shape-only change (the same text as a string or as one
 text block, member order, whitespace); date or time text; a hash, uuid or
@@ -27,6 +28,7 @@ from reqfold.fakes.prompt import Segment
 
 CAUSES = (
     "model-change",
+    "parameters",
     "tools-added",
     "tools-removed",
     "tools-reordered",
@@ -96,8 +98,14 @@ _ENVIRONMENT = re.compile(
 _SUMMARY = re.compile(r"(?i)summar|compact|condens")
 
 
-def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
-    """The cause of `current` not extending `earlier`, which share `shared` segments."""
+def classify(
+    earlier: Prompt, current: Prompt, shared: int, *, resumed: bool = False
+) -> Cause:
+    """The cause of `current` not extending `earlier`, which share `shared` segments.
+
+    `resumed`: `current` is the first request of a resumed process, which must
+    continue the conversation, so it is never read as a cleared one.
+    """
     if shared >= len(current.segments) or shared >= len(earlier.segments):
         if current.message_count < earlier.message_count or shared < len(
             earlier.segments
@@ -115,6 +123,8 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
 
     if earlier.model != current.model:
         return cause("model-change", f"{earlier.model} -> {current.model}")
+    if left.path == "params" or right.path == "params":
+        return cause("parameters", "tool_choice or thinking changed")
     in_opening = shared < earlier.opening or shared < current.opening
     if in_opening and earlier.tool_names != current.tool_names:
         return cause(*_tools_change(earlier.tool_names, current.tool_names))
@@ -123,7 +133,7 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
     if _plain(left.value, markers=False) == _plain(right.value, markers=False):
         return cause("shape-only", "the same text in another JSON shape")
     if not in_opening:
-        rewritten = _history(earlier, current, left, right, cause)
+        rewritten = _history(earlier, current, shared, cause, resumed=resumed)
         if rewritten is not None:
             return rewritten
     around_left, around_right = _around(evidence)
@@ -143,15 +153,23 @@ def classify(earlier: Prompt, current: Prompt, shared: int) -> Cause:
 def _history(
     earlier: Prompt,
     current: Prompt,
-    left: Segment,
-    right: Segment,
+    position: int,
     cause: _CauseMaker,
+    *,
+    resumed: bool,
 ) -> Cause | None:
-    """A rewrite of the history recognised by its shape, if any."""
-    shifted = _shifted(earlier, current, left)
+    """A rewrite of the history recognised by its shape, if any, at the
+    first differing segment `position`."""
+    left, right = earlier.segments[position], current.segments[position]
+    shifted = _shifted(earlier, current, position)
     if shifted:
         return cause("messages-dropped", f"{shifted} message(s) dropped before it")
-    if len(_conversation(current)) <= 1:
+    if _SUMMARY.search(text_of(right.value)) and (
+        current.message_count < earlier.message_count
+        or _moved_down(earlier, current, position)
+    ):
+        return cause("summary-inserted", "a summary in place of earlier messages")
+    if not resumed and _cleared(earlier, current):
         return cause("conversation-cleared", "the conversation restarted")
     if current.message_count < earlier.message_count:
         if _SUMMARY.search(text_of(right.value)):
@@ -171,10 +189,10 @@ def _history(
     return None
 
 
-def _shifted(earlier: Prompt, current: Prompt, left: Segment) -> int:
+def _shifted(earlier: Prompt, current: Prompt, position: int) -> int:
     """How far earlier messages moved up: the segment now at the first
     difference sat that many messages later in the earlier request."""
-    position = earlier.segments.index(left)
+    left = earlier.segments[position]
     if position >= len(current.digests):
         return 0
     digest = current.digests[position]
@@ -185,6 +203,13 @@ def _shifted(earlier: Prompt, current: Prompt, left: Segment) -> int:
                 return there - here
             return later - position
     return 0
+
+
+def _moved_down(earlier: Prompt, current: Prompt, position: int) -> bool:
+    """The earlier segment at the first difference is still there, later:
+    something was inserted before it."""
+    digest = earlier.digests[position]
+    return digest in current.digests[position + 1 :]
 
 
 def _messages_dropped(earlier: Prompt, current: Prompt, shared: int) -> Cause:
@@ -199,8 +224,19 @@ def _messages_dropped(earlier: Prompt, current: Prompt, shared: int) -> Cause:
     )
 
 
-def _conversation(prompt: Prompt) -> tuple[Segment, ...]:
-    return prompt.segments[prompt.opening :]
+def _cleared(earlier: Prompt, current: Prompt) -> bool:
+    """A `/clear`: the earlier request held a conversation (more than one
+    message) and the current one holds fewer messages. A harness that never
+    sends its history (one message each time) is not clearing anything."""
+    before = _conversation_messages(earlier)
+    return before > 1 and _conversation_messages(current) < before
+
+
+def _conversation_messages(prompt: Prompt) -> int:
+    """How many messages follow the opening (a message may be several segments)."""
+    conversation = prompt.segments[prompt.opening :]
+    indexed = {s.message_index for s in conversation if s.message_index is not None}
+    return len(indexed) + sum(1 for s in conversation if s.message_index is None)
 
 
 def _tools_change(

@@ -15,11 +15,19 @@ import sys
 
 from reqfold.conformance.cache.capture import CaptureLineError, read_capture_lines
 from reqfold.conformance.cache.causes import CAUSES
+from reqfold.conformance.cache.declarations import (
+    DeclarationError,
+    read_expected_breaks,
+)
 from reqfold.conformance.cache.judge import judge_cache
 from reqfold.conformance.cache.model import ProcessKind, ProcessStart
-from reqfold.conformance.cache.output import cache_status, judgement_json, render_text
+from reqfold.conformance.cache.output import (
+    NO_VERDICT,
+    cache_status,
+    judgement_json,
+    render_text,
+)
 
-NO_VERDICT = 3
 KINDS: tuple[ProcessKind, ...] = ("resume", "fresh")
 
 
@@ -36,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="INDEX[:resume|fresh]",
         help="a harness process started with the request of this capture index"
         " (resume: it continues the session before; fresh: a new session in the"
-        " same project); repeatable",
+        " same project); repeatable. Without it, a change of API key starts a"
+        " resumed process",
     )
     group.add_argument(
         "--expect-break",
@@ -46,6 +55,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="INDEX[=WHY]",
         help="the request of this index may break the cache (a compaction, a model"
         " switch, a /clear); repeatable",
+    )
+    group.add_argument(
+        "--expect-breaks",
+        metavar="FILE",
+        help="the requests that may break the cache, one JSON object a line:"
+        ' {"index": N, "why": "..."} (an --expect-break for the same index wins)',
+    )
+    group.add_argument(
+        "--price",
+        type=prices,
+        metavar="UNCACHED,CACHED",
+        help="prices per million input tokens, uncached and cached: the tokens"
+        " lost are also given as a cost",
     )
     add_gate_arguments(group)
 
@@ -100,6 +122,21 @@ def causes(text: str) -> tuple[str, ...]:
     return names
 
 
+def prices(text: str) -> tuple[float, float]:
+    """``UNCACHED,CACHED``: two prices per million input tokens."""
+    try:
+        uncached, cached = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected UNCACHED,CACHED (prices per million tokens), got {text!r}"
+        ) from None
+    if not (0 <= cached <= uncached < float("inf")):
+        raise argparse.ArgumentTypeError(
+            f"expected 0 <= CACHED <= UNCACHED, finite, got {text!r}"
+        )
+    return uncached, cached
+
+
 def non_negative(text: str) -> int:
     """A whole number of tokens, 0 or more."""
     if not text.isdigit():
@@ -120,14 +157,43 @@ def named_starts(starts: list[ProcessStart]) -> list[ProcessStart]:
     ]
 
 
+def declared_breaks(args: argparse.Namespace) -> dict[int, str] | None:
+    """``--expect-breaks FILE`` then each ``--expect-break`` (which wins); None
+    when the file cannot be read or holds a bad line (said in one line)."""
+    declared: dict[int, str] = {}
+    if args.expect_breaks is not None:
+        try:
+            with open(args.expect_breaks, encoding="utf-8") as file:
+                declared = read_expected_breaks(file)
+        except OSError as error:
+            print(
+                f"reqfold check: --expect-breaks {args.expect_breaks}: cannot read:"
+                f" {error.strerror or error}",
+                file=sys.stderr,
+            )
+            return None
+        except (DeclarationError, UnicodeDecodeError) as error:
+            print(
+                f"reqfold check: --expect-breaks {args.expect_breaks}: {error}",
+                file=sys.stderr,
+            )
+            return None
+    declared.update(args.expect_break)
+    return declared
+
+
 def run_requests(args: argparse.Namespace) -> int:
     """Judge the capture named by ``--requests``; print; return the status."""
+    expected = declared_breaks(args)
+    if expected is None:
+        return 2
     try:
         with open(args.requests, "rb") as capture:
             judgement = judge_cache(
                 read_capture_lines(capture),
-                starts=named_starts(args.process_start),
-                expected=dict(args.expect_break),
+                starts=named_starts(args.process_start) if args.process_start else (),
+                starts_by_key=not args.process_start,
+                expected=expected,
                 fail_on=args.fail_on,
                 max_lost_tokens=args.max_lost_tokens,
             )
@@ -142,13 +208,14 @@ def run_requests(args: argparse.Namespace) -> int:
         print(f"reqfold check: {args.requests}: {error}", file=sys.stderr)
         return 2
     if args.format == "json":
-        print(json.dumps(judgement_json(judgement), ensure_ascii=True, indent=1))
+        document = judgement_json(judgement, args.price)
+        print(json.dumps(document, ensure_ascii=True, indent=1))
     else:
-        print(render_text(judgement, strict=args.strict))
-    if not judgement.rows:
+        print(render_text(judgement, strict=args.strict, price=args.price))
+    status = cache_status(judgement, strict=args.strict)
+    if status == NO_VERDICT:
         print(
             f"reqfold check: {args.requests}: no request the fake answered; no verdict",
             file=sys.stderr,
         )
-        return NO_VERDICT
-    return cache_status(judgement, strict=args.strict)
+    return status

@@ -11,6 +11,9 @@ is the documented shorthand for one text block.
 
 from __future__ import annotations
 
+import enum
+from typing import Final
+
 from reqfold.conformance.cache.prompts import Prompt
 from reqfold.fakes.diagnostics import (
     ECHOED_ITEMS,
@@ -22,28 +25,45 @@ from reqfold.fakes.jsontypes import JsonObject, JsonValue
 from reqfold.fakes.prompt import Segment
 
 
-def echo_difference(previous: Prompt, current: Prompt) -> tuple[str, str, str] | None:
-    """(field, returned, echoed) where the re-sent turn first differs, or None.
+class _NotApplicable(enum.Enum):
+    NOT_APPLICABLE = "not applicable"
 
-    None too when the request does not append an assistant turn right after
-    the previous request's messages.
+
+NOT_APPLICABLE: Final = _NotApplicable.NOT_APPLICABLE
+"""The request re-sends no reply to check: none was recorded, or nothing
+follows the previous request's messages."""
+
+EchoResult = tuple[str, str, str] | _NotApplicable | None
+"""(field, returned, echoed) where the re-sent turn first differs; None when
+it matches; `NOT_APPLICABLE` when there is nothing to check."""
+
+
+def echo_difference(previous: Prompt, current: Prompt) -> EchoResult:
+    """Where the turn at the reply's position first differs from the reply.
+
+    Whatever message sits right after the previous request's messages is the
+    re-sent reply: another role there (the reply sent back as a user turn, or
+    left out) is a difference at `.role`.
     """
     reply = previous.reply
-    if not isinstance(reply, dict):
-        return None
+    if not isinstance(reply, dict) or current.message_count <= previous.message_count:
+        return NOT_APPLICABLE
     position = previous.message_count
     items = reply.get(ECHOED_ITEMS)
     if isinstance(items, list):  # the Responses API: the answer's items
         return _items_difference(items, current, position)
     message = _message_at(current, position)
-    if message is None or message.get("role") != "assistant":
-        return None
+    if message is None:
+        return NOT_APPLICABLE
+    path = f"messages[{position}]"
+    role = message.get("role")
+    if role != "assistant":
+        return f"{path}.role", "assistant", role if isinstance(role, str) else ""
     names = emitted_fields(reply)
     returned = _normal({name: reply[name] for name in names})
     echoed = _normal({name: message.get(name) for name in names})
     if returned == echoed:
         return None
-    path = f"messages[{position}]"
     evidence = describe_divergence(
         Segment(path=path, message_index=position, value=returned),
         Segment(path=path, message_index=position, value=echoed),
@@ -54,7 +74,7 @@ def echo_difference(previous: Prompt, current: Prompt) -> tuple[str, str, str] |
 
 def _items_difference(
     items: list[JsonValue], current: Prompt, position: int
-) -> tuple[str, str, str] | None:
+) -> EchoResult:
     """Where the appended answer items first differ from the returned ones."""
     first = next(
         (
@@ -65,7 +85,7 @@ def _items_difference(
         None,
     )
     if first is None:
-        return None
+        return NOT_APPLICABLE
     found = items_echo_divergence(items, current.segments, current.ends, first)
     if found is None:
         return None

@@ -31,11 +31,17 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from reqfold.conformance.cache.capture import CapturedCall
-from reqfold.conformance.cache.causes import BENIGN, EXPECTED_SHAPES, classify
-from reqfold.conformance.cache.echo import echo_difference
+from reqfold.conformance.cache.causes import (
+    BENIGN,
+    EXPECTED_SHAPES,
+    Cause,
+    classify,
+)
+from reqfold.conformance.cache.echo import NOT_APPLICABLE, echo_difference
 from reqfold.conformance.cache.model import (
     Break,
     CacheJudgement,
@@ -53,6 +59,7 @@ from reqfold.conformance.cache.prompts import (
     shared_segments,
     shared_tokens,
 )
+from reqfold.conformance.cache.provider_said import provider_said
 from reqfold.conformance.cache.streams import ALIKE, OpeningShape, similarity
 from reqfold.conformance.outcomes import Outcome
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
@@ -85,7 +92,7 @@ class _Stream:
 @dataclass(slots=True)
 class _Static:
     first: Prompt
-    static_segments: int
+    static_tokens: int
     starts: int = 1
 
 
@@ -102,8 +109,12 @@ class _State:
         default_factory=dict
     )
     """The shapes of the last few openings (most requests repeat one)."""
+    within: dict[int, int] = field(default_factory=dict)
+    """Per stream: requests compared with one of the same process."""
     crossings: set[str] = field(default_factory=set)
     """`resume` and `fresh`, as seen between processes."""
+    provider_said: dict[int, str] = field(default_factory=dict)
+    """Per request index: what the provider's own cache diagnostics said."""
 
 
 def judge_cache(
@@ -114,6 +125,7 @@ def judge_cache(
     fail_on: Collection[str] = (),
     max_lost_tokens: int | None = None,
     profile: Profile | None = None,
+    starts_by_key: bool = False,
 ) -> CacheJudgement:
     """Judge the prompt-cache stability of a harness from its requests alone.
 
@@ -130,10 +142,14 @@ def judge_cache(
         max_lost_tokens: fail when the unexpected breaks lose more tokens.
         profile: the fake profile the requests were served under (default:
             told from each request's path and usage).
+        starts_by_key: with no `starts`, a request sent with another API key
+            than the one before starts a process (a resumed one), as with
+            `reqfold probe`'s fresh key per process.
     """
     declared = dict(expected or {})
     ordered = sorted(starts, key=lambda start: start.first_index)
     firsts = [start.first_index for start in ordered]
+    last_key: str | None = None
     encoder = SegmentEncoder(max_bytes=MEMO_BYTES)
     memo = MessagePrefixMemo(max_prompts=4, max_bytes=MEMO_BYTES)
     state = _State()
@@ -154,9 +170,22 @@ def judge_cache(
         if prompt is None:
             state.skipped.append((call.index, "not a request the fake renders"))
             continue
+        if starts_by_key and not starts and call.key != last_key:
+            if last_key is not None or not ordered:
+                ordered.append(
+                    ProcessStart(
+                        first_index=call.index,
+                        name=f"process {len(ordered) + 1}",
+                        kind="resume" if ordered else "first",
+                    )
+                )
+                firsts.append(call.index)
+            last_key = call.key
         position = bisect.bisect_right(firsts, call.index) - 1
         process = ordered[position] if position >= 0 else None
         _judge_one(state, prompt, process, declared)
+        if (said := provider_said(call.provider)) is not None:
+            state.provider_said[call.index] = said
     return _finish(state, fail_on, max_lost_tokens)
 
 
@@ -186,7 +215,7 @@ def _judge_one(
             system_excerpt=prompt.system_text[:80],
         )
         state.streams.append(stream)
-        state.static[stream.number] = _Static(prompt, prompt.opening)
+        state.static[stream.number] = _Static(prompt, prompt.opening_tokens)
         relation: Relation = "first" if stream.number == 0 else "new-opening"
         _row(state, prompt, name, stream, relation, None, "", 0, expected=False)
         return
@@ -203,6 +232,8 @@ def _judge_one(
     if across != "within":
         state.crossings.add(across)
         _note_static(state.static[stream.number], prompt)
+    if across == "within":
+        state.within[stream.number] = state.within.get(stream.number, 0) + 1
     shared = shared_segments(previous, prompt)
     if previous.model != prompt.model:
         shared = 0  # another model is another cache partition
@@ -215,11 +246,11 @@ def _judge_one(
         _row(state, prompt, name, stream, relation, previous.index, "", 0, False)
         _check_echo(state, stream, previous, prompt)
         return
-    cause = classify(previous, prompt, shared)
+    cause = classify(previous, prompt, shared, resumed=across == "resume")
     lost = max(
         0,
-        prompt.cached_for(previous.n_tokens)
-        - prompt.cached_for(_matched(previous, prompt)),
+        _cacheable(previous, prompt, previous.n_tokens)
+        - _cacheable(previous, prompt, _matched(previous, prompt)),
     )
     why = declared.get(prompt.index)
     if why is None and cause.name in EXPECTED_SHAPES:
@@ -238,19 +269,14 @@ def _judge_one(
         why is not None,
     )
     state.breaks.append(
-        Break(
-            index=prompt.index,
-            previous=previous.index,
-            process=name,
-            stream=str(stream.number),
-            cause=cause.name,
-            detail=cause.detail,
-            field=cause.field,
-            earlier=cause.earlier,
-            current=cause.current,
-            lost=lost,
+        _break(
+            prompt,
+            previous,
+            name,
+            stream,
+            cause,
+            lost,
             expected=why,
-            rules=(),
             across="within" if across == "within" else "resume",
         )
     )
@@ -275,8 +301,10 @@ def _judge_fresh(
     cause = classify(previous, prompt, shared)
     lost = max(
         0,
-        prompt.cached_for(previous.opening_tokens)
-        - prompt.cached_for(min(_matched(previous, prompt), previous.opening_tokens)),
+        _cacheable(previous, prompt, previous.opening_tokens)
+        - _cacheable(
+            previous, prompt, min(_matched(previous, prompt), previous.opening_tokens)
+        ),
     )
     _row(
         state, prompt, process, stream, "fresh", previous.index, cause.name, lost, False
@@ -284,27 +312,66 @@ def _judge_fresh(
     stream.lost_tokens += lost
     stream.breaks += 1
     state.breaks.append(
-        Break(
-            index=prompt.index,
-            previous=previous.index,
-            process=process,
-            stream=str(stream.number),
-            cause=cause.name,
-            detail=cause.detail,
-            field=cause.field,
-            earlier=cause.earlier,
-            current=cause.current,
-            lost=lost,
+        _break(
+            prompt,
+            previous,
+            process,
+            stream,
+            cause,
+            lost,
             expected=None,
-            rules=(),
             across="fresh",
         )
+    )
+
+
+def _break(
+    prompt: Prompt,
+    previous: Prompt,
+    process: str,
+    stream: _Stream,
+    cause: Cause,
+    lost: int,
+    *,
+    expected: str | None,
+    across: Literal["within", "resume", "fresh"],
+) -> Break:
+    """A break as found; its rules and stream name are given at the end."""
+    return Break(
+        index=prompt.index,
+        previous=previous.index,
+        process=process,
+        stream=str(stream.number),
+        cause=cause.name,
+        detail=cause.detail,
+        field=cause.field,
+        earlier=cause.earlier,
+        current=cause.current,
+        lost=lost,
+        expected=expected,
+        rules=(),
+        across=across,
     )
 
 
 def _largest(state: _State) -> _Stream:
     """The main stream so far: the one holding the most prompt tokens."""
     return max(state.streams, key=lambda s: (s.prompt_tokens, -s.number))
+
+
+def _cacheable(previous: Prompt, prompt: Prompt, matched: int) -> int:
+    """What the fake caches of `prompt` when its first `matched` tokens are
+    those of `previous`: the dialect's block rule, or, for Anthropic, the
+    longest entry `previous` wrote (at its cache breakpoints) within them."""
+    if previous.profile.dialect != "anthropic":
+        return prompt.cached_for(matched)
+    ends = [
+        previous.start_of(position + 1)
+        for position, segment in enumerate(previous.segments)
+        if segment.breakpoint is not None
+    ]
+    hit = max((end for end in ends if end <= matched), default=0)
+    return hit if hit >= previous.profile.minimum_for(previous.model) else 0
 
 
 def _matched(previous: Prompt, prompt: Prompt) -> int:
@@ -328,8 +395,7 @@ def _stream_for(state: _State, shape: OpeningShape) -> _Stream | None:
 
 def _note_static(static: _Static, prompt: Prompt) -> None:
     """A process start: how much of the first opening it still shares."""
-    shared = min(shared_segments(static.first, prompt), static.static_segments)
-    static.static_segments = shared
+    static.static_tokens = min(static.static_tokens, _matched(static.first, prompt))
     static.starts += 1
 
 
@@ -367,13 +433,11 @@ def _row(
 def _check_echo(
     state: _State, stream: _Stream, previous: Prompt, prompt: Prompt
 ) -> None:
-    if not isinstance(previous.reply, dict):
-        return
-    if prompt.message_count <= previous.message_count:
+    difference = echo_difference(previous, prompt)
+    if difference is NOT_APPLICABLE:
         return
     state.echo_checked += 1
-    difference = echo_difference(previous, prompt)
-    if difference is not None:
+    if isinstance(difference, tuple):
         state.echoes.append(
             EchoFinding(
                 index=prompt.index,
@@ -408,17 +472,7 @@ def _finish(
         _with_rules(item, names[item.stream], item.stream == main_id)
         for item in state.breaks
     ]
-    echoes = [
-        EchoFinding(
-            index=item.index,
-            previous=item.previous,
-            stream=names[item.stream],
-            field=item.field,
-            returned=item.returned,
-            echoed=item.echoed,
-        )
-        for item in state.echoes
-    ]
+    echoes = [replace(item, stream=names[item.stream]) for item in state.echoes]
     streams = [
         StreamSummary(
             name=names[str(stream.number)],
@@ -443,24 +497,28 @@ def _finish(
         echoes=echoes,
         static=static,
         skipped=state.skipped,
+        provider_said=state.provider_said,
     )
-    judgement.findings.extend(_findings(judgement, state, fail_on, max_lost_tokens))
+    main_number = main.number if main is not None else -1
+    judgement.findings.extend(
+        _findings(judgement, state, fail_on, max_lost_tokens, main_number)
+    )
     return judgement
 
 
 def _renamed(row: Row, names: Mapping[str, str]) -> Row:
-    return Row(
-        index=row.index,
-        process=row.process,
+    relation = row.relation
+    if relation in ("first", "new-opening") and row.previous is None:
+        # Told once the main stream is known: a side request sent first
+        # (a title generator) does not make the main stream a side one.
+        relation = "first" if names[row.stream] == "main" else "new-opening"
+    return replace(
+        row,
         stream=names[row.stream],
-        prompt=row.prompt,
-        cached=row.cached,
-        written=row.written,
-        lost=row.lost,
-        relation=row.relation,
-        previous=row.previous,
-        cause=row.cause,
-        expected=row.expected,
+        relation=relation,
+        cause="new-opening"
+        if relation == "new-opening"
+        else row.cause.replace("new-opening", ""),
     )
 
 
@@ -475,35 +533,23 @@ def _with_rules(item: Break, stream: str, main: bool) -> Break:
         ("tools", "system", "messages[0]")
     ):
         rules += ("CACHE-2",)
-    return Break(
-        index=item.index,
-        previous=item.previous,
-        process=item.process,
-        stream=stream,
-        cause=item.cause,
-        detail=item.detail,
-        field=item.field,
-        earlier=item.earlier,
-        current=item.current,
-        lost=item.lost,
-        expected=item.expected,
-        rules=rules,
-        across=item.across,
-    )
+    return replace(item, stream=stream, rules=rules)
 
 
 def _static_opening(static: _Static) -> StaticOpening:
     first = static.first
-    shared = static.static_segments
     breakpoint_tokens: int | None = None
     if first.profile.dialect == "anthropic":
         breakpoint_tokens = 0
-        for position in range(min(shared, len(first.segments))):
-            if first.segments[position].breakpoint is not None:
-                breakpoint_tokens = first.start_of(position + 1)
+        for position, segment in enumerate(first.segments):
+            end = first.start_of(position + 1)
+            if end > static.static_tokens:
+                break
+            if segment.breakpoint is not None:
+                breakpoint_tokens = end
     return StaticOpening(
         opening_tokens=first.opening_tokens,
-        static_tokens=first.start_of(min(shared, first.opening)),
+        static_tokens=static.static_tokens,
         starts=static.starts,
         breakpoint_tokens=breakpoint_tokens,
     )
@@ -518,11 +564,19 @@ def _describe(items: Sequence[Break], limit: int = 3) -> str:
     return shown + more
 
 
+def _as_expected(breaks: Sequence[Break], rule: str) -> str:
+    """`, or breaks as expected (N)` when N breaks under `rule` were expected,
+    so a pass never claims every request extended when some did not."""
+    expected = sum(1 for item in breaks if item.expected and rule in item.rules)
+    return f", or breaks as expected ({expected})" if expected else ""
+
+
 def _findings(
     judgement: CacheJudgement,
     state: _State,
     fail_on: Collection[str],
     max_lost_tokens: int | None,
+    main_number: int,
 ) -> list[Finding]:
     unexpected = [item for item in judgement.breaks if item.expected is None]
 
@@ -533,15 +587,24 @@ def _findings(
     main = next((s for s in judgement.streams if s.main), None)
     if main is not None:
         broken = breaks_of("CACHE-1")
+        compared = state.within.get(main_number, 0)
+        outcome = Outcome.FAIL if broken else Outcome.PASS
+        message = (
+            _describe(broken)
+            if broken
+            else f"each of the {compared} request(s) of the main stream that"
+            " followed another in the same process extends the previous one"
+            + _as_expected(judgement.breaks, "CACHE-1")
+        )
+        if not compared:
+            outcome = Outcome.SKIP
+            message = "no two requests of the main stream came from one process"
         findings.append(
             Finding(
                 id="cache/main-extends",
                 rules=("CACHE-1",),
-                outcome=Outcome.FAIL if broken else Outcome.PASS,
-                message=_describe(broken)
-                if broken
-                else f"each of the {main.requests} requests of the main stream"
-                " extends the previous one of its process",
+                outcome=outcome,
+                message=message,
             )
         )
     sides = [s for s in judgement.streams if not s.main]
@@ -566,7 +629,8 @@ def _findings(
                 outcome=Outcome.WARN if broken else Outcome.PASS,
                 message=_describe(broken)
                 if broken
-                else "each resumed process extends the process before",
+                else "each resumed process extends the process before"
+                + _as_expected(judgement.breaks, "CACHE-3"),
             )
         )
     if "fresh" in state.crossings:

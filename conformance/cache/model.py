@@ -131,6 +131,9 @@ class CacheJudgement:
     findings: list[Finding] = field(default_factory=list)
     skipped: list[tuple[int, str]] = field(default_factory=list)
     """Requests left out, with why (refused by the fake, not a prompt)."""
+    provider_said: dict[int, str] = field(default_factory=dict)
+    """Per request index: what the provider's own cache diagnostics answered
+    (`provider_said.provider_said`), for requests that opted in to them."""
 
     @property
     def lost_tokens(self) -> int:

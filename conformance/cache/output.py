@@ -8,18 +8,41 @@ from typing import Any
 from reqfold.conformance.cache.model import CacheJudgement
 from reqfold.conformance.outcomes import MARKS, Outcome
 
-CONFORMANT, BROKEN = 0, 1
+CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3
+VERDICTS = {
+    CONFORMANT: "CONFORMANT (cache)",
+    BROKEN: "NOT CONFORMANT (cache)",
+    NO_VERDICT: "NO VERDICT (cache): no request the fake answered",
+}
 
 
 def cache_status(judgement: CacheJudgement, *, strict: bool = False) -> int:
-    """0 when no MUST finding failed (and, with `strict`, none warned), else 1."""
+    """0 when no MUST finding failed (and, with `strict`, none warned), else 1;
+    3 (no verdict) when no request was judged: nothing shows the cache kept."""
+    if not judgement.rows:
+        return NO_VERDICT
     bad = {Outcome.FAIL, Outcome.WARN} if strict else {Outcome.FAIL}
     return BROKEN if any(f.outcome in bad for f in judgement.findings) else CONFORMANT
 
 
-def judgement_json(judgement: CacheJudgement) -> dict[str, Any]:
-    """The JSON form: every member of the judgement, plus its totals."""
+def lost_cost(judgement: CacheJudgement, price: tuple[float, float]) -> float:
+    """What the lost tokens cost: each was paid at the uncached price instead
+    of the cached one (`price`: per million input tokens, uncached and cached)."""
+    uncached, cached = price
+    return judgement.lost_tokens * (uncached - cached) / 1_000_000
+
+
+def judgement_json(
+    judgement: CacheJudgement, price: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """The JSON form: every member of the judgement, plus its totals (and,
+    given a price, `lost_cost`); each timeline row and break with what the
+    provider's own diagnostics said (`provider_said`, null when the request
+    did not opt in)."""
+    said = judgement.provider_said
+    extra = {} if price is None else {"lost_cost": lost_cost(judgement, price)}
     return {
+        **extra,
         "prompt_tokens": judgement.prompt_tokens,
         "cached_tokens": judgement.cached_tokens,
         "lost_tokens": judgement.lost_tokens,
@@ -27,9 +50,15 @@ def judgement_json(judgement: CacheJudgement) -> dict[str, Any]:
         "static_opening": dataclasses.asdict(judgement.static)
         if judgement.static is not None
         else None,
-        "breaks": [dataclasses.asdict(item) for item in judgement.breaks],
+        "breaks": [
+            {**dataclasses.asdict(item), "provider_said": said.get(item.index)}
+            for item in judgement.breaks
+        ],
         "echoes": [dataclasses.asdict(item) for item in judgement.echoes],
-        "timeline": [dataclasses.asdict(item) for item in judgement.rows],
+        "timeline": [
+            {**dataclasses.asdict(item), "provider_said": said.get(item.index)}
+            for item in judgement.rows
+        ],
         "findings": [
             {**dataclasses.asdict(item), "outcome": item.outcome.value}
             for item in judgement.findings
@@ -43,7 +72,11 @@ def _count(value: int | None) -> str:
 
 
 def render_text(
-    judgement: CacheJudgement, *, strict: bool = False, verdict: bool = True
+    judgement: CacheJudgement,
+    *,
+    strict: bool = False,
+    verdict: bool = True,
+    price: tuple[float, float] | None = None,
 ) -> str:
     """The streams, the timeline, one line per break, the findings, the verdict."""
     lines = ["cache judgement (from the requests alone)", ""]
@@ -61,6 +94,11 @@ def render_text(
     lines.append(
         f"  session: {total} prompt tokens, {judgement.cached_tokens} cached"
         f" ({ratio:.1%}), {judgement.lost_tokens} lost against a pure append"
+        + (
+            ""
+            if price is None
+            else f" (costing {lost_cost(judgement, price):.6f} at the prices given)"
+        )
     )
     if judgement.static is not None:
         static = judgement.static
@@ -78,6 +116,8 @@ def render_text(
     )
     for row in judgement.rows:
         cause = row.cause + (" (expected)" if row.expected and row.cause else "")
+        if (said := judgement.provider_said.get(row.index)) is not None:
+            cause += ("; " if cause else "") + f"the provider said: {said}"
         lines.append(
             f"  {row.index:>5}  {row.process[:10]:<10}  {row.stream[:8]:<8}"
             f"  {row.prompt:>6}  {_count(row.cached):>6}  {_count(row.written):>7}"
@@ -96,6 +136,8 @@ def render_text(
         )
         if item.detail:
             lines.append(f"    {item.detail}")
+        if (said := judgement.provider_said.get(item.index)) is not None:
+            lines.append(f"    the provider said: {said}")
         lines.append(f"    at {item.field}")
         lines.append(f"    was: {item.earlier!r}")
         lines.append(f"    now: {item.current!r}")
@@ -114,9 +156,5 @@ def render_text(
             + (f": {finding.message}" if finding.message else "")
         )
     status = cache_status(judgement, strict=strict)
-    lines += [
-        "",
-        "verdict: "
-        + ("CONFORMANT (cache)" if status == CONFORMANT else "NOT CONFORMANT (cache)"),
-    ]
+    lines += ["", "verdict: " + VERDICTS[status]]
     return "\n".join(lines)

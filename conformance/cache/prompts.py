@@ -14,8 +14,8 @@ conversation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import AnyStr
 
+from reqfold.fakes.diagnostics import common_prefix
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.dialects.table import cache_rule, dialect_serving
 from reqfold.fakes.errors import InvalidRequest
@@ -84,18 +84,6 @@ def shared_tokens(earlier: Prompt, current: Prompt) -> int:
     fake's prefix cache can match, inside a segment too)."""
     common = common_prefix(earlier.tokens, current.tokens)
     return common // TOKEN_BYTES
-
-
-def common_prefix(a: AnyStr, b: AnyStr) -> int:
-    """Length of the longest common prefix (binary search on slices, in C)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 def choose_profile(path: str, body: JsonObject, usage: JsonObject | None) -> Profile:
@@ -232,15 +220,17 @@ def _usage_number(usage: JsonObject | None, what: str) -> int | None:
     if usage is None:
         return None
     if what == "written":
-        value = usage.get("cache_creation_input_tokens")
-        return value if isinstance(value, int) else None
+        return _count(usage.get("cache_creation_input_tokens"))
     for name in ("prompt_cache_hit_tokens", "cache_read_input_tokens"):
-        value = usage.get(name)
-        if isinstance(value, int):
+        value = _count(usage.get(name))
+        if value is not None:
             return value
     details = usage.get("prompt_tokens_details", usage.get("input_tokens_details"))
-    if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
-        cached = details["cached_tokens"]
-        assert isinstance(cached, int)
-        return cached
+    if isinstance(details, dict):
+        return _count(details.get("cached_tokens"))
     return None
+
+
+def _count(value: JsonValue) -> int | None:
+    """A token count: an int, never a boolean (`true` is an int in Python)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

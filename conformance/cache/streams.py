@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reqfold.conformance.cache.prompts import Prompt, common_prefix
+from reqfold.conformance.cache.prompts import Prompt
+from reqfold.fakes.diagnostics import common_prefix
 
 ALIKE = 0.5
 """The least similarity (0..1) of two openings of one stream."""

@@ -16,6 +16,7 @@ and `request_rules`, `header_rules` (fold and writer contract), `surface`
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from reqfold.conformance.check.findings import ERROR, MUST, SHOULD, Finding
@@ -104,6 +105,7 @@ def check_lines(
     thorough: bool = False,
     strict: bool = False,
     captures: Iterable[CapturedRequest] | None = None,
+    uncompared: Counter[str] | None = None,
     infer: bool = False,
 ) -> FileReport:
     """Check the lines of one session file and return its report.
@@ -116,13 +118,19 @@ def check_lines(
     (`infer`) the one its header events fit, inferred in this same pass,
     else ``session-prefix``.
 
+    `uncompared` counts, by dialect, the captured requests in another
+    dialect than chat completions that `captures` leaves out
+    (`read_captures` fills it); when there were only such requests, the
+    log was compared with nothing, and no step is faulted for finding no
+    request (CHECK-1).
+
     Raises `CaptureUnreadable` for a capture line that is not a request,
     `RevisionRuledOut` (`infer` only) when a header event rules out the
     revision after judgements that depend on it (check again under the one
     it names), and lets `OSError` from reading `lines` or `captures` through.
     """
     reconstruction = (
-        Reconstruction(iter(captures), revision or LATEST)
+        Reconstruction(iter(captures), revision or LATEST, uncompared)
         if captures is not None
         else None
     )
@@ -135,6 +143,9 @@ def check_lines(
     report = FileReport(path=path, strict=strict)
     report.collect(checker.check(lines))
     report.summary = checker.summary
+    if reconstruction is not None and reconstruction.uncompared:
+        report.summary.requests_uncompared = Counter(reconstruction.uncompared)
+        report.summary.reconstructing = not reconstruction.compared_none
     return report
 
 

@@ -17,12 +17,14 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from contextlib import ExitStack, suppress
 from functools import partial
 from typing import Any, TextIO
 
 from reqfold.conformance.check import (
+    RECONSTRUCTION_RULES,
     CaptureUnreadable,
     FileReport,
     check_lines,
@@ -31,6 +33,7 @@ from reqfold.conformance.check import (
     render_json,
     render_text,
 )
+from reqfold.conformance.check.capture_dialect import uncompared_note
 from reqfold.conformance.check.file_kind import (
     SNIFFED_BYTES,
     SNIFFED_LINES,
@@ -95,7 +98,8 @@ def _add_log_arguments(parser: argparse.ArgumentParser) -> None:
         "--requests",
         metavar="CAPTURE.jsonl",
         help="requests captured on the wire for the (single) log: check that each"
-        " equals what the log rebuilds for its step",
+        " equals what the log rebuilds for its step (requests in the anthropic or"
+        " openai-responses dialect are left out, with a note)",
     )
     parser.add_argument(
         "--revision",
@@ -244,21 +248,33 @@ def _check_under(
         # which the checker joins in place, so it is never held twice.
         pieces = iter(partial(log.readline, READ_BUFFER), b"")
         captures = None
+        uncompared: Counter[str] = Counter()
         if args.requests:
             try:
                 capture = stack.enter_context(open(args.requests, "rb"))
             except OSError as error:
                 raise _RequestsUnreadable(error.strerror or str(error)) from None
-            captures = read_captures(capture, torn)
-        return check_lines(
+            captures = read_captures(capture, torn, uncompared)
+        report = check_lines(
             pieces,
             path=path,
             revision=revision,
             thorough=args.thorough,
             strict=args.strict,
             captures=captures,
+            uncompared=uncompared,
             infer=revision is None,
         )
+        if uncompared:
+            report.notes.append(
+                uncompared_note(
+                    args.requests,
+                    uncompared,
+                    only=not report.summary.reconstructing,
+                    rules=RECONSTRUCTION_RULES,
+                )
+            )
+        return report
 
 
 class _Prefix(io.RawIOBase):
@@ -286,11 +302,13 @@ class _Prefix(io.RawIOBase):
 
 def run(args: argparse.Namespace) -> int:
     """Check every log given; print the reports; return the exit status."""
+    given = vars(args)  # the cache judgement's options only when it may run
     cache_only = (
-        getattr(args, "process_start", None)
-        or getattr(args, "expect_break", None)
-        or getattr(args, "fail_on", None)
-    ) or getattr(args, "max_lost_tokens", None) is not None
+        given.get("process_start")
+        or given.get("expect_break")
+        or given.get("expect_breaks")
+        or given.get("fail_on")
+    ) or (given.get("max_lost_tokens"), given.get("price")) != (None, None)
     if not args.logs:
         if args.requests:
             return _judge_the_cache(args)
@@ -302,8 +320,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if cache_only:
         print(
-            "reqfold check: error: --process-start, --expect-break, --fail-on and"
-            " --max-lost-tokens judge a capture with no log (--requests alone)",
+            "reqfold check: error: --process-start, --expect-break(s), --fail-on,"
+            " --max-lost-tokens and --price judge a capture with no log"
+            " (--requests alone)",
             file=sys.stderr,
         )
         return 2

@@ -116,6 +116,8 @@ class LogSummary:
     """Indexes of captured requests recognised as no step of the log (a
     compaction summary sent with the session's key: a CHECK-1 warning)."""
     reconstructing: bool = False
+    requests_uncompared: Counter[str] = field(default_factory=Counter)
+    """Captured requests in other dialects, not compared, by dialect."""
 
 
 class LogChecker:

@@ -25,10 +25,16 @@ captured request left over at the end is reported (CHECK-1).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from reqfold.conformance.check.capture_dialect import (
+    CHAT,
+    body_dialect,
+    path_dialect,
+)
 from reqfold.conformance.check.findings import MISSING, SHOULD, Finding, finding
 from reqfold.conformance.check.strict_json import parse_json
 from reqfold.reference.header import Header
@@ -40,8 +46,6 @@ from reqfold.reference.request import (
     wire_messages,
 )
 from reqfold.reference.revisions import Revision
-
-CHAT_PATH = "/chat/completions"
 
 ONE_SHOT_LOOKAHEAD = 4
 """How many captured requests a step's own request may follow and still be
@@ -110,15 +114,19 @@ def refused_unread(status: object, body: object) -> bool:
 
 
 def read_captures(
-    lines: Iterable[bytes], torn: list[int] | None = None
+    lines: Iterable[bytes],
+    torn: list[int] | None = None,
+    uncompared: Counter[str] | None = None,
 ) -> Iterator[CapturedRequest]:
     """Captured chat-completions requests, in file order.
 
     A line is ``{"index": n, "body": {...}, "path"?: ...}`` (the fake
-    provider's capture format; lines whose ``path`` is not a chat
-    completions path, and requests refused unread as too large, are
-    skipped) or a bare request body (an object with
-    ``messages`` or ``model``). Blank lines are skipped, and so is a torn
+    provider's capture format; lines whose ``path`` is no request path,
+    and requests refused unread as too large, are skipped) or a bare
+    request body (an object with ``messages``, ``model`` or ``input``).
+    A request in another dialect (Anthropic Messages, Responses: by its
+    path, else its body's shape, `capture_dialect`) is skipped and counted
+    by dialect in `uncompared`. Blank lines are skipped, and so is a torn
     last line (no newline, not JSON: the trace of a writer stopped
     mid-line, as a log's torn tail is), whose number goes to `torn`.
     Raises `CaptureUnreadable` for anything else.
@@ -139,20 +147,29 @@ def read_captures(
             raise CaptureUnreadable("not a JSON object", line=number)
         if "body" in value:
             path = value.get("path")
-            if isinstance(path, str) and not path.endswith(CHAT_PATH):
-                continue
-            if refused_unread(value.get("status"), value["body"]):
-                continue  # the fake never read it whole: nothing to compare
             index = value.get("index")
             body = value["body"]
-        elif "messages" in value or "model" in value:
+            if isinstance(path, str):
+                dialect = path_dialect(path)
+            else:
+                dialect = body_dialect(body) if isinstance(body, dict) else CHAT
+            if dialect is None:
+                continue
+            if dialect == CHAT and refused_unread(value.get("status"), body):
+                continue  # the fake never read it whole: nothing to compare
+        elif "messages" in value or "model" in value or "input" in value:
             index, body = None, value
+            dialect = body_dialect(value)
         else:
             raise CaptureUnreadable(
                 'neither a capture line ({"body": ...}) nor a request body'
-                ' (no "messages" or "model")',
+                ' (no "messages", "model" or "input")',
                 line=number,
             )
+        if dialect != CHAT:
+            if uncompared is not None:
+                uncompared[dialect] += 1
+            continue
         yield CapturedRequest(
             line=number,
             index=index if isinstance(index, int) else position,
@@ -253,9 +270,18 @@ class Reconstruction:
     Args:
         captures: the captured requests, in arrival order (read lazily).
         revision: the revision the log is read under.
+        uncompared: the requests in other dialects `captures` leaves out, by
+            dialect (`read_captures` counts them as it reads). When the
+            capture held nothing else, nothing was compared: a step finding
+            no request is then no CHECK-1 finding.
     """
 
-    def __init__(self, captures: Iterator[CapturedRequest], revision: Revision) -> None:
+    def __init__(
+        self,
+        captures: Iterator[CapturedRequest],
+        revision: Revision,
+        uncompared: Counter[str] | None = None,
+    ) -> None:
         self._captures = captures
         self._ahead: list[CapturedRequest] = []
         """Captures read but not yet taken, in order (`_peek`, `_look`)."""
@@ -263,6 +289,9 @@ class Reconstruction:
         self.revision = revision
         self.matched = 0
         self.steps = 0
+        self.taken = 0
+        """Chat-completions requests read from the capture so far."""
+        self.uncompared: Counter[str] = Counter() if uncompared is None else uncompared
         self.one_shot_indices: list[int] = []
         """Indexes of the captured requests recognised as no step of the log
         (`ONE_SHOT_LOOKAHEAD`)."""
@@ -282,6 +311,7 @@ class Reconstruction:
                 self._exhausted = True
             else:
                 self._ahead.append(capture)
+                self.taken += 1
         return self._ahead[position] if position < len(self._ahead) else None
 
     def _peek(self) -> CapturedRequest | None:
@@ -297,6 +327,12 @@ class Reconstruction:
             if _rebuilds(capture, expected):
                 return position
         return 0
+
+    @property
+    def compared_none(self) -> bool:
+        """Whether the capture, read to its end, held requests in other
+        dialects only: the log was compared with nothing."""
+        return self._exhausted and self.taken == 0 and bool(self.uncompared)
 
     def dispatch(
         self,
@@ -321,6 +357,8 @@ class Reconstruction:
         self.steps += 1
         where = f"turn {point.turn} step {point.step}"
         if capture is None:
+            if self.compared_none:
+                return []  # a capture in another dialect: nothing to compare
             return [
                 finding(
                     "CHECK-1",

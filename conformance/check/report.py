@@ -111,6 +111,7 @@ class FileReport:
             "steps_dispatched": summary.steps_dispatched,
             "steps_unrebuilt": summary.steps_unrebuilt,
             "requests_matched": summary.requests_matched,
+            "requests_uncompared": dict(sorted(summary.requests_uncompared.items())),
             "must": self.counts[MUST],
             "should": self.counts[SHOULD],
             "errors": self.counts[ERROR],

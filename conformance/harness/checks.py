@@ -49,6 +49,12 @@ from reqfold.conformance.check.reconstruction import (
     refused_unread,
 )
 from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.log_file import (
+    MAX_LINES_IN_MEMORY,
+    MAX_LOG_IN_MEMORY,
+    lines_holding,
+    log_pieces,
+)
 from reqfold.conformance.harness.results import CheckResult, Judge
 from reqfold.conformance.harness.stability import stability_checks
 from reqfold.conformance.outcomes import Outcome
@@ -76,7 +82,7 @@ def judge_leaks(evidence: Evidence) -> list[CheckResult]:
 def judge(evidence: Evidence) -> list[CheckResult]:
     """Every check of one scenario run, in a fixed order."""
     judge = Judge(evidence)
-    events = _events(evidence.log)
+    events = None if evidence.log_left_on_disk else _events(evidence.log)
     _log_checks(judge)
     _send_checks(judge)
     _call_checks(judge)
@@ -85,7 +91,15 @@ def judge(evidence: Evidence) -> list[CheckResult]:
         result.check_id.split("/", 2)[1] == "log" and result.outcome is not Outcome.PASS
         for result in judge.results
     )
-    if events is None:
+    if evidence.log_left_on_disk:
+        if not log_failed:
+            _cannot_judge_cache(
+                judge,
+                f"the log ({evidence.log_bytes} bytes) is larger than these checks"
+                f" hold in memory ({MAX_LOG_IN_MEMORY} bytes, {MAX_LINES_IN_MEMORY}"
+                " lines); the log's rules were checked from the file",
+            )
+    elif events is None:
         if not log_failed:
             _cannot_judge_cache(judge, "the log's lines are not all JSON events")
     else:
@@ -118,7 +132,7 @@ def _capture_lines(captures: Sequence[CapturedRequest]) -> list[bytes]:
 def _log_checks(judge: Judge) -> None:
     evidence = judge.evidence
     revision = evidence.revision
-    if not evidence.log:
+    if not evidence.log and not evidence.log_left_on_disk:
         judge.add(
             "log",
             ("JSONL-1",),
@@ -141,8 +155,11 @@ def _log_checks(judge: Judge) -> None:
             f" large (HTTP {REFUSED_AS_TOO_LARGE}, over its body limit): it was"
             " not read whole, so it is not compared with the log",
         )
+    # a log too large to hold is streamed from its file, as reqfold check does
     report = check_lines(
-        io.BytesIO(evidence.log),
+        log_pieces(evidence.log_path)
+        if evidence.log_left_on_disk
+        else io.BytesIO(evidence.log),
         path=str(evidence.log_path),
         revision=revision,
         captures=(
@@ -204,14 +221,19 @@ def _seed_length(log: bytes) -> int:
 
 
 def _events(log: bytes) -> list[JsonObject] | None:
-    """The log's events, or None when any line is not a JSON event."""
+    """The log's events, or None when any line is not a JSON event; a torn
+    tail (a partial last line, not JSON) is left out, as the checker warns
+    of it and finds every line before it intact (JSONL-3)."""
     events: list[JsonObject] = []
-    for number, line in enumerate(log.splitlines()):
+    lines = log.splitlines()
+    for number, line in enumerate(lines):
         if number == 0 or not line.strip():
             continue
         try:
             event = json.loads(line)
         except ValueError:
+            if number == len(lines) - 1 and not log.endswith(b"\n"):
+                break  # the torn tail
             return None
         if not isinstance(event, dict) or not isinstance(event.get("data"), dict):
             return None
@@ -387,11 +409,17 @@ def _text_checks(judge: Judge, only: str | None = None) -> None:
             continue
         if item["check"] == "absent":
             text = item["text"]
-            places = [
-                f"the log (line {number})"
-                for number, line in enumerate(log_lines, start=1)
-                if _holds(line, text)
-            ][:1]
+            if evidence.log_left_on_disk:
+                places = [
+                    f"the log (line {number})"
+                    for number in _log_lines_holding(evidence, text)
+                ][:1]
+            else:
+                places = [
+                    f"the log (line {number})"
+                    for number, line in enumerate(log_lines, start=1)
+                    if _holds(line, text)
+                ][:1]
             places += [
                 f"request {position}"
                 for position, capture in enumerate(evidence.captures)
@@ -478,6 +506,23 @@ def _opening(capture: CapturedRequest) -> str:
             content = message.get("content")
             return content if isinstance(content, str) else json.dumps(content)
     return ""
+
+
+def _log_lines_holding(evidence: Evidence, text: str) -> list[int]:
+    """The first line of a log left on disk that holds `text` as written or
+    JSON-escaped (``\u00e9``, ``\"``), searched a chunk at a time."""
+    spellings = dict.fromkeys(
+        (text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1])
+    )
+    found: list[int] = []
+    for spelling in spellings:
+        try:
+            first = next(lines_holding(evidence.log_path, spelling.encode()), None)
+        except (OSError, UnicodeEncodeError):
+            continue
+        if first is not None:
+            found.append(first)
+    return sorted(found)[:1]
 
 
 def _holds(raw: bytes, text: str) -> bool:

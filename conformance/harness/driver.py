@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,6 +33,7 @@ from reqfold.conformance.adapters.messages import check_notification, check_resu
 from reqfold.conformance.errors import AdapterProtocolError, AdapterTimeout
 from reqfold.conformance.harness.evidence import Evidence, SendRecord
 from reqfold.conformance.harness.features import NOT_SUPPORTED, feature_of_request
+from reqfold.conformance.harness.log_file import count_lines, read_log
 from reqfold.conformance.harness.scenarios import Scenario, Step
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
@@ -445,13 +447,15 @@ class _Run:
         self.sync_captures()
         self.evidence.captures = self.captures()
         self.evidence.capture_instances = list(self.capture_instances)
-        self.evidence.log = _read_log(self.evidence.log_path)
+        read = read_log(self.evidence.log_path)
+        self.evidence.log = read.data
+        self.evidence.log_size = read.size if read.left_on_disk else -1
         chosen = self.driver.workdir / f"{self.session}.jsonl"
-        if self.evidence.log_path != chosen and self.evidence.log:
+        if self.evidence.log_path != chosen and (read.data or read.left_on_disk):
             # the harness chose another place: a copy where the suite asked,
             # so a kept folder (--keep) holds every log beside its requests
             with contextlib.suppress(OSError):
-                chosen.write_bytes(self.evidence.log)
+                shutil.copyfile(self.evidence.log_path, chosen)
         requests = self.driver.workdir / f"{self.session}.requests.jsonl"
         with contextlib.suppress(OSError):
             requests.write_text(
@@ -460,16 +464,6 @@ class _Run:
 
 
 def _count_events(path: Path) -> int:
-    """Events in the session file so far: complete lines after the storage line."""
-    return max(0, _read_log(path).count(b"\n") - 1)
-
-
-def _read_log(path: Path) -> bytes:
-    """The log at `path`; empty when there is no regular file there.
-
-    A named pipe or a device would block the read, or never end it.
-    """
-    try:
-        return path.read_bytes() if path.is_file() else b""
-    except (OSError, ValueError):
-        return b""
+    """Events in the session file so far: complete lines after the storage
+    line (counted a chunk at a time: the log may be of any size)."""
+    return max(0, count_lines(path) - 1)

@@ -48,6 +48,10 @@ class Evidence:
     revision: Revision
     log_path: Path
     log: bytes = b""
+    """The log's bytes; empty when it is larger than the suite holds in
+    memory (`log_file.MAX_LOG_IN_MEMORY`: then it is read from `log_path`)."""
+    log_size: int = -1
+    """The size in bytes of a log left on disk; -1 for one held whole."""
     captures: list[CapturedRequest] = field(default_factory=list)
     capture_instances: list[str] = field(default_factory=list)
     """The instance that was running when each capture arrived."""
@@ -65,3 +69,14 @@ class Evidence:
     """Whether the captures are chat-completions requests the log's rebuild
     is compared with (a probe of another dialect: not; the log is then
     checked as ``reqfold check`` checks it without ``--requests``)."""
+
+    @property
+    def log_bytes(self) -> int:
+        """The log's size, whether it is held in memory or not."""
+        return len(self.log) if self.log_size < 0 else self.log_size
+
+    @property
+    def log_left_on_disk(self) -> bool:
+        """Whether the log is too large to hold in memory: the checks that
+        need its events together cannot run, the others read the file."""
+        return not self.log and self.log_size > 0

@@ -495,7 +495,7 @@ def _report(
     probe ends: a log there is said to be deleted, with the way to keep it.
     """
     forced = Revision(args.revision) if args.revision else None
-    choice = choose_revision(evidence.log, forced)
+    choice = choose_revision(evidence.log, forced, evidence.log_path)
     startup = next((run.start_error for run in evidence.runs if run.start_error), None)
     checks: list[Check] = []
     alone = cache_alone(args, evidence)

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reqfold.conformance.harness.log_file import read_log
 from reqfold.conformance.probe.config_files import ConfigTemplate, write_config_files
 from reqfold.conformance.probe.fake import ProbeFake
 from reqfold.conformance.probe.harness import HarnessProcess
@@ -123,6 +124,10 @@ class ProbeEvidence:
     runs: list[RunRecord] = field(default_factory=list)
     log_path: str | None = None
     log: bytes = b""
+    """The log's bytes; empty when it is larger than the suite holds in
+    memory (`log_file.MAX_LOG_IN_MEMORY`: then it is read from `log_path`)."""
+    log_size: int = -1
+    """The size in bytes of a log left on disk; -1 for one held whole."""
     other_logs: list[str] = field(default_factory=list)
     captures: list[CapturedRequest] = field(default_factory=list)
     capture_runs: list[str] = field(default_factory=list)
@@ -135,6 +140,11 @@ class ProbeEvidence:
     """Requests to paths the fake does not serve: shown, never judged."""
     workspace_change: str = ""
     perturbations: tuple[str, ...] = ()
+
+    @property
+    def has_log(self) -> bool:
+        """Whether a log was found, held in memory or left on disk."""
+        return self.log_path is not None and (bool(self.log) or self.log_size > 0)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -289,7 +299,9 @@ class ProbeDriver:
         evidence = self.evidence
         if self.watch is not None:
             evidence.log_path = self.watch.path
-            evidence.log = self.watch.contents()
+            read = read_log(self.watch.path)
+            evidence.log = read.data
+            evidence.log_size = read.size if read.left_on_disk else -1
         # every one, with or without a key: the fake serves this probe alone
         evidence.unserved = [c for c in self.fake.provider.requests if c.unserved]
         for records, captures, owners in (

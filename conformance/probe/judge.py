@@ -17,11 +17,13 @@ the header events (`reqfold.conformance.check.revision_inference`).
 from __future__ import annotations
 
 import io
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reqfold.conformance.cache import CacheJudgement
+from reqfold.conformance.cache.provider_said import provider_said
 from reqfold.conformance.check import RECONSTRUCTION_RULES
 from reqfold.conformance.check.revision_inference import (
     declared_revision,
@@ -29,6 +31,7 @@ from reqfold.conformance.check.revision_inference import (
 )
 from reqfold.conformance.harness.checks import judge
 from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.log_file import log_pieces
 from reqfold.conformance.harness.scenarios import Scenario
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.driver import ProbeEvidence, RunRecord
@@ -53,19 +56,32 @@ class RevisionChoice:
     source: str
 
 
-def choose_revision(log: bytes, forced: Revision | None) -> RevisionChoice:
-    """``--revision``, else the storage line's, else what the header events fit."""
+def choose_revision(
+    log: bytes, forced: Revision | None, path: str | None = None
+) -> RevisionChoice:
+    """``--revision``, else the storage line's, else what the header events fit.
+
+    An empty `log` with a `path` is a log left on disk: it is read from the
+    file, streaming."""
     if forced is not None:
         return RevisionChoice(forced, "--revision")
-    lines = io.BytesIO(log)
-    first = lines.readline()
+    if not log and path is not None:
+        try:
+            return _choose_from(lambda: log_pieces(path))
+        except OSError:
+            return RevisionChoice(LATEST, "default; the log could not be read")
+    return _choose_from(lambda: io.BytesIO(log))
+
+
+def _choose_from(lines: Callable[[], Iterable[bytes]]) -> RevisionChoice:
+    first = next(iter(lines()), b"")
     declared = declared_revision(first)
     if declared is not None:
         try:
             return RevisionChoice(Revision(declared), "storage line")
         except ValueError:
             return RevisionChoice(LATEST, f"unknown revision {declared!r}; default")
-    inference = infer_revision(io.BytesIO(log))
+    inference = infer_revision(iter(lines()))
     if inference is None:  # pragma: no cover - declared_revision said none
         return RevisionChoice(LATEST, "default")
     return RevisionChoice(inference.revision, inference.describe())
@@ -102,8 +118,7 @@ def _check(
 def count_checks(evidence: ProbeEvidence) -> list[Check]:
     """CHECK-3: a log, and every turn fed handled with a request of its own."""
     checks = []
-    has_log = evidence.log_path is not None and bool(evidence.log)
-    if not has_log:
+    if not evidence.has_log:
         checks.append(
             _check(
                 "log",
@@ -116,7 +131,7 @@ def count_checks(evidence: ProbeEvidence) -> list[Check]:
     for run in evidence.runs:
         if run.start_error is not None:
             continue
-        checks.append(_turn_check(run, has_log=has_log))
+        checks.append(_turn_check(run, has_log=evidence.has_log))
     return checks
 
 
@@ -176,7 +191,7 @@ def log_checks(
     skipped, said in one check, rather than failed (the harness did
     nothing wrong) or passed (nothing was compared).
     """
-    if evidence.log_path is None or not evidence.log:
+    if evidence.log_path is None or not evidence.has_log:
         return []
     runs = [run for run in evidence.runs if run.start_error is None]
     harness_evidence = Evidence(
@@ -184,6 +199,7 @@ def log_checks(
         revision=choice.revision,
         log_path=Path(evidence.log_path),
         log=evidence.log,
+        log_size=evidence.log_size,
         captures=list(evidence.captures),
         capture_instances=list(evidence.capture_runs),
         instance_starts=[(run.name, run.events_before) for run in runs],
@@ -417,28 +433,8 @@ def provider_reason(answered: Any) -> str:
     """The note `; the provider said: ...` for what the provider's own cache
     diagnostics answered (the fake's diagnostic keeps it under `provider`),
     or "" when the request named no earlier answer."""
-    if not isinstance(answered, dict):
-        return ""
-    if "diagnostics" in answered:
-        diagnostics = answered["diagnostics"]
-        reason = (
-            diagnostics.get("cache_miss_reason")
-            if isinstance(diagnostics, dict)
-            else None
-        )
-        if not isinstance(reason, dict):
-            return "; the provider said: no cache miss"
-        said = str(reason.get("type"))
-        missed = reason.get("cache_missed_input_tokens")
-    else:
-        reason = answered.get("prompt_cache_diagnostics")
-        if not isinstance(reason, dict):
-            return ""
-        said = str(reason.get("reason", reason.get("type")))
-        missed = reason.get("cache_missed_tokens")
-    if isinstance(missed, int):
-        said += f", {missed} tokens missed"
-    return f"; the provider said: {said}"
+    said = provider_said(answered)
+    return "" if said is None else f"; the provider said: {said}"
 
 
 def _where(divergence: dict[str, Any]) -> str:

@@ -61,53 +61,72 @@ class LogFinder:
         )
 
 
+LINE_SCAN = 1 << 16
+"""Bytes of each line kept to read it (its storage line, a ``turn/end``):
+those lines are small; a longer line is counted, not read."""
+
+CHUNK = 1 << 20
+"""Bytes read at a time."""
+
+
 class LogWatch:
-    """Reads a growing log: its bytes, its events and its ended turns."""
+    """Reads a growing log: its events, its ended turns, its session id.
+
+    It reads what was appended since the last call, a chunk at a time, and
+    keeps no more than the start of the line it is in (`LINE_SCAN`), so a
+    log of any size, a partial last line of a gigabyte included, costs the
+    probe a few megabytes and is read once.
+    """
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.data = b""
         self.events = 0
         self.turn_ends = 0
         self.session_id: str | None = None
-        self._offset = 0
+        self._offset = self._lines = 0
+        self._line = bytearray()
+        """The start of the line being read (at most `LINE_SCAN` bytes)."""
 
     def refresh(self) -> None:
-        """Read what was appended since the last call (complete lines only)."""
+        """Read what was appended since the last call (complete lines count)."""
         try:
             with open(self.path, "rb") as handle:
                 if os.fstat(handle.fileno()).st_size < self._offset:
                     self._restart()  # rewritten from scratch: read it again
                 handle.seek(self._offset)
-                more = handle.read()
+                while chunk := handle.read(CHUNK):
+                    self._offset += len(chunk)
+                    self._take(chunk)
         except OSError:
             return
-        end = more.rfind(b"\n") + 1
-        if end == 0:
+
+    def _take(self, chunk: bytes) -> None:
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            self._keep(chunk[start:end])
+            self._line_done()
+            start = end + 1
+        self._keep(chunk[start:])
+
+    def _keep(self, piece: bytes) -> None:
+        room = LINE_SCAN - len(self._line)
+        if room > 0:
+            self._line += piece[:room]
+
+    def _line_done(self) -> None:
+        line, self._line = bytes(self._line), bytearray()
+        self._lines += 1
+        if self._lines == 1:
+            self.session_id = _storage_id(line)
             return
-        fresh = more[:end]
-        self.data += fresh
-        for number, line in enumerate(fresh.splitlines(), start=1):
-            if self._offset == 0 and number == 1:
-                self.session_id = _storage_id(line)
-                continue
-            self.events += 1
-            if b"turn/end" in line and _is_turn_end(line):
-                self.turn_ends += 1
-        self._offset += end
+        self.events += 1
+        if b"turn/end" in line and _is_turn_end(line):
+            self.turn_ends += 1
 
     def _restart(self) -> None:
-        self.data = b""
-        self.events = self.turn_ends = self._offset = 0
+        self.events = self.turn_ends = self._offset = self._lines = 0
+        self._line = bytearray()
         self.session_id = None
-
-    def contents(self) -> bytes:
-        """The whole file as it is now (a partial last line included)."""
-        try:
-            with open(self.path, "rb") as handle:
-                return handle.read()
-        except OSError:
-            return self.data
 
 
 def _is_session_file(path: str) -> bool:

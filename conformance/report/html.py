@@ -36,6 +36,7 @@ from reqfold.conformance.report.model import (
 )
 from reqfold.conformance.report.notes import split_notes
 from reqfold.conformance.rules import load_rules
+from reqfold.conformance.terminal_text import printable
 
 SEVERITY = ("skip", "pass", "xfail", "warn", "error", "xpass", "fail")
 """Statuses from least to most severe: a matrix cell shows the worst."""
@@ -137,7 +138,9 @@ def render_html(report: RunReport) -> str:
     body += _problems(report)
     body += _not_run(report)
     body += _charts(report.traces)
-    return (
+    # what an implementation sent may hold control characters: shown as
+    # escapes, never written raw (the page is a text file too)
+    return printable(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>reqfold run: {_e(report.verdict)}</title>"
         f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"

@@ -19,17 +19,13 @@ import json
 import xml.etree.ElementTree as ET
 
 from reqfold.conformance.report.model import CheckRecord, RequestPoint, RunReport
-
-_INVALID_XML = {code: None for code in range(0x20) if chr(code) not in "\t\n\r"} | {
-    0xFFFE: None,
-    0xFFFF: None,
-}
+from reqfold.conformance.terminal_text import printable
 
 
 def _text(value: str) -> str:
-    """`value` without the characters XML 1.0 cannot hold."""
-    cleaned = value.translate(_INVALID_XML)
-    return "".join(ch for ch in cleaned if not 0xD800 <= ord(ch) <= 0xDFFF)
+    """`value` with every character XML 1.0 cannot hold, and every other
+    control character, shown as its escape (`printable`: ``\\x1b``)."""
+    return printable(value)
 
 
 def failure_text(check: CheckRecord) -> str:

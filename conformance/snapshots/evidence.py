@@ -19,9 +19,17 @@ def evidence_snapshot(evidence: Evidence) -> JsonObject:
     The folder the log was written in is masked as ``<workdir>``: it is a
     temporary folder unless ``--keep`` named one.
     """
-    return session_snapshot(
+    snapshot = session_snapshot(
         log=evidence.log,
         requests=[dump_captured_request(capture) for capture in evidence.captures],
         instances=evidence.capture_instances,
         replace={str(evidence.log_path.parent): "<workdir>"},
     )
+    if evidence.log_left_on_disk:  # not read whole: say so, never show it empty
+        snapshot["log"] = [
+            {
+                "not read": f"the log is {evidence.log_bytes} bytes, larger than"
+                " the suite holds in memory"
+            }
+        ]
+    return snapshot

@@ -114,3 +114,55 @@ def test_a_capture_with_no_answered_request_is_no_verdict(tmp_path: Path) -> Non
     assert result.returncode == 3
     assert "no verdict" in result.stderr
     assert "left out: answered 400" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [],
+        [{"index": 0, "path": "/chat/completions", "status": 500}] * 2,
+    ],
+    ids=["empty", "only-500s"],
+)
+def test_no_answered_request_prints_one_verdict_no_verdict_matching_status_three(
+    tmp_path: Path, lines: list[dict[str, object]]
+) -> None:
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = check_here("--requests", capture)
+    assert result.returncode == 3
+    verdicts = [
+        line for line in result.stdout.splitlines() if line.startswith("verdict:")
+    ]
+    assert verdicts == ["verdict: NO VERDICT (cache): no request the fake answered"]
+
+
+@pytest.mark.spec("CACHE-3")
+def test_a_new_api_key_starts_a_process_when_none_is_given(tmp_path: Path) -> None:
+    session = Session()
+    session.client.headers["authorization"] = "Bearer key-of-run-1"
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.client.headers["authorization"] = "Bearer key-of-run-2"
+    session.system = SYSTEM.replace("2026-12-06", "2026-12-07")
+    session.turn("turn 2")
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text("\n".join(session.lines()) + "\n", encoding="utf-8")
+    result = check_here("--requests", capture)
+    assert result.returncode == 0, result.stdout
+    assert "request 2 (main, resume of request 1): date-time" in result.stdout
+    assert "      2  process 2" in result.stdout
+
+
+def test_a_price_table_gives_the_tokens_lost_as_a_cost(resumed_next_day: Path) -> None:
+    base = ("--requests", resumed_next_day, "--process-start", "2:resume")
+    document = json.loads(check_here(*base, "--format", "json").stdout)
+    priced = json.loads(
+        check_here(*base, "--format", "json", "--price", "2,0.5").stdout
+    )
+    assert priced["lost_cost"] == pytest.approx(document["lost_tokens"] * 1.5 / 1e6)
+    text = check_here(*base, "--price", "2,0.5").stdout
+    assert f"(costing {priced['lost_cost']:.6f} at the prices given)" in text
+    refused = check_here(*base, "--price", "0.5,2")
+    assert refused.returncode == 2
+    assert "expected 0 <= CACHED <= UNCACHED" in refused.stderr

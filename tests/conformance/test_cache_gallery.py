@@ -126,6 +126,13 @@ CASES = [
         expected=True,
         streams=("main", "side 1"),
     ),
+    Case(
+        "summary_prepended",
+        (Run(4),),
+        "summary-inserted",
+        ("CACHE-1",),
+        expected=True,
+    ),
     Case("shape_only", (Run(3),), "shape-only", ("CACHE-1",), status=1),
     Case("cache_markers", (Run(3),), "cache-markers", ("CACHE-1",), expected=True),
     Case("model_change", (Run(3),), "model-change", ("CACHE-1",), expected=True),
@@ -135,6 +142,14 @@ CASES = [
         "conversation-cleared",
         ("CACHE-1",),
         expected=True,
+    ),
+    Case(
+        "history_dropped",
+        (Run(4),),
+        "message-edited",
+        ("CACHE-1",),
+        status=1,
+        spec=("CACHE-1",),
     ),
     Case("echo_changed", (Run(2),), None, echo=True, spec=("STREAM-4",)),
 ]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import httpx
 import pytest
 from cache_sessions import SYSTEM, TOOLS, Session
 
@@ -13,8 +17,13 @@ from reqfold.conformance.cache import (
     read_capture_lines,
     render_text,
 )
+from reqfold.conformance.cache.echo import NOT_APPLICABLE, echo_difference
+from reqfold.conformance.cache.prompts import render
 from reqfold.conformance.outcomes import Outcome
+from reqfold.fakes import FakeProvider, FakeTransport, dump_capture_jsonl
+from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.dialects.table import cache_rule
+from reqfold.fakes.tokenizer import SegmentEncoder
 
 
 def starts(*pairs: tuple[int, str]) -> list[ProcessStart]:
@@ -246,3 +255,266 @@ def test_a_side_stream_rewriting_itself_warns_and_leaves_the_main_one_alone() ->
     outcomes = {f.id: f.outcome for f in judgement.findings}
     assert outcomes["cache/main-extends"] is Outcome.PASS
     assert outcomes["cache/side-streams-extend"] is Outcome.WARN
+
+
+@pytest.mark.spec("CACHE-1")
+def test_one_request_per_process_leaves_cache_1_unjudged_not_passed() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    judgement = judge_cache(
+        read_capture_lines(session.lines()), starts=starts((0, "first"), (1, "resume"))
+    )
+    finding = next(f for f in judgement.findings if f.id == "cache/main-extends")
+    assert finding.outcome is Outcome.SKIP
+    assert "no two requests" in finding.message
+
+
+@pytest.mark.spec("STREAM-1")
+def test_a_side_request_sent_before_the_first_main_one_leaves_main_first() -> None:
+    session = Session()
+    saved = session.system, session.tools
+    session.system, session.tools = "You write titles.", []
+    session.send([{"role": "user", "content": "Title for: fix the bug"}])
+    session.system, session.tools = saved
+    session.turn("fix the bug")
+    session.turn("and test it")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    assert [(r.stream, r.relation, r.cause) for r in judgement.rows] == [
+        ("side 1", "new-opening", "new-opening"),
+        ("main", "first", ""),
+        ("main", "append", ""),
+    ]
+
+
+def anthropic_session(echo: str | None, tomorrow: bool = False) -> list[str]:
+    """Two Messages API turns; the assistant turn re-sent as `echo` (None: as
+    the fake returned it); with `tomorrow`, the second has the next day's
+    date in its system text."""
+    provider = FakeProvider("anthropic")
+    client = httpx.Client(transport=FakeTransport(provider), base_url="http://fake")
+    system = [
+        {"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}},
+    ]
+    tools = [{"name": "read", "description": "Read a file. " * 30, "input_schema": {}}]
+    mark = {"cache_control": {"type": "ephemeral"}}
+    first = {"type": "text", "text": "hello " * 500, **mark}
+    messages: list[Any] = [{"role": "user", "content": [first]}]
+
+    def send() -> Any:
+        body = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 100,
+            "system": system,
+            "tools": tools,
+            "messages": messages,
+        }
+        return client.post("/v1/messages", json=body).json()
+
+    reply = send()
+    content: Any = reply["content"] if echo is None else echo
+    messages.append({"role": "assistant", "content": content})
+    messages.append({"role": "user", "content": "and then?"})
+    if tomorrow:
+        system[0] = {**system[0], "text": SYSTEM.replace("12-06", "12-07")}
+    send()
+    return dump_capture_jsonl(provider.capture).splitlines()
+
+
+@pytest.mark.spec("STREAM-4")
+def test_an_anthropic_echo_is_judged_block_by_block_and_a_string_is_one_block() -> None:
+    faithful = judge_cache(read_capture_lines(anthropic_session(None)))
+    assert faithful.echoes == []
+    assert [row.relation for row in faithful.rows] == ["first", "append"]
+    returned = anthropic_session(None)[0]
+    text = json.loads(returned)["reply"]["content"][0]["text"]
+    shorthand = judge_cache(read_capture_lines(anthropic_session(text)))
+    assert shorthand.echoes == []
+    changed = judge_cache(read_capture_lines(anthropic_session(text + "!")))
+    (echo,) = changed.echoes
+    assert echo.field.startswith("messages[1].content")
+    assert echo.echoed.endswith("!")
+
+
+def test_the_static_opening_says_what_an_anthropic_breakpoint_covers() -> None:
+    judgement = judge_cache(read_capture_lines(anthropic_session(None)))
+    static = judgement.static
+    assert static is not None
+    assert static.breakpoint_tokens == static.opening_tokens > 0
+
+
+@pytest.mark.spec("CACHE-1", "CACHE-2")
+def test_anthropic_tokens_lost_follow_the_breakpoints_the_previous_request_wrote() -> (
+    None
+):
+    lines = anthropic_session(None, tomorrow=True)
+    judgement = judge_cache(read_capture_lines(lines))
+    (broken,) = judgement.breaks
+    assert broken.cause == "date-time"
+    first, second = (json.loads(line)["usage"] for line in lines)
+    previous_prompt = first["cache_creation_input_tokens"] + first["input_tokens"]
+    assert broken.lost == previous_prompt - second["cache_read_input_tokens"]
+
+
+def test_an_anthropic_thinking_budget_changed_is_a_parameters_break() -> None:
+    provider = FakeProvider("anthropic")
+    client = httpx.Client(transport=FakeTransport(provider), base_url="http://fake")
+    body: dict[str, Any] = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 4000,
+        "system": SYSTEM,
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "messages": [{"role": "user", "content": "hello " * 300}],
+    }
+    client.post("/v1/messages", json=body)
+    body["thinking"] = {"type": "enabled", "budget_tokens": 2048}
+    client.post("/v1/messages", json=body)
+    judgement = judge_cache(
+        read_capture_lines(dump_capture_jsonl(provider.capture).splitlines())
+    )
+    (broken,) = judgement.breaks
+    assert broken.cause == "parameters"
+    assert "1024" in broken.earlier
+    assert "2048" in broken.current
+
+
+@pytest.mark.spec("CACHE-1", "STREAM-5")
+def test_a_harness_that_never_sends_its_history_fails_and_is_not_a_clear() -> None:
+    session = Session()
+    for n in range(4):
+        session.messages = []
+        session.turn(f"turn {n}")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    assert len(judgement.breaks) == 3
+    assert all(b.expected is None for b in judgement.breaks)
+    assert "conversation-cleared" not in {b.cause for b in judgement.breaks}
+    main = next(f for f in judgement.findings if f.id == "cache/main-extends")
+    assert main.outcome is Outcome.FAIL
+    assert cache_status(judgement) == 1
+
+
+@pytest.mark.spec("CACHE-1", "STREAM-5")
+def test_a_clear_after_a_conversation_is_expected_and_the_pass_says_so() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.messages = []
+    session.turn("turn 2")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    (cleared,) = judgement.breaks
+    assert cleared.cause == "conversation-cleared"
+    assert cleared.expected is not None
+    main = next(f for f in judgement.findings if f.id == "cache/main-extends")
+    assert main.outcome is Outcome.PASS
+    assert main.message.endswith("extends the previous one, or breaks as expected (1)")
+
+
+@pytest.mark.spec("CACHE-3")
+def test_a_resumed_process_that_drops_the_conversation_is_not_excused_as_a_clear() -> (
+    None
+):
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.messages = []
+    session.turn("turn 2")
+    judgement = judge_cache(
+        read_capture_lines(session.lines()), starts=starts((0, "first"), (2, "resume"))
+    )
+    (broken,) = judgement.breaks
+    assert broken.across == "resume"
+    assert broken.cause != "conversation-cleared"
+    assert broken.expected is None
+    resume = next(f for f in judgement.findings if f.id == "cache/resume-extends")
+    assert resume.outcome is Outcome.WARN
+
+
+@pytest.mark.spec("STREAM-4")
+def test_a_reply_re_sent_under_another_role_is_an_echo_warning() -> None:
+    session = Session()
+    session.messages.append({"role": "user", "content": "hello"})
+    answer = session.send()
+    session.messages.append({"role": "user", "content": answer["content"]})
+    session.turn("turn 1")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    (echo,) = judgement.echoes
+    assert (echo.index, echo.field) == (1, "messages[2].role")
+    assert (echo.returned, echo.echoed) == ("assistant", "user")
+    finding = next(f for f in judgement.findings if f.id == "cache/echo-fidelity")
+    assert finding.outcome is Outcome.WARN
+
+
+@pytest.mark.spec("STREAM-4")
+def test_a_conversation_grown_without_the_reply_is_not_counted_as_re_sent() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.messages.pop()  # the reply to turn 1 is left out
+    session.turn("turn 2")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    (echo,) = judgement.echoes
+    assert (echo.index, echo.field, echo.echoed) == (2, "messages[4].role", "user")
+    finding = next(f for f in judgement.findings if f.id == "cache/echo-fidelity")
+    assert finding.outcome is Outcome.WARN
+    assert "re-sent byte for byte" not in finding.message
+
+
+@pytest.mark.spec("STREAM-4")
+def test_echo_fidelity_tells_not_applicable_from_a_match() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.send(session.messages[:1])  # request 0 again: nothing appended
+    session.turn("turn 1")
+    calls = list(read_capture_lines(session.lines()))
+    encoder = SegmentEncoder()
+    memo = MessagePrefixMemo(max_prompts=4, max_bytes=1 << 20)
+    prompts = [
+        render(c.index, c.path, c.body, encoder, memo, usage=c.usage, reply=c.reply)
+        for c in calls
+    ]
+    first, again, appended = prompts
+    assert first is not None
+    assert again is not None
+    assert appended is not None
+    assert echo_difference(first, again) is NOT_APPLICABLE
+    assert echo_difference(again, appended) is None
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    finding = next(f for f in judgement.findings if f.id == "cache/echo-fidelity")
+    assert finding.message == "1 assistant turn(s) re-sent byte for byte"
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": 10, "prompt_cache_hit_tokens": True},
+        {"input_tokens": 10, "cache_read_input_tokens": True},
+        {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": True}},
+        {"input_tokens": 10, "cache_creation_input_tokens": True},
+    ],
+)
+def test_a_boolean_in_the_usage_is_not_read_as_a_token_count(
+    usage: dict[str, Any],
+) -> None:
+    body: dict[str, Any] = {
+        "model": "deepseek-chat",
+        "messages": [{"role": "user", "content": "hello"}],
+    }
+    prompt = render(
+        0,
+        "/chat/completions",
+        body,
+        SegmentEncoder(),
+        MessagePrefixMemo(max_prompts=4, max_bytes=1 << 20),
+        usage=usage,
+    )
+    assert prompt is not None
+    assert prompt.cached is None
+    assert prompt.written is None
+
+
+def test_the_judgement_measures_prefixes_with_the_fakes_own_function() -> None:
+    from reqfold.conformance.cache import prompts, streams
+    from reqfold.fakes import diagnostics
+
+    assert prompts.common_prefix is diagnostics.common_prefix
+    assert streams.common_prefix is diagnostics.common_prefix

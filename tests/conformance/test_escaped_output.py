@@ -4,7 +4,7 @@ A known-bad codec adapter (`bad_adapters/speaks_in_escapes.py`, a real
 child process) puts sequences that set a terminal's title and clear its
 screen in its name, version, language and internal-error message; a report
 it leads to carries them into ``reqfold compare``. Every one is printed,
-and written to the Markdown report, as its escape.
+and written to the Markdown and HTML reports, as its escape.
 """
 
 from __future__ import annotations
@@ -49,14 +49,16 @@ def test_an_adapters_control_sequences_reach_no_terminal_and_no_markdown_report(
     tmp_path: Path,
 ) -> None:
     markdown, report = tmp_path / "run.md", tmp_path / "run.json"
+    page, junit = tmp_path / "run.html", tmp_path / "junit.xml"
     status, out, err = reqfold_here(
         *("run", "--impl", ESCAPES, "--only", "vectors"),
         *("--revision", "session-prefix"),
         *("--report-md", str(markdown), "--report-json", str(report)),
+        *("--report-html", str(page), "--junit", str(junit)),
     )
     assert status == 3, out + err
     summary = markdown.read_text(encoding="utf-8")
-    for shown in (out, err, summary):
+    for shown in (out, err, summary, page.read_text(), junit.read_text()):
         assert not CONTROL.search(shown)
     assert "escapes\\x1b]0;pwned\\x07 1.0\\x1b[2J (python\\u009b2J)" in out
     assert "bug in diff\\x1b]0;pwned\\x07\\x1b[2J\\u009b2J" in out
@@ -75,3 +77,25 @@ def test_an_adapters_control_sequences_reach_no_terminal_and_no_markdown_report(
     assert status == 1, out + err
     assert not CONTROL.search(out + err)
     assert "\\x1b]0;pwned\\x07\\x1b[2J" in out
+
+
+@pytest.mark.slow
+def test_a_refused_steps_message_reaches_no_terminal_and_no_report_raw(
+    tmp_path: Path,
+) -> None:
+    refuses = shlex.join(
+        [
+            sys.executable,
+            str(ROOT / "tests/conformance/chaos_harnesses/refuses_in_escapes.py"),
+        ]
+    )
+    markdown, page = tmp_path / "run.md", tmp_path / "run.html"
+    status, out, err = reqfold_here(
+        *("run", "--impl", refuses, "--only", "scenarios"),
+        *("--scenario", "plain-turns", "--revision", "session-prefix"),
+        *("--report-md", str(markdown), "--report-html", str(page)),
+    )
+    assert status == 3, out + err
+    for shown in (out, err, markdown.read_text(), page.read_text()):
+        assert not CONTROL.search(shown)
+    assert "no\\x1b]0;pwned\\x07\\x1b[2J\\u009b2J" in out

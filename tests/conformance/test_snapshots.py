@@ -16,6 +16,9 @@ import pytest
 from hypothesis import given, strategies as st
 from syrupy.extensions.amber.serializer import AmberDataSerializer
 
+from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.scenarios import load_scenarios
+from reqfold.conformance.snapshots.evidence import evidence_snapshot
 from reqfold.conformance.snapshots.extension import (
     OrderedAmber,
     SessionSnapshotExtension,
@@ -35,6 +38,7 @@ from reqfold.conformance.snapshots.where import (
     first_change,
     render_path,
 )
+from reqfold.reference.revisions import Revision
 
 UUID = "3f2b8c1e-9a4d-4e6f-8b7a-0c1d2e3f4a5b"
 OTHER_UUID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
@@ -485,3 +489,17 @@ def test_many_drifted_snapshots_show_a_few_diffs_and_one_line_for_each_other(
     assert sum(1 for line in short if "+ new line" in line) == 3 * 8
     assert "  (the diffs of the first 3 only: --show all prints all 52)" in short
     assert len(short) < 52 + 3 * 20 + 5
+
+
+def test_a_log_left_on_disk_is_said_in_the_snapshot_not_shown_empty(
+    tmp_path: Path,
+) -> None:
+    scenario = next(s for s in load_scenarios() if s.id == "plain-turns")
+    evidence = Evidence(
+        scenario=scenario,
+        revision=Revision.SESSION_PREFIX,
+        log_path=tmp_path / "huge.jsonl",
+        log_size=100 << 20,
+    )
+    said = "the log is 104857600 bytes, larger than the suite holds in memory"
+    assert evidence_snapshot(evidence)["log"] == [{"not read": said}]

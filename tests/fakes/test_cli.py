@@ -100,9 +100,12 @@ HARMLESS_HEADERS = {
 }
 
 
-def test_a_capture_keeps_no_credential_header_in_any_file_it_writes(tmp_path):
+def test_no_credential_reaches_a_capture_or_the_access_log(tmp_path):
     capture = tmp_path / "capture.jsonl"
-    child = spawn("--dialect", "deepseek", "--capture-out", str(capture))
+    child = spawn(
+        *("--dialect", "deepseek", "--capture-out", str(capture)),
+        *("--access-log", "--log-level", "info"),
+    )
     try:
         assert child.stdout is not None
         url = child.stdout.readline().strip()
@@ -119,11 +122,13 @@ def test_a_capture_keeps_no_credential_header_in_any_file_it_writes(tmp_path):
             assert answer.status_code == 200
             served = client.get("/_fake/requests.jsonl").text
         child.send_signal(signal.SIGTERM)
-        child.communicate(timeout=20)
+        logged = "".join(child.communicate(timeout=20))
     finally:
         if child.poll() is None:
             child.kill()
             child.communicate()
+    assert "POST /chat/completions HTTP/1.1" in logged  # the access log, no query
+    assert "sk-secret" not in logged
     written = capture.read_text(encoding="utf-8")
     for text in (served, written):
         assert "sk-secret" not in text

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from reqfold.fakes import FakeProvider, FakeTransport, HttpRequest, Reply, ToolCall
-from reqfold.fakes.diagnostics import describe_divergence
+from reqfold.fakes.diagnostics import common_prefix, describe_divergence
 from reqfold.fakes.prompt import Segment
 
 SYSTEM = {"role": "system", "content": "You are a careful coding agent. " * 20}
@@ -210,3 +210,19 @@ def test_a_string_content_against_its_one_text_part_is_named_a_shape_change() ->
     assert shape["field"] == "messages[1].content"
     assert shape["cause"] == "content shape"
     assert "cause" not in other
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "length"),
+    [
+        ("", "abc", 0),
+        ("abc", "abd", 2),
+        ("abc", "abc", 3),
+        (b"\x00\x01\x02", b"\x00\x01", 2),
+        (b"\x05", b"\x06", 0),
+    ],
+)
+def test_one_common_prefix_measures_text_and_packed_tokens(
+    a: str | bytes, b: str | bytes, length: int
+) -> None:
+    assert common_prefix(a, b) == length  # type: ignore[type-var]

@@ -1,0 +1,92 @@
+"""The wire dialect of a captured request, from its path or its body's shape.
+
+The log rebuilds chat-completions requests only (the wire mapping,
+docs/spec.md section 12), so ``reqfold check --requests`` compares those
+and leaves requests in another dialect out, counted by dialect, rather
+than failing a log whose harness spoke Anthropic Messages or the Responses
+API (the probe's `Evidence.wire_compared`, for a capture file). The names
+are the fake's dialect names (``reqfold fake serve --dialect``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+CHAT = "chat-completions"
+ANTHROPIC = "anthropic"
+RESPONSES = "openai-responses"
+
+_PATH_ENDINGS = (
+    ("/chat/completions", CHAT),
+    ("/messages", ANTHROPIC),
+    ("/responses", RESPONSES),
+)
+
+ANTHROPIC_BLOCKS = frozenset(
+    {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
+)
+"""Content block types only the Messages API has (a chat-completions part is
+``text``, ``image_url``, ``input_audio`` or ``file``)."""
+
+
+def path_dialect(path: str) -> str | None:
+    """The dialect a captured request's path is served in; None for a path of
+    none of them (``/v1/models``, a count of tokens: not a request to compare)."""
+    for ending, dialect in _PATH_ENDINGS:
+        if path.endswith(ending):
+            return dialect
+    return None
+
+
+def body_dialect(body: dict[str, Any]) -> str:
+    """The dialect a bare request body is written in, from members only one
+    dialect has: ``input`` without ``messages`` (Responses); a top-level
+    ``system``, a tool's ``input_schema`` or a Messages-only content block
+    (Anthropic). Anything else is read as chat completions, so a body with
+    none of these marks is still compared."""
+    if "input" in body and "messages" not in body:
+        return RESPONSES
+    if "system" in body:
+        return ANTHROPIC
+    tools = body.get("tools")
+    if isinstance(tools, list) and any(
+        isinstance(tool, dict) and "input_schema" in tool for tool in tools
+    ):
+        return ANTHROPIC
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for message in messages:
+            content = message.get("content") if isinstance(message, dict) else None
+            if isinstance(content, list) and any(
+                isinstance(block, dict) and block.get("type") in ANTHROPIC_BLOCKS
+                for block in content
+            ):
+                return ANTHROPIC
+    return CHAT
+
+
+def uncompared_note(
+    source: str, uncompared: Counter[str], *, only: bool, rules: Sequence[str]
+) -> str:
+    """What a check says of the captured requests it left out by dialect
+    (`only`: the capture held no other request, so nothing was compared;
+    `rules`: those a comparison would have judged)."""
+    counts = ", ".join(
+        f"{count} in the {dialect} dialect"
+        for dialect, count in sorted(uncompared.items())
+    )
+    if not only:
+        return (
+            f"--requests {source}: {counts} not compared with the log (it"
+            " rebuilds chat-completions requests, docs/spec.md section 12);"
+            " its chat-completions requests were"
+        )
+    return (
+        f"--requests {source}: the requests went out in another dialect"
+        f" ({counts}); the log rebuilds chat-completions requests (the wire"
+        " mapping, docs/spec.md section 12), so none was compared with it: the"
+        f" reconstruction rules ({', '.join(rules)}) are skipped; the log's own"
+        " rules were checked"
+    )
