@@ -4,14 +4,18 @@ A report is read by CI after the run, often over the previous run's: a
 write that fails half-way (a full disk) must not leave a truncated report
 in its place. `write_whole` writes beside the file and renames; a
 symbolic link is followed, so the file it names is replaced and the link
-stays; a device or a pipe (``/dev/stdout``) is written through, since
-renaming over it would replace it.
+stays; a device or a pipe is written through, since renaming over it would
+replace it. A path under ``/dev/`` or ``/proc/`` (``/dev/stdout``), or the
+file this process's stdout or stderr is, is written through too, even when
+it is a regular file (``--report-md /dev/stdout >> summary.md``): replacing
+it would throw away what was written there before.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -33,6 +37,17 @@ def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
     can go beside it), but which it may write itself, is written in place.
     """
     where = os.fspath(target)
+    standard = _standard_stream_of(where)
+    if standard is not None:
+        _write_to_descriptor(standard, data)
+        return
+    if _names_a_stream(where):
+        # /dev/fd/3 at a regular file: after what is there, never over it
+        descriptor = os.open(where, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+        os.set_blocking(descriptor, True)
+        with open(descriptor, "wb") as stream:
+            stream.write(data)
+        return
     if os.path.exists(where) and not (os.path.isfile(where) or os.path.isdir(where)):
         # a device or a pipe: a stream; a pipe no one reads is an error
         # (ENXIO), not a wait that never ends
@@ -67,6 +82,42 @@ def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+def _names_a_stream(where: str) -> bool:
+    """Whether `where`, as given (no link followed), is under /dev/ or /proc/."""
+    absolute = os.path.abspath(where)
+    return absolute.startswith(("/dev/", "/proc/"))
+
+
+def _standard_stream_of(where: str) -> int | None:
+    """1 or 2 when `where` is the file this process's stdout or stderr is
+    (``/dev/stdout``, or the file ``>> F`` redirected it to), else None."""
+    try:
+        named = os.stat(where)
+    except OSError:
+        return None
+    for descriptor in (1, 2):
+        try:
+            opened = os.fstat(descriptor)
+        except OSError:
+            continue
+        if (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino):
+            return descriptor
+    return None
+
+
+def _write_to_descriptor(descriptor: int, data: bytes) -> None:
+    """Write `data` whole to stdout or stderr, after what Python buffered
+    for it, at the offset the stream has (so ``>>`` appends)."""
+    stream = sys.stdout if descriptor == 1 else sys.stderr
+    if stream is not None:
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    view = memoryview(data)
+    while view:
+        written = os.write(descriptor, view)
+        view = view[written:]
 
 
 def fresh_folder(folder: Path) -> Path:

@@ -1,6 +1,6 @@
 """Projection of surface events into model-visible messages.
 
-Implements docs/spec.md section "Derived history" (DERIVE-1 .. DERIVE-3):
+Implements docs/spec.md section "Derived history" (DERIVE-1, DERIVE-2):
 each surface event maps to at most one message; the derived history is the
 surface, in order, mapped through `derive_event_message`.
 """

@@ -74,8 +74,10 @@ class ScenarioBroken(Exception):
 
 
 class FeatureNotSupported(ScenarioBroken):
-    """The adapter refused an optional feature as not supported (`NOT_SUPPORTED`):
-    the scenario is not covered, which is neither a pass nor an error."""
+    """The adapter refused an optional feature it did not declare as not
+    supported (`NOT_SUPPORTED`): the scenario is not covered, which is
+    neither a pass nor an error. A declared feature refused so is a plain
+    `ScenarioBroken`: an adapter must not dodge a scenario part way."""
 
 
 class ScenarioDriver:
@@ -87,9 +89,13 @@ class ScenarioDriver:
         fake: FakeProvider,
         base_url: str,
         workdir: Path,
+        declared: frozenset[str] | None = None,
     ) -> None:
         self.connection = connection
         self.fake = fake
+        self.declared = declared
+        """The features the adapter declared in ``initialize``; None: unknown,
+        so a feature refused as not supported is taken as not declared."""
         self.base_url = base_url
         self.workdir = workdir
         self.timeout = float(connection.timeout)
@@ -201,6 +207,15 @@ class _Run:
             error = response["error"]
             if error.get("code") == NOT_SUPPORTED:
                 feature = feature_of_request(method, params)
+                declared = self.driver.declared
+                if feature is not None and declared is not None and feature in declared:
+                    raise ScenarioBroken(
+                        f"{method} was refused as not supported, but the adapter"
+                        f" declared feature {feature!r} in initialize, so the"
+                        " scenario is played, not excused"
+                        ' (docs/adapter-protocol.md, "Optional features"):'
+                        f" {str(error.get('message', ''))[:200]}"
+                    )
                 if feature is not None:
                     raise FeatureNotSupported(
                         f"the adapter answered {method} as not supported:"

@@ -129,8 +129,9 @@ def not_declared_reason(missing: Iterable[str]) -> str:
 def feature_of_request(method: str, params: Mapping[str, Any]) -> str | None:
     """The optional feature a request uses, or None for a core one.
 
-    A refusal as not supported (`NOT_SUPPORTED`) of a core request is an
-    error; of an optional one it makes the scenario not covered.
+    A refusal as not supported (`NOT_SUPPORTED`) of a core request, or of
+    an optional one whose feature the adapter declared, is an error; of an
+    undeclared optional one it makes the scenario not covered.
     """
     if method in METHOD_FEATURES:
         return METHOD_FEATURES[method]

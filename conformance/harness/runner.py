@@ -197,7 +197,14 @@ def run_scenarios(
                 ]
             else:
                 results = _play(
-                    session, fake, base_url, base, scenario, revision, on_evidence
+                    session,
+                    fake,
+                    base_url,
+                    base,
+                    scenario,
+                    revision,
+                    on_evidence,
+                    declared=features,
                 )
             for result in results:
                 report.results.append(result)
@@ -323,6 +330,7 @@ def _play(
     scenario: Scenario,
     revision: Revision,
     on_evidence: Callable[[Evidence], None] | None = None,
+    declared: frozenset[str] | None = None,
 ) -> list[CheckResult]:
     def error(message: str) -> list[CheckResult]:
         return [_error_result(scenario, revision, message)]
@@ -333,12 +341,12 @@ def _play(
             f"the adapter could not be restarted ({MAX_RESTARTS} attempts);"
             f" the last: {session.restart_error}"
         )
-    driver = ScenarioDriver(session.live, fake, base_url, workdir)
+    driver = ScenarioDriver(session.live, fake, base_url, workdir, declared)
     session.streak.timeout = getattr(session.live, "timeout", None)
     started = time.monotonic()
     try:
         evidence = driver.run(scenario, revision)
-    except FeatureNotSupported as refused:  # healthy, and lacks a feature
+    except FeatureNotSupported as refused:  # healthy, lacks an undeclared one
         session.streak.succeeded()
         session.end(graceful=True)
         not_covered = _not_covered(scenario, revision, str(refused))

@@ -3,7 +3,9 @@
 Two reports with one digest ran the same vectors and scenarios, so their
 checks compare one to one; a different digest says the suite itself
 changed between them (``reqfold compare`` says so). The digest covers each
-file's path (relative to ``conformance/``) and bytes, in path order.
+file's path (relative to ``conformance/``) and bytes, in path order: every
+file the suite reads, the schemas and the seed logs too. The counts are of
+vector and scenario files only.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from importlib import metadata
 from pathlib import Path
 
 from reqfold.conformance.codec.cases import VECTORS_DIR
-from reqfold.conformance.harness.scenarios import SCENARIOS_DIR
+from reqfold.conformance.codec.loading import vector_files
+from reqfold.conformance.harness.scenarios import SCENARIOS_DIR, scenario_files
 from reqfold.reference.json_values import JsonObject
 
 
@@ -28,7 +31,8 @@ def digest_files(files: Iterable[tuple[str, bytes]]) -> str:
     return f"sha256:{digest.hexdigest()}"
 
 
-def _files(root: Path) -> list[tuple[str, bytes]]:
+def _digested_files(root: Path) -> list[tuple[str, bytes]]:
+    """Every file of the suite's data under `root` (schemas and seeds too)."""
     return [
         (path.relative_to(root.parent).as_posix(), path.read_bytes())
         for path in sorted(root.rglob("*.json*"))
@@ -46,10 +50,10 @@ def version() -> str:
 
 def suite_identity() -> JsonObject:
     """The report's ``suite`` member: version, digest, how many files."""
-    vectors, scenarios = _files(VECTORS_DIR), _files(SCENARIOS_DIR)
+    digested = _digested_files(VECTORS_DIR) + _digested_files(SCENARIOS_DIR)
     return {
         "version": version(),
-        "digest": digest_files(vectors + scenarios),
-        "vectorFiles": len(vectors),
-        "scenarioFiles": len(scenarios),
+        "digest": digest_files(digested),
+        "vectorFiles": len(vector_files()),
+        "scenarioFiles": len(scenario_files()),
     }

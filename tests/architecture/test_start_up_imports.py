@@ -3,11 +3,16 @@ own tests start hundreds of them, so a module they never use costs time)."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from cache_sessions import Session
+
+from reqfold.conformance.check import cli as check_cli
 
 TRIO_INSTALLED = importlib.util.find_spec("trio") is not None
 """httpcore imports trio only where it is installed (it is on the project's
@@ -169,3 +174,86 @@ def test_the_fake_transport_is_still_reached_as_before(
     assert _modules_after(statement, "reqfold.fakes.transport") == {
         "reqfold.fakes.transport": loads_transport
     }
+
+
+CHECK = """
+import contextlib, io
+from reqfold.conformance.cli import main
+
+with contextlib.redirect_stdout(io.StringIO()):
+    status = main({argv!r})
+assert status == {status}, status
+"""
+"""``reqfold check ARGS`` in a fresh interpreter, with the status it must give."""
+
+CACHE_JUDGEMENT = ("reqfold.fakes", "reqfold.conformance.cache")
+
+
+def test_checking_a_log_imports_neither_the_fake_nor_the_cache_judgement(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "session.jsonl"
+    log.write_text("{}\n", encoding="utf-8")  # breaks JSONL-1: status 1
+    for argv in (
+        ["check", str(log)],
+        [
+            "check",
+            str(log),
+            "--strict",
+            "--format=json",
+            "--revision",
+            "session-prefix",
+        ],
+    ):
+        statement = CHECK.format(argv=argv, status=1)
+        loaded = _modules_after(f"exec({statement!r})", *CACHE_JUDGEMENT)
+        assert loaded == dict.fromkeys(CACHE_JUDGEMENT, False)
+
+
+def test_a_capture_judged_alone_imports_the_cache_judgement_then(
+    tmp_path: Path,
+) -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text("\n".join(session.lines()) + "\n", encoding="utf-8")
+    for argv in (
+        ["check", "--requests", str(capture)],
+        ["check", "--requests", str(capture), "--fail-on", "nonce"],
+    ):
+        statement = CHECK.format(argv=argv, status=0)
+        loaded = _modules_after(f"exec({statement!r})", *CACHE_JUDGEMENT)
+        assert loaded == dict.fromkeys(CACHE_JUDGEMENT, True)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["a.jsonl"],
+        ["a.jsonl", "--requests", "r.jsonl", "--strict", "--thorough"],
+        ["--requests=r.jsonl", "--format", "json", "--revision", "header-events"],
+        ["--", "-odd.jsonl"],
+    ],
+)
+def test_a_check_command_line_parses_the_same_with_the_cache_options_left_out(
+    words: list[str],
+) -> None:
+    light, full = argparse.ArgumentParser(), argparse.ArgumentParser()
+    check_cli.add_arguments_for(light, words)
+    check_cli.add_arguments(full)
+    assert "--fail-on" not in light._option_string_actions
+    parsed, everything = vars(light.parse_args(words)), vars(full.parse_args(words))
+    assert parsed == {name: everything[name] for name in parsed}
+
+
+@pytest.mark.parametrize(
+    "words",
+    [["--fail-on", "nonce"], ["--fail", "nonce"], ["-h"], ["--process-start=2"]],
+)
+def test_a_check_command_line_that_may_name_a_cache_option_gets_them_all(
+    words: list[str],
+) -> None:
+    parser = argparse.ArgumentParser()
+    check_cli.add_arguments_for(parser, ["a.jsonl", *words])
+    assert "--fail-on" in parser._option_string_actions

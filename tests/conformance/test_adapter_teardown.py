@@ -301,10 +301,11 @@ def test_a_sigterm_in_the_middle_of_killing_an_adapter_waits_until_it_is_gone(
 def test_an_adapter_that_closes_its_stdout_and_lives_on_is_said_to_have_closed_it() -> (
     None
 ):
-    connection = StdioConnection(adapter("closes_stdout_and_lives"), timeout=30)
+    timeout = 60.0
+    connection = StdioConnection(adapter("closes_stdout_and_lives"), timeout=timeout)
     connection.initialize()
     started = time.monotonic()
-    with pytest.raises(AdapterCrashed) as caught:
+    with pytest.raises(AdapterCrashed) as caught:  # not AdapterTimeout
         connection.request("codec/canonical", {"header": {}})
     elapsed = time.monotonic() - started
     pid = connection._process.pid
@@ -312,5 +313,7 @@ def test_an_adapter_that_closes_its_stdout_and_lives_on_is_said_to_have_closed_i
     assert str(caught.value) == (
         "the adapter closed its stdout while answering codec/canonical (killed)"
     )
-    assert elapsed < 10  # not the 30 s timeout
-    assert wait_until(lambda: process_gone(pid), 5)
+    # said when stdout closed, not once the timeout ran out (however loaded
+    # the machine, waiting for the timeout takes the whole timeout)
+    assert elapsed < timeout
+    assert wait_until(lambda: process_gone(pid), 30)

@@ -28,8 +28,10 @@ from reqfold.conformance.schema_check import (
 
 ROOT = Path(__file__).resolve().parents[2]
 HUGE = ROOT / "tests/conformance/bad_adapters/answers_initialize_hugely.py"
-QUICKLY = 20.0
-"""Seconds a refusal may take here (it took 133 s, or gigabytes, before)."""
+CHEAPLY = 20.0
+"""CPU seconds this process may spend on a refusal (it took 133 s, or
+gigabytes, before). CPU time, not the clock: a machine loaded by other
+work stretches the clock, not the work the refusal does."""
 
 UNIQUE = Validator({"uniqueItems": True})
 
@@ -96,11 +98,12 @@ def test_a_value_of_more_values_than_the_bound_is_too_large() -> None:
 )
 def test_a_costly_initialize_answer_is_refused_at_once(mode: str, said: str) -> None:
     impl = shlex.join([sys.executable, str(HUGE), mode])
-    started = time.perf_counter()
+    started = time.process_time()  # the run is in this process, the adapter not
     status, _out, err = reqfold_here("run", "--impl", impl, "--timeout", "5")
-    assert time.perf_counter() - started < QUICKLY
+    assert time.process_time() - started < CHEAPLY
     assert status == 3
     assert "did not start" in err
+    assert "within 5s" not in err  # refused for its content, not for its time
     assert said in err
 
 
@@ -110,9 +113,9 @@ def test_compare_says_the_first_of_a_million_bad_checks_at_once(tmp_path: Path) 
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text(json.dumps(report), encoding="utf-8")
     new.write_text(json.dumps(report), encoding="utf-8")
-    started = time.perf_counter()
+    started = time.process_time()
     status, _out, err = reqfold_here("compare", str(old), str(new))
-    assert time.perf_counter() - started < QUICKLY
+    assert time.process_time() - started < CHEAPLY
     assert status == 2
     assert err.startswith(f"reqfold compare: {old} breaks run-report.schema.json at")
     assert err.rstrip().endswith("(and 100+ more)")

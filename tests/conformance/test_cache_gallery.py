@@ -212,7 +212,13 @@ def judged(case: Case, tmp_path: Path) -> tuple[CacheJudgement, list[str]]:
     return judge_cache(read_capture_lines(lines), starts=starts), lines
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.harness for case in CASES])
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(case, id=case.harness, marks=pytest.mark.spec(*case.spec))
+        for case in CASES
+    ],
+)
 @pytest.mark.spec("STREAM-5", "STREAM-1")
 def test_each_gallery_harness_is_judged_with_its_cause(
     case: Case, tmp_path: Path

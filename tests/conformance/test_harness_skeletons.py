@@ -44,7 +44,6 @@ LANGUAGES = ["python", "javascript"]
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-@pytest.mark.spec("WRITER-1")
 def test_a_run_on_the_skeleton_names_the_first_method_to_write(language: str) -> None:
     impl = shlex.join(command(language))
     status, out, err = reqfold_here(

@@ -5,8 +5,9 @@ Also what else outside harnesses do that the protocol allows: name their
 own log file, write a compaction summary through the session's own key.
 
 The harnesses in ``partial_harnesses/`` are the reference with one feature
-taken away (left out of ``initialize``'s ``features``, or refused with the
-"not supported" error) or one such habit, run as real child processes
+taken away (left out of ``initialize``'s ``features``, or declared and
+then refused with the "not supported" error, which is an error, not an
+excuse) or one such habit, run as real child processes
 through ``reqfold run``; the pure parts (what a scenario needs, the
 verdict's words) are tested directly.
 """
@@ -22,6 +23,12 @@ from typing import Any
 import pytest
 from cli_in_process import reqfold_here
 
+from reqfold.conformance.adapters.connection import StdioConnection
+from reqfold.conformance.harness.driver import (
+    FeatureNotSupported,
+    ScenarioBroken,
+    ScenarioDriver,
+)
 from reqfold.conformance.harness.features import (
     FEATURES,
     declared_features,
@@ -38,7 +45,10 @@ from reqfold.conformance.run.verdict import (
     exit_status,
     verdict_text,
 )
+from reqfold.fakes import FakeProvider
+from reqfold.fakes.server import running_server
 from reqfold.reference import harness_adapter
+from reqfold.reference.revisions import Revision
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTIAL = Path(__file__).parent / "partial_harnesses"
@@ -173,15 +183,57 @@ def test_a_harness_that_declares_no_compaction_is_conformant_on_what_it_covers(
 
 @pytest.mark.slow
 @pytest.mark.spec("PREFIX-7")
-def test_a_compaction_refused_as_not_supported_is_not_covered_either(
+def test_a_compaction_declared_then_refused_as_not_supported_is_an_error(
     tmp_path: Path,
 ) -> None:
     status, stdout, report = run(
         "refuses_compaction", tmp_path, COMPACTION, "plain-turns"
     )
-    assert status == 0, stdout
-    (skipped,) = [c for c in report["checks"] if c["status"] == "skip"]
-    assert "instance/compact as not supported" in skipped["reason"]
+    assert status == 3, stdout
+    assert not [c for c in report["checks"] if c["status"] == "skip"]
+    (error,) = [c for c in report["checks"] if c["status"] == "error"]
+    assert error["id"] == f"{COMPACTION}@session-prefix/run"
+    assert "declared feature 'compact'" in error["message"]
+    assert "not covered" not in report["verdict"]["text"]
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-1", "PREFIX-7")
+def test_refusing_a_declared_feature_part_way_keeps_the_breach_already_proven(
+    tmp_path: Path,
+) -> None:
+    status, stdout, report = run(
+        "recomposes_then_refuses_compaction", tmp_path, COMPACTION
+    )
+    assert status == 1, stdout
+    problems = {c["id"]: c["status"] for c in report["checks"] if c["status"] != "pass"}
+    assert problems == {
+        f"{COMPACTION}@session-prefix/run": "error",
+        f"{COMPACTION}@session-prefix/calls/rules@i1": "fail",
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-7")
+def test_a_feature_not_declared_and_refused_as_not_supported_is_not_covered(
+    tmp_path: Path,
+) -> None:
+    fake = FakeProvider("deepseek")
+    command = [sys.executable, str(PARTIAL / "refuses_compaction.py")]
+    with running_server(fake) as url:
+        for declared, raised in (
+            (frozenset(FEATURES) - {"compact"}, FeatureNotSupported),
+            (declared_features({}), ScenarioBroken),
+        ):
+            connection = StdioConnection(command, timeout=10)
+            try:
+                connection.initialize()
+                driver = ScenarioDriver(connection, fake, url, tmp_path, declared)
+                with pytest.raises(ScenarioBroken) as refused:
+                    driver.run(scenario(COMPACTION), Revision.SESSION_PREFIX)
+            finally:
+                connection.close()
+            assert type(refused.value) is raised
 
 
 @pytest.mark.slow

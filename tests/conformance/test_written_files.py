@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -128,3 +130,65 @@ def test_a_write_that_fails_half_way_leaves_the_old_file_whole(tmp_path: Path) -
     assert done.stdout == "File too large\n", done.stderr
     assert target.read_bytes() == b"OLD"
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+WRITE_BETWEEN_TWO_LINES = """
+import sys
+from reqfold.conformance.written_files import write_whole
+print("before", flush=True)
+write_whole(sys.argv[1], b"REPORT\\n")
+print("after", flush=True)
+"""
+
+
+@pytest.mark.parametrize("named", ["/dev/stdout", "the file itself"])
+def test_a_report_to_stdout_appended_to_a_file_keeps_what_the_file_held(
+    tmp_path: Path, named: str
+) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    target = "/dev/stdout" if named == "/dev/stdout" else str(summary)
+    with summary.open("ab") as appended:
+        done = subprocess.run(
+            [sys.executable, "-c", WRITE_BETWEEN_TWO_LINES, target],
+            stdout=appended,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert summary.read_text() == "earlier step\nbefore\nREPORT\nafter\n"
+
+
+def test_a_descriptor_under_dev_fd_at_a_regular_file_is_appended_to(
+    tmp_path: Path,
+) -> None:
+    held = tmp_path / "held.md"
+    held.write_bytes(b"earlier\n")
+    descriptor = os.open(held, os.O_WRONLY | os.O_APPEND)
+    try:
+        write_whole(f"/dev/fd/{descriptor}", b"REPORT\n")
+    finally:
+        os.close(descriptor)
+    assert held.read_bytes() == b"earlier\nREPORT\n"
+
+
+@pytest.mark.slow
+def test_reqfold_run_with_its_markdown_report_on_stdout_appends_to_a_step_summary(
+    tmp_path: Path,
+) -> None:
+    summary = tmp_path / "step-summary.md"
+    summary.write_text("## an earlier step\n")
+    command = (
+        f"{shlex.quote(sys.executable)} -m reqfold.conformance.cli"
+        " run --quiet --only scenarios"
+        " --scenario plain-turns --report-md /dev/stdout"
+        f" >> {shlex.quote(str(summary))}"
+    )
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    held = summary.read_text()
+    assert held.startswith("## an earlier step\n")
+    assert "plain-turns" in held
+    assert held.count("## an earlier step") == 1

@@ -1,7 +1,10 @@
 """The reference harness with an adapter that declares no ``features`` (so
-every feature, as before the member existed) and answers ``instance/compact``
-with the error that means "not supported" (-32003): the scenario that
-compacts is *not covered*, as if it had not been declared."""
+every feature, as before the member existed, compaction among them) and
+answers ``instance/compact`` with the error that means "not supported"
+(-32003). Compaction was declared, so the scenario that compacts is played
+and the refusal is an *error*, not an excuse; told which features it lacks
+(an undeclared one, as ``ScenarioDriver`` may be), the same refusal is
+*not covered*."""
 
 from typing import Any
 
