@@ -7,8 +7,9 @@ bounded by a few bodies, not by the capture.
 For each request, in capture order:
 
 1. its **process** is the latest `ProcessStart` at or before its index;
-2. its **stream** is the stream whose opening is most alike
-   (`reqfold.conformance.cache.streams`), or a new one;
+2. its **stream** is the stream whose last request's conversation it
+   continues, else the stream whose opening is most alike
+   (`reqfold.conformance.cache.streams`), else a new one;
 3. it is compared with the stream's previous request: in the same
    process it must extend it (`CACHE-1` on the main stream, `STREAM-3` on
    a side stream); the first request of a resumed process must extend the
@@ -60,7 +61,12 @@ from reqfold.conformance.cache.prompts import (
     shared_tokens,
 )
 from reqfold.conformance.cache.provider_said import provider_said
-from reqfold.conformance.cache.streams import ALIKE, OpeningShape, similarity
+from reqfold.conformance.cache.streams import (
+    ALIKE,
+    OpeningShape,
+    continued,
+    similarity,
+)
 from reqfold.conformance.outcomes import Outcome
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.profiles import Profile
@@ -203,7 +209,7 @@ def _judge_one(
         if len(state.shapes) >= 16:
             state.shapes.clear()
         state.shapes[(prompt.tool_names, prompt.system_text)] = shape
-    stream = _stream_for(state, shape)
+    stream = _stream_for(state, shape, prompt)
     if stream is None:
         stream = _Stream(
             number=len(state.streams),
@@ -381,7 +387,18 @@ def _matched(previous: Prompt, prompt: Prompt) -> int:
     return shared_tokens(previous, prompt)
 
 
-def _stream_for(state: _State, shape: OpeningShape) -> _Stream | None:
+def _stream_for(state: _State, shape: OpeningShape, prompt: Prompt) -> _Stream | None:
+    """The stream whose conversation `prompt` continues furthest (ties: the
+    most alike opening), else the one with the most alike opening."""
+    continuing = [
+        (matched, similarity(stream.shape, shape), -stream.number, stream)
+        for stream in state.streams
+        if (matched := continued(stream.last, prompt))
+    ]
+    if continuing:
+        *_, chosen = max(continuing, key=lambda item: item[:3])
+        chosen.shape = shape
+        return chosen
     best: _Stream | None = None
     best_score = ALIKE
     for stream in state.streams:
