@@ -27,6 +27,7 @@ from reqfold.conformance.cache.output import (
     judgement_json,
     render_text,
 )
+from reqfold.conformance.run.output import ReaderMayLeave
 
 KINDS: tuple[ProcessKind, ...] = ("resume", "fresh")
 
@@ -207,11 +208,16 @@ def run_requests(args: argparse.Namespace) -> int:
     except CaptureLineError as error:
         print(f"reqfold check: {args.requests}: {error}", file=sys.stderr)
         return 2
+    # A reader that leaves (``| head -c 600``) is no verdict of the harness:
+    # the rest is dropped quietly and the status stands.
+    stdout = ReaderMayLeave(sys.stdout)
     if args.format == "json":
-        document = judgement_json(judgement, args.price)
-        print(json.dumps(document, ensure_ascii=True, indent=1))
+        document = judgement_json(judgement, args.price, strict=args.strict)
+        print(json.dumps(document, ensure_ascii=True, indent=1), file=stdout)
     else:
-        print(render_text(judgement, strict=args.strict, price=args.price))
+        text = render_text(judgement, strict=args.strict, price=args.price)
+        print(text, file=stdout)
+    stdout.flush()
     status = cache_status(judgement, strict=args.strict)
     if status == NO_VERDICT:
         print(

@@ -33,15 +33,22 @@ def lost_cost(judgement: CacheJudgement, price: tuple[float, float]) -> float:
 
 
 def judgement_json(
-    judgement: CacheJudgement, price: tuple[float, float] | None = None
+    judgement: CacheJudgement,
+    price: tuple[float, float] | None = None,
+    *,
+    strict: bool = False,
 ) -> dict[str, Any]:
-    """The JSON form: every member of the judgement, plus its totals (and,
-    given a price, `lost_cost`); each timeline row and break with what the
+    """The JSON form: the verdict (`status`, the exit status, and `verdict`,
+    its line), every member of the judgement, plus its totals (and, given a
+    price, `lost_cost`); each timeline row and break with what the
     provider's own diagnostics said (`provider_said`, null when the request
     did not opt in)."""
     said = judgement.provider_said
     extra = {} if price is None else {"lost_cost": lost_cost(judgement, price)}
+    status = cache_status(judgement, strict=strict)
     return {
+        "status": status,
+        "verdict": VERDICTS[status],
         **extra,
         "prompt_tokens": judgement.prompt_tokens,
         "cached_tokens": judgement.cached_tokens,

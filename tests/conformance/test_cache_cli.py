@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,3 +168,48 @@ def test_a_price_table_gives_the_tokens_lost_as_a_cost(resumed_next_day: Path) -
     refused = check_here(*base, "--price", "0.5,2")
     assert refused.returncode == 2
     assert "expected 0 <= CACHED <= UNCACHED" in refused.stderr
+
+
+def test_a_reader_that_leaves_the_json_early_stops_it_quietly_with_its_status(
+    resumed_next_day: Path,
+) -> None:
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader has left before a byte is written
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "reqfold.conformance.cli",
+                "check",
+                "--requests",
+                str(resumed_next_day),
+                "--format",
+                "json",
+            ],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    assert "Traceback" not in done.stderr
+    assert "BrokenPipeError" not in done.stderr
+    assert done.returncode == 1  # the CACHE-1 break, as when read whole
+
+
+def test_the_json_says_its_verdict_and_status(resumed_next_day: Path) -> None:
+    broken = json.loads(
+        check_here("--requests", resumed_next_day, "--format", "json").stdout
+    )
+    assert broken["status"] == 1
+    assert broken["verdict"].startswith("NOT CONFORMANT")
+    base = ("--requests", resumed_next_day, "--process-start", "2:resume")
+    kept = json.loads(check_here(*base, "--format", "json").stdout)
+    assert kept["status"] == 0
+    assert kept["verdict"].startswith("CONFORMANT")
+    strict = json.loads(check_here(*base, "--format", "json", "--strict").stdout)
+    assert strict["status"] == 1
