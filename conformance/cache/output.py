@@ -16,6 +16,14 @@ VERDICTS = {
 }
 
 
+ACROSS = {
+    "within": "after request",
+    "resume": "resume of request",
+    "fresh": "fresh session after request",
+}
+"""How a break relates to the request it is compared with, in words."""
+
+
 def cache_status(judgement: CacheJudgement, *, strict: bool = False) -> int:
     """0 when no MUST finding failed (and, with `strict`, none warned), else 1;
     3 (no verdict) when no request was judged: nothing shows the cache kept."""
@@ -137,7 +145,7 @@ def render_text(
     for item in judgement.breaks:
         expected = f" (expected: {item.expected})" if item.expected else ""
         lines.append(
-            f"  request {item.index} ({item.stream}, {item.across} of request"
+            f"  request {item.index} ({item.stream}, {ACROSS[item.across]}"
             f" {item.previous}): {item.cause}{expected}, {item.lost} tokens lost"
             f" [{', '.join(item.rules)}]"
         )

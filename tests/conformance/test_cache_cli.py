@@ -213,3 +213,11 @@ def test_the_json_says_its_verdict_and_status(resumed_next_day: Path) -> None:
     assert kept["verdict"].startswith("CONFORMANT")
     strict = json.loads(check_here(*base, "--format", "json", "--strict").stdout)
     assert strict["status"] == 1
+
+
+def test_a_break_in_one_process_says_after_which_request(
+    resumed_next_day: Path,
+) -> None:
+    result = check_here("--requests", resumed_next_day)
+    assert "request 2 (main, after request 1): date-time" in result.stdout
+    assert "within of" not in result.stdout
