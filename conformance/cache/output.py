@@ -156,6 +156,8 @@ def render_text(
         lines.append(f"    at {item.field}")
         lines.append(f"    was: {item.earlier!r}")
         lines.append(f"    now: {item.current!r}")
+    if judgement.echoes:
+        lines += ["", "echoes:"]
     for echo in judgement.echoes:
         lines.append(
             f"  request {echo.index} ({echo.stream}): the assistant turn of request"

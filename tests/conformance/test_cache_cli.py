@@ -221,3 +221,21 @@ def test_a_break_in_one_process_says_after_which_request(
     result = check_here("--requests", resumed_next_day)
     assert "request 2 (main, after request 1): date-time" in result.stdout
     assert "within of" not in result.stdout
+
+
+@pytest.mark.spec("STREAM-4")
+def test_an_echo_problem_with_no_break_is_printed_under_its_own_heading(
+    tmp_path: Path,
+) -> None:
+    session = Session()
+    session.messages.append({"role": "user", "content": "hello"})
+    answer = session.send()
+    session.messages.append({"role": "assistant", "content": answer["content"] + "!"})
+    session.turn("turn 1")
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text("\n".join(session.lines()) + "\n", encoding="utf-8")
+    lines = check_here("--requests", capture).stdout.splitlines()
+    assert "breaks:" not in lines
+    heading = lines.index("echoes:")
+    assert lines[heading - 1] == ""
+    assert lines[heading + 1].startswith("  request 1 (main): the assistant turn")
