@@ -12,8 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator, Mapping, Set
 
-from reqfold.conformance.cache.capture import CaptureLineError, read_capture_lines
+from reqfold.conformance.cache.capture import (
+    CapturedCall,
+    CaptureLineError,
+    read_capture_lines,
+)
 from reqfold.conformance.cache.causes import CAUSES
 from reqfold.conformance.cache.declarations import (
     DeclarationError,
@@ -183,15 +188,48 @@ def declared_breaks(args: argparse.Namespace) -> dict[int, str] | None:
     return declared
 
 
+def _noting_indices(
+    calls: Iterator[CapturedCall], indices: set[int]
+) -> Iterator[CapturedCall]:
+    for call in calls:
+        indices.add(call.index)
+        yield call
+
+
+def unheld_index(
+    args: argparse.Namespace, expected: Mapping[int, str], indices: Set[int]
+) -> str | None:
+    """What names a request index the capture does not hold, in one line, or
+    None: a process start or an expected break there would be silently moot."""
+    held = (
+        f"its indices run {min(indices)} to {max(indices)}"
+        if indices
+        else "it holds no request"
+    )
+    named = [
+        *(("--process-start", start.first_index) for start in args.process_start),
+        *(("--expect-break", index) for index, _ in args.expect_break),
+        *((f"--expect-breaks {args.expect_breaks}", index) for index in expected),
+    ]
+    for option, index in named:
+        if index not in indices:
+            return (
+                f"{option}: the capture {args.requests} holds no request {index}"
+                f" ({held})"
+            )
+    return None
+
+
 def run_requests(args: argparse.Namespace) -> int:
     """Judge the capture named by ``--requests``; print; return the status."""
     expected = declared_breaks(args)
     if expected is None:
         return 2
+    indices: set[int] = set()
     try:
         with open(args.requests, "rb") as capture:
             judgement = judge_cache(
-                read_capture_lines(capture),
+                _noting_indices(read_capture_lines(capture), indices),
                 starts=named_starts(args.process_start) if args.process_start else (),
                 starts_by_key=not args.process_start,
                 expected=expected,
@@ -207,6 +245,9 @@ def run_requests(args: argparse.Namespace) -> int:
         return 2
     except CaptureLineError as error:
         print(f"reqfold check: {args.requests}: {error}", file=sys.stderr)
+        return 2
+    if (unheld := unheld_index(args, expected, indices)) is not None:
+        print(f"reqfold check: {unheld}", file=sys.stderr)
         return 2
     # A reader that leaves (``| head -c 600``) is no verdict of the harness:
     # the rest is dropped quietly and the status stands.

@@ -239,3 +239,35 @@ def test_an_echo_problem_with_no_break_is_printed_under_its_own_heading(
     heading = lines.index("echoes:")
     assert lines[heading - 1] == ""
     assert lines[heading + 1].startswith("  request 1 (main): the assistant turn")
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("--process-start", "99:resume"), "--process-start"),
+        (("--expect-break", "99"), "--expect-break"),
+        (("--process-start", "2", "--expect-break", "3=why"), "--expect-break"),
+    ],
+    ids=["process-start", "expect-break", "one-of-two"],
+)
+def test_an_index_the_capture_does_not_hold_is_refused_in_one_line(
+    resumed_next_day: Path, args: tuple[str, ...], option: str
+) -> None:
+    result = check_here("--requests", resumed_next_day, *args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (said,) = result.stderr.splitlines()
+    assert said.startswith(f"reqfold check: {option}: the capture")
+    assert "holds no request" in said
+    assert "(its indices run 0 to 2)" in said
+
+
+def test_an_expected_breaks_file_naming_an_unheld_index_is_refused(
+    resumed_next_day: Path, tmp_path: Path
+) -> None:
+    declared = tmp_path / "breaks.jsonl"
+    declared.write_text('{"index": 7, "why": "a /clear"}\n')
+    result = check_here("--requests", resumed_next_day, "--expect-breaks", declared)
+    assert result.returncode == 2
+    assert f"--expect-breaks {declared}: the capture" in result.stderr
+    assert "no request 7" in result.stderr
