@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterator, Mapping, Set
 
@@ -33,6 +34,7 @@ from reqfold.conformance.cache.output import (
     render_text,
 )
 from reqfold.conformance.run.output import ReaderMayLeave
+from reqfold.conformance.run.summary import colour_wanted
 
 KINDS: tuple[ProcessKind, ...] = ("resume", "fresh")
 
@@ -256,7 +258,12 @@ def run_requests(args: argparse.Namespace) -> int:
         document = judgement_json(judgement, args.price, strict=args.strict)
         print(json.dumps(document, ensure_ascii=True, indent=1), file=stdout)
     else:
-        text = render_text(judgement, strict=args.strict, price=args.price)
+        text = render_text(
+            judgement,
+            strict=args.strict,
+            price=args.price,
+            colour=colour_wanted(sys.stdout, os.environ),
+        )
         print(text, file=stdout)
     stdout.flush()
     status = cache_status(judgement, strict=args.strict)

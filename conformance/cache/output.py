@@ -7,13 +7,30 @@ from typing import Any
 
 from reqfold.conformance.cache.model import CacheJudgement
 from reqfold.conformance.outcomes import MARKS, Outcome
+from reqfold.conformance.run.summary import verdict_line
+from reqfold.conformance.run.verdict import Check, verdict_text
 
 CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3
-VERDICTS = {
-    CONFORMANT: "CONFORMANT (cache)",
-    BROKEN: "NOT CONFORMANT (cache)",
-    NO_VERDICT: "NO VERDICT (cache): no request the fake answered",
-}
+NO_VERDICT_REASONS = {NO_VERDICT: "no request the fake answered"}
+"""Why the cache judgement gives no verdict, by exit status (`verdict_text`)."""
+
+
+def cache_verdict(judgement: CacheJudgement, *, strict: bool = False) -> str:
+    """The verdict in the words of every other command (`verdict_text`):
+    ``CONFORMANT``, ``CONFORMANT (with SHOULD warnings)``, ``NOT CONFORMANT:
+    a MUST rule is broken``, ..., ``NO VERDICT: no request the fake answered``."""
+    checks = [
+        Check(
+            part="cache",
+            id=finding.id,
+            revision="",
+            rules=finding.rules,
+            outcome=finding.outcome,
+        )
+        for finding in judgement.findings
+    ]
+    status = cache_status(judgement, strict=strict)
+    return verdict_text(status, checks, reasons=NO_VERDICT_REASONS)
 
 
 ACROSS = {
@@ -56,7 +73,7 @@ def judgement_json(
     status = cache_status(judgement, strict=strict)
     return {
         "status": status,
-        "verdict": VERDICTS[status],
+        "verdict": cache_verdict(judgement, strict=strict),
         **extra,
         "prompt_tokens": judgement.prompt_tokens,
         "cached_tokens": judgement.cached_tokens,
@@ -92,8 +109,10 @@ def render_text(
     strict: bool = False,
     verdict: bool = True,
     price: tuple[float, float] | None = None,
+    colour: bool = False,
 ) -> str:
-    """The streams, the timeline, one line per break, the findings, the verdict."""
+    """The streams, the timeline, one line per break, the findings, the verdict
+    (``Verdict: ...``, coloured when `colour`, as every command prints it)."""
     lines = ["cache judgement (from the requests alone)", ""]
     lines.append("streams:")
     lines.extend(
@@ -173,5 +192,6 @@ def render_text(
             + (f": {finding.message}" if finding.message else "")
         )
     status = cache_status(judgement, strict=strict)
-    lines += ["", "verdict: " + VERDICTS[status]]
+    verdict_words = cache_verdict(judgement, strict=strict)
+    lines += ["", verdict_line(status, verdict_words, colour=colour)]
     return "\n".join(lines)

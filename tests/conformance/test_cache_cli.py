@@ -43,7 +43,9 @@ def test_a_capture_alone_is_judged_with_no_log_rule_in_the_verdict(
     assert result.returncode == 0, result.stderr
     assert "request 2 (main, resume of request 1): date-time" in result.stdout
     assert "WARN  cache/resume-extends [CACHE-3]" in result.stdout
-    assert "verdict: CONFORMANT (cache)" in result.stdout
+    assert result.stdout.splitlines()[-1] == (
+        "Verdict: CONFORMANT (with SHOULD warnings)"
+    )
     log_rules = [rule for rule in load_rules() if rule.startswith(("JSONL", "LOG"))]
     for rule in (*log_rules, "CHECK-1", "CHECK-3"):
         assert rule not in result.stdout
@@ -134,9 +136,11 @@ def test_no_answered_request_prints_one_verdict_no_verdict_matching_status_three
     result = check_here("--requests", capture)
     assert result.returncode == 3
     verdicts = [
-        line for line in result.stdout.splitlines() if line.startswith("verdict:")
+        line
+        for line in result.stdout.splitlines()
+        if line.lower().startswith("verdict:")
     ]
-    assert verdicts == ["verdict: NO VERDICT (cache): no request the fake answered"]
+    assert verdicts == ["Verdict: NO VERDICT: no request the fake answered"]
 
 
 @pytest.mark.spec("CACHE-3")
@@ -271,3 +275,16 @@ def test_an_expected_breaks_file_naming_an_unheld_index_is_refused(
     assert result.returncode == 2
     assert f"--expect-breaks {declared}: the capture" in result.stderr
     assert "no request 7" in result.stderr
+
+
+def test_the_verdict_is_said_in_the_words_of_every_other_command(
+    resumed_next_day: Path,
+) -> None:
+    broken = check_here("--requests", resumed_next_day).stdout.splitlines()
+    assert broken[-1] == "Verdict: NOT CONFORMANT: a MUST rule is broken"
+    base = ("--requests", resumed_next_day, "--process-start", "2:resume")
+    strict = check_here(*base, "--strict").stdout.splitlines()
+    assert strict[-1] == (
+        "Verdict: NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it"
+    )
+    assert not any(line.startswith("verdict:") for line in broken + strict)
