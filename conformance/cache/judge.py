@@ -121,6 +121,11 @@ class _State:
     """`resume` and `fresh`, as seen between processes."""
     provider_said: dict[int, str] = field(default_factory=dict)
     """Per request index: what the provider's own cache diagnostics said."""
+    begins_at: int | None = None
+    """The index of the first capture line."""
+    last_index: int | None = None
+    missing: int = 0
+    """Indices absent between lines (a capture cut in the middle)."""
 
 
 def judge_cache(
@@ -160,6 +165,7 @@ def judge_cache(
     memo = MessagePrefixMemo(max_prompts=4, max_bytes=MEMO_BYTES)
     state = _State()
     for call in calls:
+        _note_index(state, call.index)
         if call.status != 200:
             state.skipped.append((call.index, f"answered {call.status}"))
             continue
@@ -193,6 +199,15 @@ def judge_cache(
         if (said := provider_said(call.provider)) is not None:
             state.provider_said[call.index] = said
     return _finish(state, fail_on, max_lost_tokens)
+
+
+def _note_index(state: _State, index: int) -> None:
+    """Where the capture begins, and any index skipped between lines."""
+    if state.begins_at is None:
+        state.begins_at = index
+    elif state.last_index is not None and index > state.last_index + 1:
+        state.missing += index - state.last_index - 1
+    state.last_index = index
 
 
 def _judge_one(
@@ -515,6 +530,8 @@ def _finish(
         static=static,
         skipped=state.skipped,
         provider_said=state.provider_said,
+        begins_at=state.begins_at,
+        missing=state.missing,
     )
     main_number = main.number if main is not None else -1
     judgement.findings.extend(

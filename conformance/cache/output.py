@@ -50,6 +50,24 @@ def cache_status(judgement: CacheJudgement, *, strict: bool = False) -> int:
     return BROKEN if any(f.outcome in bad for f in judgement.findings) else CONFORMANT
 
 
+def truncation_text(judgement: CacheJudgement) -> str:
+    """What the capture lacks, in one line (`judgement.truncated`)."""
+    parts = []
+    if judgement.begins_at:
+        parts.append(
+            f"the capture begins at index {judgement.begins_at}: the"
+            f" {judgement.begins_at} request(s) before it are not in it"
+        )
+    if judgement.missing:
+        parts.append(f"{judgement.missing} request index(es) are missing between lines")
+    return (
+        "note: truncated capture: "
+        + "; ".join(parts)
+        + " (as `reqfold fake serve --capture-limit` drops the oldest); its first"
+        " request is compared with nothing before it"
+    )
+
+
 def lost_cost(judgement: CacheJudgement, price: tuple[float, float]) -> float:
     """What the lost tokens cost: each was paid at the uncached price instead
     of the cached one (`price`: per million input tokens, uncached and cached)."""
@@ -96,6 +114,9 @@ def judgement_json(
             for item in judgement.findings
         ],
         "skipped": [{"index": index, "why": why} for index, why in judgement.skipped],
+        "begins_at": judgement.begins_at,
+        "missing_requests": judgement.missing,
+        "truncated": judgement.truncated,
     }
 
 
@@ -114,6 +135,8 @@ def render_text(
     """The streams, the timeline, one line per break, the findings, the verdict
     (``Verdict: ...``, coloured when `colour`, as every command prints it)."""
     lines = ["cache judgement (from the requests alone)", ""]
+    if judgement.truncated:
+        lines += [truncation_text(judgement), ""]
     lines.append("streams:")
     lines.extend(
         f"  {stream.name:<8} {stream.requests:>4} request(s)"

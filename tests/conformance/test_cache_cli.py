@@ -8,11 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from cache_sessions import SYSTEM, Session
 from cli_in_process import reqfold_here
 
 from reqfold.conformance.rules import load_rules
+from reqfold.fakes import FakeProvider
+from reqfold.fakes.server import running_server
 
 
 def check_here(*args: object) -> subprocess.CompletedProcess[str]:
@@ -288,3 +291,41 @@ def test_the_verdict_is_said_in_the_words_of_every_other_command(
         "Verdict: NOT CONFORMANT: a SHOULD rule is broken, and --strict counts it"
     )
     assert not any(line.startswith("verdict:") for line in broken + strict)
+
+
+@pytest.mark.slow
+def test_a_capture_a_capture_limit_truncated_is_said_to_begin_late(
+    tmp_path: Path,
+) -> None:
+    messages: list[dict[str, str]] = [{"role": "system", "content": SYSTEM}]
+    with (
+        running_server(FakeProvider("deepseek", capture_limit=2)) as url,
+        httpx.Client(base_url=url, timeout=30) as client,
+    ):
+        for turn in range(4):
+            messages.append({"role": "user", "content": f"turn {turn} " * 40})
+            reply = client.post(
+                "/chat/completions",
+                json={"model": "deepseek-chat", "messages": messages},
+            )
+            messages.append(reply.json()["choices"][0]["message"])
+        stats = client.get("/_fake/stats").json()
+        assert stats["capture"]["dropped_requests"] == 2
+        capture = tmp_path / "requests.jsonl"
+        capture.write_bytes(client.get("/_fake/requests.jsonl").content)
+    text = check_here("--requests", capture).stdout
+    assert "the capture begins at index 2: the 2 request(s) before it" in text
+    assert text.splitlines()[2].startswith("note: truncated capture:")
+    document = json.loads(check_here("--requests", capture, "--format", "json").stdout)
+    assert (document["begins_at"], document["truncated"]) == (2, True)
+    whole = check_here("--requests", capture, "--format", "json")
+    assert json.loads(whole.stdout)["status"] == 0
+
+
+def test_a_whole_capture_is_not_said_truncated(resumed_next_day: Path) -> None:
+    text = check_here("--requests", resumed_next_day).stdout
+    assert "truncated" not in text
+    document = json.loads(
+        check_here("--requests", resumed_next_day, "--format", "json").stdout
+    )
+    assert (document["begins_at"], document["truncated"]) == (0, False)
