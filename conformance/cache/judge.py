@@ -126,6 +126,8 @@ class _State:
     last_index: int | None = None
     missing: int = 0
     """Indices absent between lines (a capture cut in the middle)."""
+    starts_told: bool = False
+    """Process starts were given, or told by a change of API key."""
 
 
 def judge_cache(
@@ -155,7 +157,8 @@ def judge_cache(
             told from each request's path and usage).
         starts_by_key: with no `starts`, a request sent with another API key
             than the one before starts a process (a resumed one), as with
-            `reqfold probe`'s fresh key per process.
+            `reqfold probe`'s fresh key per process. With no `starts`, a
+            capture line's own `process_start` starts one too.
     """
     declared = dict(expected or {})
     ordered = sorted(starts, key=lambda start: start.first_index)
@@ -182,22 +185,28 @@ def judge_cache(
         if prompt is None:
             state.skipped.append((call.index, "not a request the fake renders"))
             continue
-        if starts_by_key and not starts and call.key != last_key:
-            if last_key is not None or not ordered:
+        if not starts:
+            begins = call.process_start
+            if begins is None and starts_by_key and call.key != last_key:
+                begins = "resume"
+            if not ordered or (begins is not None and last_key is not None):
                 ordered.append(
                     ProcessStart(
                         first_index=call.index,
                         name=f"process {len(ordered) + 1}",
-                        kind="resume" if ordered else "first",
+                        kind=begins if ordered and begins else "first",
                     )
                 )
                 firsts.append(call.index)
             last_key = call.key
+        if call.expect_break is not None:
+            declared.setdefault(call.index, call.expect_break)
         position = bisect.bisect_right(firsts, call.index) - 1
         process = ordered[position] if position >= 0 else None
         _judge_one(state, prompt, process, declared)
         if (said := provider_said(call.provider)) is not None:
             state.provider_said[call.index] = said
+    state.starts_told = len(ordered) > 1 or bool(starts)
     return _finish(state, fail_on, max_lost_tokens)
 
 
@@ -598,6 +607,19 @@ def _describe(items: Sequence[Break], limit: int = 3) -> str:
     return shown + more
 
 
+def _resume_hint(broken: Sequence[Break], state: _State) -> str:
+    """Where nothing in the capture told where a harness process started: how
+    to declare one, since a resume judged as one process may look a break."""
+    if state.starts_told:
+        return ""
+    first = broken[0].index
+    return (
+        f" (nothing in the capture tells where a process started: if request"
+        f" {first} began a resumed process, --process-start {first}:resume"
+        " declares it)"
+    )
+
+
 def _as_expected(breaks: Sequence[Break], rule: str) -> str:
     """`, or breaks as expected (N)` when N breaks under `rule` were expected,
     so a pass never claims every request extended when some did not."""
@@ -624,7 +646,7 @@ def _findings(
         compared = state.within.get(main_number, 0)
         outcome = Outcome.FAIL if broken else Outcome.PASS
         message = (
-            _describe(broken)
+            _describe(broken) + _resume_hint(broken, state)
             if broken
             else f"each of the {compared} request(s) of the main stream that"
             " followed another in the same process extends the previous one"

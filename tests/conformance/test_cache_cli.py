@@ -329,3 +329,33 @@ def test_a_whole_capture_is_not_said_truncated(resumed_next_day: Path) -> None:
         check_here("--requests", resumed_next_day, "--format", "json").stdout
     )
     assert (document["begins_at"], document["truncated"]) == (0, False)
+
+
+@pytest.mark.spec("CACHE-1", "CACHE-3")
+def test_where_nothing_tells_a_process_start_the_failure_says_how_to_declare_one(
+    resumed_next_day: Path, tmp_path: Path
+) -> None:
+    alone = check_here("--requests", resumed_next_day).stdout
+    assert "if request 2 began a resumed process, --process-start 2:resume" in alone
+    lines = resumed_next_day.read_text().splitlines()
+    marked = json.loads(lines[2]) | {"process_start": "resume"}
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text("\n".join([*lines[:2], json.dumps(marked)]) + "\n")
+    told = check_here("--requests", capture)
+    assert told.returncode == 0, told.stdout
+    assert "request 2 (main, resume of request 1): date-time" in told.stdout
+    assert "--process-start 2:resume" not in told.stdout
+
+
+def test_a_capture_line_may_say_a_break_there_is_expected(
+    resumed_next_day: Path, tmp_path: Path
+) -> None:
+    lines = resumed_next_day.read_text().splitlines()
+    marked = json.loads(lines[2]) | {"expect_break": "a /model"}
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text("\n".join([*lines[:2], json.dumps(marked)]) + "\n")
+    result = check_here("--requests", capture)
+    assert result.returncode == 0, result.stdout
+    assert "date-time (expected: a /model)" in result.stdout
+    flagged = check_here("--requests", capture, "--expect-break", "2=a compaction")
+    assert "date-time (expected: a compaction)" in flagged.stdout
