@@ -246,6 +246,24 @@ def _explain(rebuilt: RebuiltRequest, events: list[JsonObject]) -> str:
     return f"header delta ({arms})"
 
 
+def _expected_breaks(loop: AgentLoop) -> dict[int, str]:
+    """Per captured request index: why its prompt may not extend the one
+    before, where the log records a header change (a delta, a fallback or a
+    resume snapshot): `CACHE-1` holds only while the log records none, and
+    `reqfold check --requests` reads the capture's `expect_break`."""
+    events = loop.session.events
+    sent = [r for r in rebuild_requests(events, loop.revision) if r.sent]
+    expected: dict[int, str] = {}
+    for index, rebuilt in enumerate(sent):
+        if rebuilt.header_seq is None:
+            continue
+        event = events[rebuilt.header_seq]
+        if event["type"] == "request/header" and event["data"]["reason"] == "initial":
+            continue
+        expected[index] = "the log records " + _explain(rebuilt, events)
+    return expected
+
+
 def _count(value: object) -> int:
     return value if isinstance(value, int) else 0
 
@@ -434,8 +452,15 @@ def _run(args: argparse.Namespace) -> int:
         if requests is not None:
             try:
                 with staged[1].open("w", encoding="utf-8", newline="\n") as handle:
+                    expected = _expected_breaks(loop)
+                    resumed = sum(t.requests for t in turns if t.instance == 1)
                     for captured in fake.requests:
                         line = dump_captured_request(captured)
+                        if captured.index == resumed:
+                            # what the fake cannot see: a new process began
+                            line["process_start"] = "resume"
+                        if captured.index in expected:
+                            line["expect_break"] = expected[captured.index]
                         handle.write(json.dumps(line, ensure_ascii=False) + "\n")
             except OSError as error:  # a failed write names no file: name it
                 raise OSError(error.errno, error.strerror, str(requests)) from None

@@ -27,9 +27,11 @@ How to call it::
     judgement.streams    # main and side streams with their share of prompt tokens
     judgement.static     # the static opening kept across process starts
     judgement.echoes     # assistant turns not re-sent byte for byte
+    judgement.truncated  # the capture begins after index 0 (begins_at) or has gaps
     cache_status(judgement, strict=False)   # 0 conformant, 1 broken, 3 none judged
 
-`render_text(judgement)` prints the timeline, the breaks and the findings;
+`render_text(judgement)` prints the timeline, the breaks, the findings and
+the verdict (`cache_verdict`: the words every command uses);
 `judgement_json(judgement)` is the JSON form (docs/cache.md).
 """
 

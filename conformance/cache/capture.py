@@ -3,8 +3,11 @@
 A capture is what the fake keeps (`GET /_fake/requests.jsonl`, one JSON
 object per line, see `reqfold.fakes.capture`), or a file a user kept of
 those lines. The judgement needs only `index`, `path`, `status`, `key`, `body`,
-`reply` (the assistant message the fake sent back), `usage` and the
-provider's own answer in `diagnostic`; every other
+`reply` (the assistant message the fake sent back), `usage`, the
+provider's own answer in `diagnostic`, and what only the capture's writer
+can know: `process_start` (`resume` or `fresh`: a harness process began
+with this request) and `expect_break` (why a break there is expected);
+`reqfold demo` writes both, from its log. Every other
 member (`raw_body` above all, which holds the body a second time) is
 skipped by the decoder without being built.
 """
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -41,6 +44,12 @@ class CapturedCall:
     provider: JsonObject | None = None
     """What the provider's own cache diagnostics answered, when the request
     opted in to them (the fake's diagnostic keeps it under ``provider``)."""
+    expect_break: str | None = None
+    """Why a break at this request is expected, as the capture's writer said
+    (an ``--expect-break`` for the same index wins)."""
+    process_start: Literal["resume", "fresh"] | None = None
+    """A harness process began with this request, as the capture's writer
+    said (``--process-start`` options replace every such start)."""
 
 
 class _Line(msgspec.Struct):
@@ -52,6 +61,8 @@ class _Line(msgspec.Struct):
     usage: dict[str, Any] | None = None
     key: str = ""
     diagnostic: Any = None
+    expect_break: Any = None
+    process_start: Any = None
 
 
 _DECODER = msgspec.json.Decoder(_Line)
@@ -81,6 +92,10 @@ def read_capture_lines(lines: Iterable[bytes | str]) -> Iterator[CapturedCall]:
             usage=item.usage,
             key=item.key,
             provider=_provider(item.diagnostic),
+            expect_break=item.expect_break
+            if isinstance(item.expect_break, str) and item.expect_break
+            else None,
+            process_start=_process_start(item.process_start),
         )
 
 
@@ -97,6 +112,14 @@ def calls_from_records(records: Iterable[CapturedRequest]) -> Iterator[CapturedC
             key=record.key,
             provider=_provider(record.diagnostic),
         )
+
+
+def _process_start(value: object) -> Literal["resume", "fresh"] | None:
+    if value == "resume":
+        return "resume"
+    if value == "fresh":
+        return "fresh"
+    return None
 
 
 def _provider(diagnostic: object) -> JsonObject | None:

@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from collections.abc import Iterator, Mapping, Set
 
-from reqfold.conformance.cache.capture import CaptureLineError, read_capture_lines
+from reqfold.conformance.cache.capture import (
+    CapturedCall,
+    CaptureLineError,
+    read_capture_lines,
+)
 from reqfold.conformance.cache.causes import CAUSES
 from reqfold.conformance.cache.declarations import (
     DeclarationError,
@@ -27,6 +33,8 @@ from reqfold.conformance.cache.output import (
     judgement_json,
     render_text,
 )
+from reqfold.conformance.run.output import ReaderMayLeave
+from reqfold.conformance.run.summary import colour_wanted
 
 KINDS: tuple[ProcessKind, ...] = ("resume", "fresh")
 
@@ -182,15 +190,48 @@ def declared_breaks(args: argparse.Namespace) -> dict[int, str] | None:
     return declared
 
 
+def _noting_indices(
+    calls: Iterator[CapturedCall], indices: set[int]
+) -> Iterator[CapturedCall]:
+    for call in calls:
+        indices.add(call.index)
+        yield call
+
+
+def unheld_index(
+    args: argparse.Namespace, expected: Mapping[int, str], indices: Set[int]
+) -> str | None:
+    """What names a request index the capture does not hold, in one line, or
+    None: a process start or an expected break there would be silently moot."""
+    held = (
+        f"its indices run {min(indices)} to {max(indices)}"
+        if indices
+        else "it holds no request"
+    )
+    named = [
+        *(("--process-start", start.first_index) for start in args.process_start),
+        *(("--expect-break", index) for index, _ in args.expect_break),
+        *((f"--expect-breaks {args.expect_breaks}", index) for index in expected),
+    ]
+    for option, index in named:
+        if index not in indices:
+            return (
+                f"{option}: the capture {args.requests} holds no request {index}"
+                f" ({held})"
+            )
+    return None
+
+
 def run_requests(args: argparse.Namespace) -> int:
     """Judge the capture named by ``--requests``; print; return the status."""
     expected = declared_breaks(args)
     if expected is None:
         return 2
+    indices: set[int] = set()
     try:
         with open(args.requests, "rb") as capture:
             judgement = judge_cache(
-                read_capture_lines(capture),
+                _noting_indices(read_capture_lines(capture), indices),
                 starts=named_starts(args.process_start) if args.process_start else (),
                 starts_by_key=not args.process_start,
                 expected=expected,
@@ -207,11 +248,24 @@ def run_requests(args: argparse.Namespace) -> int:
     except CaptureLineError as error:
         print(f"reqfold check: {args.requests}: {error}", file=sys.stderr)
         return 2
+    if (unheld := unheld_index(args, expected, indices)) is not None:
+        print(f"reqfold check: {unheld}", file=sys.stderr)
+        return 2
+    # A reader that leaves (``| head -c 600``) is no verdict of the harness:
+    # the rest is dropped quietly and the status stands.
+    stdout = ReaderMayLeave(sys.stdout)
     if args.format == "json":
-        document = judgement_json(judgement, args.price)
-        print(json.dumps(document, ensure_ascii=True, indent=1))
+        document = judgement_json(judgement, args.price, strict=args.strict)
+        print(json.dumps(document, ensure_ascii=True, indent=1), file=stdout)
     else:
-        print(render_text(judgement, strict=args.strict, price=args.price))
+        text = render_text(
+            judgement,
+            strict=args.strict,
+            price=args.price,
+            colour=colour_wanted(sys.stdout, os.environ),
+        )
+        print(text, file=stdout)
+    stdout.flush()
     status = cache_status(judgement, strict=args.strict)
     if status == NO_VERDICT:
         print(

@@ -7,8 +7,9 @@ bounded by a few bodies, not by the capture.
 For each request, in capture order:
 
 1. its **process** is the latest `ProcessStart` at or before its index;
-2. its **stream** is the stream whose opening is most alike
-   (`reqfold.conformance.cache.streams`), or a new one;
+2. its **stream** is the stream whose last request's conversation it
+   continues, else the stream whose opening is most alike
+   (`reqfold.conformance.cache.streams`), else a new one;
 3. it is compared with the stream's previous request: in the same
    process it must extend it (`CACHE-1` on the main stream, `STREAM-3` on
    a side stream); the first request of a resumed process must extend the
@@ -60,7 +61,12 @@ from reqfold.conformance.cache.prompts import (
     shared_tokens,
 )
 from reqfold.conformance.cache.provider_said import provider_said
-from reqfold.conformance.cache.streams import ALIKE, OpeningShape, similarity
+from reqfold.conformance.cache.streams import (
+    ALIKE,
+    OpeningShape,
+    continued,
+    similarity,
+)
 from reqfold.conformance.outcomes import Outcome
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.profiles import Profile
@@ -115,6 +121,13 @@ class _State:
     """`resume` and `fresh`, as seen between processes."""
     provider_said: dict[int, str] = field(default_factory=dict)
     """Per request index: what the provider's own cache diagnostics said."""
+    begins_at: int | None = None
+    """The index of the first capture line."""
+    last_index: int | None = None
+    missing: int = 0
+    """Indices absent between lines (a capture cut in the middle)."""
+    starts_told: bool = False
+    """Process starts were given, or told by a change of API key."""
 
 
 def judge_cache(
@@ -144,7 +157,8 @@ def judge_cache(
             told from each request's path and usage).
         starts_by_key: with no `starts`, a request sent with another API key
             than the one before starts a process (a resumed one), as with
-            `reqfold probe`'s fresh key per process.
+            `reqfold probe`'s fresh key per process. With no `starts`, a
+            capture line's own `process_start` starts one too.
     """
     declared = dict(expected or {})
     ordered = sorted(starts, key=lambda start: start.first_index)
@@ -154,6 +168,7 @@ def judge_cache(
     memo = MessagePrefixMemo(max_prompts=4, max_bytes=MEMO_BYTES)
     state = _State()
     for call in calls:
+        _note_index(state, call.index)
         if call.status != 200:
             state.skipped.append((call.index, f"answered {call.status}"))
             continue
@@ -170,23 +185,38 @@ def judge_cache(
         if prompt is None:
             state.skipped.append((call.index, "not a request the fake renders"))
             continue
-        if starts_by_key and not starts and call.key != last_key:
-            if last_key is not None or not ordered:
+        if not starts:
+            begins = call.process_start
+            if begins is None and starts_by_key and call.key != last_key:
+                begins = "resume"
+            if not ordered or (begins is not None and last_key is not None):
                 ordered.append(
                     ProcessStart(
                         first_index=call.index,
                         name=f"process {len(ordered) + 1}",
-                        kind="resume" if ordered else "first",
+                        kind=begins if ordered and begins else "first",
                     )
                 )
                 firsts.append(call.index)
             last_key = call.key
+        if call.expect_break is not None:
+            declared.setdefault(call.index, call.expect_break)
         position = bisect.bisect_right(firsts, call.index) - 1
         process = ordered[position] if position >= 0 else None
         _judge_one(state, prompt, process, declared)
         if (said := provider_said(call.provider)) is not None:
             state.provider_said[call.index] = said
+    state.starts_told = len(ordered) > 1 or bool(starts)
     return _finish(state, fail_on, max_lost_tokens)
+
+
+def _note_index(state: _State, index: int) -> None:
+    """Where the capture begins, and any index skipped between lines."""
+    if state.begins_at is None:
+        state.begins_at = index
+    elif state.last_index is not None and index > state.last_index + 1:
+        state.missing += index - state.last_index - 1
+    state.last_index = index
 
 
 def _judge_one(
@@ -203,7 +233,7 @@ def _judge_one(
         if len(state.shapes) >= 16:
             state.shapes.clear()
         state.shapes[(prompt.tool_names, prompt.system_text)] = shape
-    stream = _stream_for(state, shape)
+    stream = _stream_for(state, shape, prompt)
     if stream is None:
         stream = _Stream(
             number=len(state.streams),
@@ -381,7 +411,18 @@ def _matched(previous: Prompt, prompt: Prompt) -> int:
     return shared_tokens(previous, prompt)
 
 
-def _stream_for(state: _State, shape: OpeningShape) -> _Stream | None:
+def _stream_for(state: _State, shape: OpeningShape, prompt: Prompt) -> _Stream | None:
+    """The stream whose conversation `prompt` continues furthest (ties: the
+    most alike opening), else the one with the most alike opening."""
+    continuing = [
+        (matched, similarity(stream.shape, shape), -stream.number, stream)
+        for stream in state.streams
+        if (matched := continued(stream.last, prompt))
+    ]
+    if continuing:
+        *_, chosen = max(continuing, key=lambda item: item[:3])
+        chosen.shape = shape
+        return chosen
     best: _Stream | None = None
     best_score = ALIKE
     for stream in state.streams:
@@ -498,6 +539,8 @@ def _finish(
         static=static,
         skipped=state.skipped,
         provider_said=state.provider_said,
+        begins_at=state.begins_at,
+        missing=state.missing,
     )
     main_number = main.number if main is not None else -1
     judgement.findings.extend(
@@ -564,6 +607,19 @@ def _describe(items: Sequence[Break], limit: int = 3) -> str:
     return shown + more
 
 
+def _resume_hint(broken: Sequence[Break], state: _State) -> str:
+    """Where nothing in the capture told where a harness process started: how
+    to declare one, since a resume judged as one process may look a break."""
+    if state.starts_told:
+        return ""
+    first = broken[0].index
+    return (
+        f" (nothing in the capture tells where a process started: if request"
+        f" {first} began a resumed process, --process-start {first}:resume"
+        " declares it)"
+    )
+
+
 def _as_expected(breaks: Sequence[Break], rule: str) -> str:
     """`, or breaks as expected (N)` when N breaks under `rule` were expected,
     so a pass never claims every request extended when some did not."""
@@ -590,7 +646,7 @@ def _findings(
         compared = state.within.get(main_number, 0)
         outcome = Outcome.FAIL if broken else Outcome.PASS
         message = (
-            _describe(broken)
+            _describe(broken) + _resume_hint(broken, state)
             if broken
             else f"each of the {compared} request(s) of the main stream that"
             " followed another in the same process extends the previous one"

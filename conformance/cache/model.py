@@ -134,6 +134,16 @@ class CacheJudgement:
     provider_said: dict[int, str] = field(default_factory=dict)
     """Per request index: what the provider's own cache diagnostics answered
     (`provider_said.provider_said`), for requests that opted in to them."""
+    begins_at: int | None = None
+    """The index of the capture's first line (None: no line); above 0, the
+    requests before it are not in the capture (a capture limit dropped them)."""
+    missing: int = 0
+    """Request indices absent between the capture's first and last line."""
+
+    @property
+    def truncated(self) -> bool:
+        """Requests the harness sent are missing from the capture."""
+        return bool(self.begins_at) or self.missing > 0
 
     @property
     def lost_tokens(self) -> int:

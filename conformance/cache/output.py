@@ -7,13 +7,38 @@ from typing import Any
 
 from reqfold.conformance.cache.model import CacheJudgement
 from reqfold.conformance.outcomes import MARKS, Outcome
+from reqfold.conformance.run.summary import verdict_line
+from reqfold.conformance.run.verdict import Check, verdict_text
 
 CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3
-VERDICTS = {
-    CONFORMANT: "CONFORMANT (cache)",
-    BROKEN: "NOT CONFORMANT (cache)",
-    NO_VERDICT: "NO VERDICT (cache): no request the fake answered",
+NO_VERDICT_REASONS = {NO_VERDICT: "no request the fake answered"}
+"""Why the cache judgement gives no verdict, by exit status (`verdict_text`)."""
+
+
+def cache_verdict(judgement: CacheJudgement, *, strict: bool = False) -> str:
+    """The verdict in the words of every other command (`verdict_text`):
+    ``CONFORMANT``, ``CONFORMANT (with SHOULD warnings)``, ``NOT CONFORMANT:
+    a MUST rule is broken``, ..., ``NO VERDICT: no request the fake answered``."""
+    checks = [
+        Check(
+            part="cache",
+            id=finding.id,
+            revision="",
+            rules=finding.rules,
+            outcome=finding.outcome,
+        )
+        for finding in judgement.findings
+    ]
+    status = cache_status(judgement, strict=strict)
+    return verdict_text(status, checks, reasons=NO_VERDICT_REASONS)
+
+
+ACROSS = {
+    "within": "after request",
+    "resume": "resume of request",
+    "fresh": "fresh session after request",
 }
+"""How a break relates to the request it is compared with, in words."""
 
 
 def cache_status(judgement: CacheJudgement, *, strict: bool = False) -> int:
@@ -25,6 +50,24 @@ def cache_status(judgement: CacheJudgement, *, strict: bool = False) -> int:
     return BROKEN if any(f.outcome in bad for f in judgement.findings) else CONFORMANT
 
 
+def truncation_text(judgement: CacheJudgement) -> str:
+    """What the capture lacks, in one line (`judgement.truncated`)."""
+    parts = []
+    if judgement.begins_at:
+        parts.append(
+            f"the capture begins at index {judgement.begins_at}: the"
+            f" {judgement.begins_at} request(s) before it are not in it"
+        )
+    if judgement.missing:
+        parts.append(f"{judgement.missing} request index(es) are missing between lines")
+    return (
+        "note: truncated capture: "
+        + "; ".join(parts)
+        + " (as `reqfold fake serve --capture-limit` drops the oldest); its first"
+        " request is compared with nothing before it"
+    )
+
+
 def lost_cost(judgement: CacheJudgement, price: tuple[float, float]) -> float:
     """What the lost tokens cost: each was paid at the uncached price instead
     of the cached one (`price`: per million input tokens, uncached and cached)."""
@@ -33,15 +76,22 @@ def lost_cost(judgement: CacheJudgement, price: tuple[float, float]) -> float:
 
 
 def judgement_json(
-    judgement: CacheJudgement, price: tuple[float, float] | None = None
+    judgement: CacheJudgement,
+    price: tuple[float, float] | None = None,
+    *,
+    strict: bool = False,
 ) -> dict[str, Any]:
-    """The JSON form: every member of the judgement, plus its totals (and,
-    given a price, `lost_cost`); each timeline row and break with what the
+    """The JSON form: the verdict (`status`, the exit status, and `verdict`,
+    its line), every member of the judgement, plus its totals (and, given a
+    price, `lost_cost`); each timeline row and break with what the
     provider's own diagnostics said (`provider_said`, null when the request
     did not opt in)."""
     said = judgement.provider_said
     extra = {} if price is None else {"lost_cost": lost_cost(judgement, price)}
+    status = cache_status(judgement, strict=strict)
     return {
+        "status": status,
+        "verdict": cache_verdict(judgement, strict=strict),
         **extra,
         "prompt_tokens": judgement.prompt_tokens,
         "cached_tokens": judgement.cached_tokens,
@@ -64,6 +114,9 @@ def judgement_json(
             for item in judgement.findings
         ],
         "skipped": [{"index": index, "why": why} for index, why in judgement.skipped],
+        "begins_at": judgement.begins_at,
+        "missing_requests": judgement.missing,
+        "truncated": judgement.truncated,
     }
 
 
@@ -77,9 +130,13 @@ def render_text(
     strict: bool = False,
     verdict: bool = True,
     price: tuple[float, float] | None = None,
+    colour: bool = False,
 ) -> str:
-    """The streams, the timeline, one line per break, the findings, the verdict."""
+    """The streams, the timeline, one line per break, the findings, the verdict
+    (``Verdict: ...``, coloured when `colour`, as every command prints it)."""
     lines = ["cache judgement (from the requests alone)", ""]
+    if judgement.truncated:
+        lines += [truncation_text(judgement), ""]
     lines.append("streams:")
     lines.extend(
         f"  {stream.name:<8} {stream.requests:>4} request(s)"
@@ -130,7 +187,7 @@ def render_text(
     for item in judgement.breaks:
         expected = f" (expected: {item.expected})" if item.expected else ""
         lines.append(
-            f"  request {item.index} ({item.stream}, {item.across} of request"
+            f"  request {item.index} ({item.stream}, {ACROSS[item.across]}"
             f" {item.previous}): {item.cause}{expected}, {item.lost} tokens lost"
             f" [{', '.join(item.rules)}]"
         )
@@ -141,6 +198,8 @@ def render_text(
         lines.append(f"    at {item.field}")
         lines.append(f"    was: {item.earlier!r}")
         lines.append(f"    now: {item.current!r}")
+    if judgement.echoes:
+        lines += ["", "echoes:"]
     for echo in judgement.echoes:
         lines.append(
             f"  request {echo.index} ({echo.stream}): the assistant turn of request"
@@ -156,5 +215,6 @@ def render_text(
             + (f": {finding.message}" if finding.message else "")
         )
     status = cache_status(judgement, strict=strict)
-    lines += ["", "verdict: " + VERDICTS[status]]
+    verdict_words = cache_verdict(judgement, strict=strict)
+    lines += ["", verdict_line(status, verdict_words, colour=colour)]
     return "\n".join(lines)

@@ -6,8 +6,18 @@ summarizer). Two requests belong to one stream when their openings are
 alike: most of their tool names are the same, and most lines of their
 system text are the same once digits and hex runs are masked (so a date
 or a per-session id moves no request to another stream), or the system
-texts share most of their length as a prefix. A changed opening inside
-one stream is then a break with a cause; a new opening is a new stream.
+texts share most of their length as a prefix.
+
+The conversation decides first, as the fake's diagnostic finds the closest
+request: a request whose conversation (the messages after the opening)
+continues the conversation of a stream's last request belongs to that
+stream whatever its opening did, so a short system prompt edited or a
+tool list grown mid-conversation is a break of that stream, with its
+cause, never a new stream. Openings are compared only for a request that
+continues no stream's conversation (a title generator, a summarizer: an
+opening of its own and a conversation of its own). A changed opening
+inside one stream is then a break with a cause; a new opening is a new
+stream.
 """
 
 from __future__ import annotations
@@ -41,6 +51,16 @@ class OpeningShape:
             if line.strip()
         )
         return cls(frozenset(prompt.tool_names), lines, prompt.system_text)
+
+
+def continued(earlier: Prompt, current: Prompt) -> int:
+    """How many conversation segments of `earlier` open the conversation of
+    `current` (0: it does not continue it, or `earlier` had no conversation)."""
+    before = earlier.digests[earlier.opening :]
+    after = current.digests[current.opening :]
+    if not before or after[: len(before)] != before:
+        return 0
+    return len(before)
 
 
 def similarity(a: OpeningShape, b: OpeningShape) -> float:

@@ -518,3 +518,16 @@ def test_the_judgement_measures_prefixes_with_the_fakes_own_function() -> None:
 
     assert prompts.common_prefix is diagnostics.common_prefix
     assert streams.common_prefix is diagnostics.common_prefix
+
+
+def test_the_verdict_line_is_coloured_only_when_asked_as_every_command_does() -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    judgement = judge_cache(read_capture_lines(session.lines()))
+    plain = render_text(judgement).splitlines()[-1]
+    coloured = render_text(judgement, colour=True).splitlines()[-1]
+    assert plain == "Verdict: CONFORMANT"
+    assert coloured.startswith("Verdict: \x1b[")
+    assert "CONFORMANT" in coloured
+    assert coloured != plain

@@ -53,3 +53,24 @@ def test_the_demo_log_is_deterministic_and_every_line_is_canonical_json(
     for line in first.read_text(encoding="utf-8").splitlines():
         assert line == canonical_json(json.loads(line))
     assert first_requests.read_bytes() == second_requests.read_bytes()
+
+
+@pytest.mark.spec("CACHE-1", "CACHE-3")
+def test_the_demos_capture_alone_is_judged_conformant_with_its_resume(tmp_path, capsys):
+    _, _, requests = run_demo(tmp_path, "a")
+    capsys.readouterr()
+    status = main(["check", "--requests", str(requests)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert out.splitlines()[-1] == "Verdict: CONFORMANT"
+    assert "request 5 (main, resume of request 4): message-edited (expected:" in out
+    lines = [json.loads(line) for line in requests.read_text().splitlines()]
+    assert [line.get("process_start") for line in lines] == [None] * 5 + [
+        "resume",
+        None,
+    ]
+    assert sorted(i for i, line in enumerate(lines) if "expect_break" in line) == [
+        2,
+        4,
+        5,
+    ]
