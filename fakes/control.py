@@ -187,7 +187,7 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
             {
                 "requests": [
                     dump_captured_request(r)
-                    for r in provider.requests
+                    for r in provider.iter_requests()
                     if r.index >= since
                 ]
             },
@@ -196,7 +196,7 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
         # One chunk per line: never the whole log as one string and its bytes.
         lines = tuple(
             (json.dumps(dump_captured_request(r), ensure_ascii=False) + "\n").encode()
-            for r in provider.requests
+            for r in provider.iter_requests()
         )
         return ResponsePlan(
             status=200,
@@ -216,7 +216,7 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
             {
                 "diagnostics": [
                     {"index": r.index, **json_object(r.diagnostic)}
-                    for r in provider.requests
+                    for r in provider.iter_requests()
                     if r.diagnostic is not None
                 ]
             },
