@@ -194,6 +194,20 @@ def _read(run: list[_Kept]) -> Iterator[CapturedRequest]:
         yield _unpacked(kept, raw)
 
 
+class CaptureSnapshot:
+    """The records a capture log kept at one moment: counted at once, each
+    rebuilt (body unpacked and parsed) only when an iteration reaches it."""
+
+    def __init__(self, records: list[_Kept]) -> None:
+        self._records = records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[CapturedRequest]:
+        return _read(self._records)
+
+
 class CaptureLog:
     """Append-only list of captured requests, bounded by count and by bytes.
 
@@ -232,6 +246,10 @@ class CaptureLog:
     def __iter__(self) -> Iterator[CapturedRequest]:
         """The records kept now, rebuilt one at a time as they are read."""
         return _read(list(self._records))
+
+    def snapshot(self) -> CaptureSnapshot:
+        """The records kept now, to read later, as often as needed."""
+        return CaptureSnapshot(list(self._records))
 
     def __getitem__(self, position: int) -> CapturedRequest:
         if position < 0:

@@ -293,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
         sock.close()
         saved = True
         if args.capture_out is not None:
-            saved = save_capture(provider.capture, args.capture_out)
+            saved = save_capture(provider.capture_snapshot(), args.capture_out)
             _warn_dropped(provider.stats().capture)
     return 0 if saved else 1
 

@@ -52,6 +52,7 @@ from reqfold.fakes.capture import (
     DEFAULT_CAPTURE_BYTES,
     CapturedRequest,
     CaptureLog,
+    CaptureSnapshot,
 )
 from reqfold.fakes.clock import LogicalClock
 from reqfold.fakes.diagnostics import (
@@ -274,8 +275,12 @@ class FakeProvider:
         """The captured requests kept now, in arrival order, each rebuilt
         (its body unpacked and parsed) only when the iteration reaches it:
         for reading a long capture without holding all of it at once."""
+        return iter(self.capture_snapshot())
+
+    def capture_snapshot(self) -> CaptureSnapshot:
+        """The captured requests kept now (`CaptureLog.snapshot`)."""
         with self._lock:
-            return iter(self.capture)
+            return self.capture.snapshot()
 
     @property
     def last_request(self) -> CapturedRequest:

@@ -6,6 +6,9 @@ import json
 import random
 from typing import Any
 
+import httpx
+import pytest
+
 from reqfold.fakes import FakeProvider, HttpRequest
 from reqfold.fakes.body_delta import Delta, Whole, pack_delta, pack_whole, unpack
 from reqfold.fakes.capture import (
@@ -13,7 +16,9 @@ from reqfold.fakes.capture import (
     WHOLE_EVERY,
     CapturedRequest,
     CaptureLog,
+    raw_body_text,
 )
+from reqfold.fakes.server import running_server
 
 WORDS = ["the", "request", "header", "is", "folded", "from", "a", "log", "and"]
 
@@ -184,3 +189,18 @@ def test_a_body_that_extends_the_earlier_one_keeps_only_what_it_adds():
     assert isinstance(delta, Delta)
     assert delta.stored < 1_000 < len(later) // 20
     assert isinstance(pack_whole(later.encode()), Whole)
+
+
+@pytest.mark.slow
+def test_the_jsonl_served_over_http_is_made_line_by_line_and_reads_back_exactly():
+    provider = FakeProvider("deepseek")
+    bodies = session_bodies(WHOLE_EVERY + 10)
+    with running_server(provider) as url, httpx.Client(base_url=url) as client:
+        empty = client.get("/_fake/requests.jsonl")
+        for raw in bodies:
+            assert client.post("/chat/completions", content=raw).is_success
+        served = client.get("/_fake/requests.jsonl")
+    assert (empty.status_code, empty.content) == (200, b"")
+    assert served.text == provider.capture_jsonl()
+    lines = [json.loads(line) for line in served.text.splitlines()]
+    assert [raw_body_text(line) for line in lines] == [raw.decode() for raw in bodies]
