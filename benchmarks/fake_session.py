@@ -17,7 +17,8 @@ of the answer (half the session streams, half does not).
 Printed: the latency per request (median, 90th percentile and the
 largest, and the first request's, which is cold), the body sizes, the
 warm requests' cache hit ratio, the server's resident memory after it
-started and its peak after the session (VmHWM of its own process), the
+started and its peak after the session (VmHWM of its own process) and
+after the capture was read once over HTTP (``GET /_fake/requests.jsonl``), the
 time from SIGINT to its exit (the capture is written then), the capture
 file's size against the bodies' total, and what the capture kept in memory
 (``GET /_fake/stats``: requests kept and dropped, the bytes it keeps for
@@ -181,6 +182,16 @@ def play(
     return {"latencies": latencies, "sizes": sizes, "hits": hits, "capture": capture}
 
 
+def read_capture(url: str) -> tuple[int, float]:
+    """``GET /_fake/requests.jsonl`` streamed: its lines and seconds."""
+    started = time.perf_counter()
+    lines = 0
+    with httpx.stream("GET", url + "/_fake/requests.jsonl", timeout=600) as answer:
+        for _ in answer.iter_lines():
+            lines += 1
+    return lines, time.perf_counter() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--requests", type=int, default=100)
@@ -199,6 +210,8 @@ def main() -> int:
             started_mb = memory_mb(child.pid, "VmRSS")
             played = play(url, args.requests, args.kb, args.seed, args.compact_every)
             peak_mb = memory_mb(child.pid, "VmHWM")
+            read_lines, read_s = read_capture(url)
+            read_peak_mb = memory_mb(child.pid, "VmHWM")
             stopping = time.perf_counter()
             child.send_signal(signal.SIGINT)
             status = child.wait(timeout=120)
@@ -235,7 +248,8 @@ def main() -> int:
     )
     print(
         f"  server memory MB: {started_mb:.1f} after start, peak {peak_mb:.1f}"
-        f" after the session"
+        f" after the session, {read_peak_mb:.1f} after GET /_fake/requests.jsonl"
+        f" ({read_lines} lines in {read_s:.1f} s)"
     )
     print(
         f"  stop (SIGINT to exit, capture written): {stop_s * 1000:.0f} ms;"
