@@ -53,6 +53,7 @@ from reqfold.fakes.capture import (
     CapturedRequest,
     CaptureLog,
     CaptureSnapshot,
+    dump_capture_jsonl,
 )
 from reqfold.fakes.clock import LogicalClock
 from reqfold.fakes.diagnostics import (
@@ -267,9 +268,9 @@ class FakeProvider:
 
     @property
     def requests(self) -> list[CapturedRequest]:
-        """Every captured request, in arrival order."""
-        with self._lock:
-            return list(self.capture)
+        """Every captured request, in arrival order (rebuilt outside the
+        lock, from a snapshot taken under it)."""
+        return list(self.capture_snapshot())
 
     def iter_requests(self) -> Iterator[CapturedRequest]:
         """The captured requests kept now, in arrival order, each rebuilt
@@ -304,8 +305,7 @@ class FakeProvider:
 
     def capture_jsonl(self) -> str:
         """The capture log as JSONL text."""
-        with self._lock:
-            return self.capture.to_jsonl()
+        return dump_capture_jsonl(self.capture_snapshot())
 
     def stats(self) -> ProviderStats:
         """Totals since the last reset."""
