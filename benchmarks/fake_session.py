@@ -7,19 +7,26 @@ or a user runs it), then plays one session of ``--requests`` requests
 (default 100): the first body is about ``--kb`` KB (a system prompt and
 30 tool schemas, then the user's message), and each next request repeats
 the previous one, appends the fake's reply and a new user message (about
-200 tokens more), as a harness does. Each request is sent over HTTP by
+200 tokens more), as a harness does; with ``--compact-every N`` the history
+is replaced by a summary every N requests, as harnesses compact, so a long
+session (``--requests 3000 --compact-every 60``) keeps 100-160 KB bodies.
+Each request is sent over HTTP by
 one httpx client and timed by the wall clock from send to the last byte
 of the answer (half the session streams, half does not).
 
 Printed: the latency per request (median, 90th percentile and the
 largest, and the first request's, which is cold), the body sizes, the
 warm requests' cache hit ratio, the server's resident memory after it
-started and its peak after the session (VmHWM of its own process), the
-time from SIGINT to its exit (the capture is written then) and the
-capture file's size against the bodies' total. The load average is
+started and its peak after the session (VmHWM of its own process) and
+after the capture was read once over HTTP (``GET /_fake/requests.jsonl``), the
+time from SIGINT to its exit (the capture is written then), the capture
+file's size against the bodies' total, and what the capture kept in memory
+(``GET /_fake/stats``: requests kept and dropped, the bytes it keeps for
+their bodies). The load average is
 printed: on a shared machine, read the latencies with it.
 
 Run: python benchmarks/fake_session.py [--requests 100] [--kb 100] [--seed 7]
+[--compact-every N]
 """
 
 from __future__ import annotations
@@ -131,8 +138,11 @@ def reply_text(response: httpx.Response, streamed: bool) -> str:
     return "".join(pieces)
 
 
-def play(url: str, requests: int, kilobytes: float, seed: int) -> dict[str, Any]:
-    """Send the session; the latencies, body sizes and cache hits."""
+def play(
+    url: str, requests: int, kilobytes: float, seed: int, compact_every: int = 0
+) -> dict[str, Any]:
+    """Send the session; the latencies, body sizes, cache hits and the
+    capture's stats after it."""
     rng = random.Random(seed)
     body = opening(rng, kilobytes)
     latencies: list[float] = []
@@ -143,6 +153,9 @@ def play(url: str, requests: int, kilobytes: float, seed: int) -> dict[str, Any]
     ) as client:
         for index in range(requests):
             streamed = index % 2 == 1
+            if compact_every and index % compact_every == compact_every - 1:
+                summary = {"role": "user", "content": "summary: " + text(rng, 200)}
+                body["messages"] = [body["messages"][0], summary]
             raw = json.dumps({**body, "stream": streamed}).encode()
             started = time.perf_counter()
             response = client.post(
@@ -165,7 +178,18 @@ def play(url: str, requests: int, kilobytes: float, seed: int) -> dict[str, Any]
                 {"role": "assistant", "content": reply_text(response, streamed)},
                 {"role": "user", "content": text(rng, 150)},
             ]
-    return {"latencies": latencies, "sizes": sizes, "hits": hits}
+        capture = client.get("/_fake/stats").json()["capture"]
+    return {"latencies": latencies, "sizes": sizes, "hits": hits, "capture": capture}
+
+
+def read_capture(url: str) -> tuple[int, float]:
+    """``GET /_fake/requests.jsonl`` streamed: its lines and seconds."""
+    started = time.perf_counter()
+    lines = 0
+    with httpx.stream("GET", url + "/_fake/requests.jsonl", timeout=600) as answer:
+        for _ in answer.iter_lines():
+            lines += 1
+    return lines, time.perf_counter() - started
 
 
 def main() -> int:
@@ -173,6 +197,9 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=100)
     parser.add_argument("--kb", type=float, default=100, help="first body, KB")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--compact-every", type=int, default=0, help="summarize every N requests"
+    )
     args = parser.parse_args()
     if args.requests < 2:
         parser.error("--requests must be at least 2")
@@ -181,8 +208,10 @@ def main() -> int:
         child, url = start_server(capture)
         try:
             started_mb = memory_mb(child.pid, "VmRSS")
-            played = play(url, args.requests, args.kb, args.seed)
+            played = play(url, args.requests, args.kb, args.seed, args.compact_every)
             peak_mb = memory_mb(child.pid, "VmHWM")
+            read_lines, read_s = read_capture(url)
+            read_peak_mb = memory_mb(child.pid, "VmHWM")
             stopping = time.perf_counter()
             child.send_signal(signal.SIGINT)
             status = child.wait(timeout=120)
@@ -219,12 +248,21 @@ def main() -> int:
     )
     print(
         f"  server memory MB: {started_mb:.1f} after start, peak {peak_mb:.1f}"
-        f" after the session"
+        f" after the session, {read_peak_mb:.1f} after GET /_fake/requests.jsonl"
+        f" ({read_lines} lines in {read_s:.1f} s)"
     )
     print(
         f"  stop (SIGINT to exit, capture written): {stop_s * 1000:.0f} ms;"
         f" capture {captured} lines, {capture_mb:.1f} MB"
         f" ({capture_mb / (sum(sizes) / 2**20):.2f}x the bodies)"
+    )
+    kept = played["capture"]
+    stored = kept.get("stored_bytes")
+    print(
+        f"  capture in memory: {kept['requests']} requests kept,"
+        f" {kept['dropped_requests']} dropped;"
+        + (f" {stored / 2**20:.1f} MB kept for" if stored is not None else " kept")
+        + f" {kept['bytes'] / 2**20:.1f} MB of bodies"
     )
     return 0
 

@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from reqfold.fakes.http import HttpRequest
+from reqfold.fakes.http import HttpRequest, LazyChunks
 from reqfold.fakes.provider import FakeProvider
 from reqfold.fakes.routing import serve_request
 
@@ -97,6 +97,9 @@ def create_app(provider: FakeProvider) -> ASGIApp:
                 ],
             }
         )
+        if isinstance(plan.chunks, LazyChunks):
+            await _send_lazy(plan.chunks, send)
+            return
         # The last chunk ends the response (one message less for a JSON
         # answer); a cut response returns without ending, which drops it.
         last = len(plan.chunks) - 1
@@ -107,6 +110,21 @@ def create_app(provider: FakeProvider) -> ASGIApp:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     return app
+
+
+async def _send_lazy(chunks: LazyChunks, send: Send) -> None:
+    """Send chunks made one at a time, each in a worker thread (a capture
+    line is rebuilt and dumped there), so the event loop keeps serving."""
+    pieces = iter(chunks)
+    chunk = await asyncio.to_thread(next, pieces, None)
+    sent = False
+    while chunk is not None:
+        following = await asyncio.to_thread(next, pieces, None)
+        more = following is not None
+        await send({"type": "http.response.body", "body": chunk, "more_body": more})
+        chunk, sent = following, True
+    if not sent:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def noop_app(scope: Scope, receive: Receive, send: Send) -> None:

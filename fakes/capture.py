@@ -30,14 +30,17 @@ A request to a path the fake does not serve ends with ``"unserved": true``.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from reqfold.fakes.body_delta import Packed, Whole, pack_delta, pack_whole, unpack
 from reqfold.fakes.diagnostics import Diagnostic
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
 from reqfold.fakes.stats import CaptureStats
+from reqfold.fakes.strict_json import parse_json_body
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,17 +160,67 @@ def dump_capture_jsonl(records: Iterable[CapturedRequest]) -> str:
 
 
 DEFAULT_CAPTURE_BYTES = 64 * 1024 * 1024
-"""Default bound on the raw request bytes the capture log keeps (64 MiB)."""
+"""Default bound on the bytes the capture log keeps for bodies (64 MiB)."""
+
+_Raw = bytes  # `CaptureLog.bytes` hides the builtin's name in its body
+
+WHOLE_EVERY = 64
+"""A body is kept whole at least every this many records, so reading any
+one record undoes at most this many deltas."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """One record as the log keeps it: everything but the body, the raw
+    body packed (`reqfold.fakes.body_delta`), and the parsed body only when
+    it is not simply the raw body parsed again (`parsed` False)."""
+
+    record: CapturedRequest
+    packed: Packed
+    parsed: bool
+
+
+def _unpacked(kept: _Kept, raw: bytes) -> CapturedRequest:
+    body = parse_json_body(raw) if kept.parsed else kept.record.body
+    return dataclasses.replace(kept.record, raw_body=raw, body=body)
+
+
+def _read(run: list[_Kept]) -> Iterator[CapturedRequest]:
+    """Every record of `run` (whose first body is kept whole), rebuilt one
+    at a time: the raw body unpacked, the body parsed when read."""
+    raw: bytes | None = None
+    for kept in run:
+        raw = unpack(kept.packed, raw)
+        yield _unpacked(kept, raw)
+
+
+class CaptureSnapshot:
+    """The records a capture log kept at one moment: counted at once, each
+    rebuilt (body unpacked and parsed) only when an iteration reaches it."""
+
+    def __init__(self, records: list[_Kept]) -> None:
+        self._records = records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[CapturedRequest]:
+        return _read(self._records)
 
 
 class CaptureLog:
     """Append-only list of captured requests, bounded by count and by bytes.
 
-    `max_records` bounds how many records are kept and `max_bytes` the sum
-    of their raw body sizes (`None`: no bound). Past either bound the
-    oldest records are dropped and counted (`dropped`, `dropped_bytes`);
-    the newest record is always kept, even when its body alone exceeds
-    `max_bytes`, so the last request can always be inspected.
+    `max_records` bounds how many records are kept and `max_bytes` the
+    bytes kept for their bodies (`stored_bytes`; `None`: no bound). A body
+    is kept as a delta against the body before it (a harness sends each
+    request as the previous one plus a little), or whole, zlib-compressed;
+    the parsed body is not kept but parsed again when a record is read. So
+    a session of 100 KB bodies keeps about a kilobyte a request. Past
+    either bound the oldest records are dropped and counted (`dropped`,
+    `dropped_bytes`, in raw body bytes); the newest record is always kept,
+    even when its body alone exceeds `max_bytes`, so the last request can
+    always be inspected.
     """
 
     def __init__(
@@ -179,8 +232,11 @@ class CaptureLog:
             raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
         self.max_records = max_records
         self.max_bytes = max_bytes
-        self._records: deque[CapturedRequest] = deque()
+        self._records: deque[_Kept] = deque()
+        self._newest_raw: _Raw | None = None
+        self._since_whole = 0
         self._bytes = 0
+        self._stored = 0
         self._dropped = 0
         self._dropped_bytes = 0
 
@@ -188,15 +244,35 @@ class CaptureLog:
         return len(self._records)
 
     def __iter__(self) -> Iterator[CapturedRequest]:
-        return iter(list(self._records))
+        """The records kept now, rebuilt one at a time as they are read."""
+        return _read(list(self._records))
+
+    def snapshot(self) -> CaptureSnapshot:
+        """The records kept now, to read later, as often as needed."""
+        return CaptureSnapshot(list(self._records))
 
     def __getitem__(self, position: int) -> CapturedRequest:
-        return self._records[position]
+        if position < 0:
+            position += len(self._records)
+        if not 0 <= position < len(self._records):
+            raise IndexError("capture position out of range")
+        if position == len(self._records) - 1 and self._newest_raw is not None:
+            return _unpacked(self._records[position], self._newest_raw)
+        start = position
+        while not isinstance(self._records[start].packed, Whole):
+            start -= 1
+        run = [self._records[at] for at in range(start, position + 1)]
+        return deque(_read(run), maxlen=1)[0]
 
     @property
     def bytes(self) -> int:
         """Raw body bytes of the records kept."""
         return self._bytes
+
+    @property
+    def stored_bytes(self) -> int:
+        """Bytes kept for the records' bodies, which `max_bytes` bounds."""
+        return self._stored
 
     @property
     def dropped(self) -> int:
@@ -208,36 +284,87 @@ class CaptureLog:
         """Raw body bytes of the dropped records."""
         return self._dropped_bytes
 
-    def append(self, record: CapturedRequest) -> None:
-        """Add a record, dropping the oldest beyond the bounds."""
+    def append(self, record: CapturedRequest, *, parsed: bool = False) -> None:
+        """Add a record, dropping the oldest beyond the bounds.
+
+        `parsed`: `record.body` is `raw_body` parsed by
+        `reqfold.fakes.strict_json.parse_json_body`, so it need not be kept.
+        """
         if self.max_records == 0:
             self._dropped += 1
             self._dropped_bytes += len(record.raw_body)
             return
-        self._records.append(record)
-        self._bytes += len(record.raw_body)
+        raw = record.raw_body
+        packed = self._pack(raw)
+        kept = _Kept(
+            record=dataclasses.replace(
+                record, raw_body=b"", body=None if parsed else record.body
+            ),
+            packed=packed,
+            parsed=parsed,
+        )
+        self._records.append(kept)
+        self._newest_raw = raw
+        self._bytes += len(raw)
+        self._stored += packed.stored
         while len(self._records) > 1 and self._over():
-            old = self._records.popleft()
-            self._bytes -= len(old.raw_body)
-            self._dropped += 1
-            self._dropped_bytes += len(old.raw_body)
+            self._drop_oldest()
+
+    def _pack(self, raw: _Raw) -> Packed:
+        earlier = self._newest_raw
+        if earlier is not None and self._records and self._since_whole < WHOLE_EVERY:
+            delta = pack_delta(raw, earlier)
+            if delta.stored * 8 < len(raw):
+                self._since_whole += 1
+                return delta
+            whole = pack_whole(raw)
+            if delta.stored < whole.stored:
+                self._since_whole += 1
+                return delta
+            self._since_whole = 0
+            return whole
+        self._since_whole = 0
+        return pack_whole(raw)
+
+    def _drop_oldest(self) -> None:
+        old = self._records.popleft()
+        self._bytes -= old.packed.size
+        self._stored -= old.packed.stored
+        self._dropped += 1
+        self._dropped_bytes += old.packed.size
+        if self._records and not isinstance(self._records[0].packed, Whole):
+            # The new oldest was a delta against the body just dropped: keep
+            # it whole now, so every record can still be rebuilt.
+            following = self._records[0]
+            raw = unpack(following.packed, unpack(old.packed, None))
+            whole = pack_whole(raw)
+            self._stored += whole.stored - following.packed.stored
+            self._records[0] = dataclasses.replace(following, packed=whole)
 
     def _over(self) -> bool:
         return (
             self.max_records is not None and len(self._records) > self.max_records
-        ) or (self.max_bytes is not None and self._bytes > self.max_bytes)
+        ) or (self.max_bytes is not None and self._stored > self.max_bytes)
 
     def by_index(self, index: int) -> CapturedRequest | None:
         """The record with request index `index`, if still kept."""
-        for record in reversed(self._records):
-            if record.index == index:
-                return record
+        for position in range(len(self._records) - 1, -1, -1):
+            if self._records[position].record.index == index:
+                return self[position]
         return None
+
+    def summaries(self) -> list[CapturedRequest]:
+        """The records kept, without their bodies (`raw_body` empty, `body`
+        None): what a caller needs that reads only the rest (diagnostics)."""
+        return [kept.record for kept in self._records]
 
     def clear(self) -> None:
         """Forget every record."""
         self._records.clear()
+        self._newest_raw = None
+        self._since_whole = 0
         self._bytes = 0
+        self._stored = 0
         self._dropped = 0
         self._dropped_bytes = 0
 
@@ -250,8 +377,9 @@ class CaptureLog:
             max_bytes=self.max_bytes,
             dropped_requests=self.dropped,
             dropped_bytes=self.dropped_bytes,
+            stored_bytes=self.stored_bytes,
         )
 
     def to_jsonl(self) -> str:
         """The whole log as JSONL text."""
-        return dump_capture_jsonl(self._records)
+        return dump_capture_jsonl(self)

@@ -17,9 +17,9 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from reqfold.fakes.capture import (
     DEFAULT_CAPTURE_BYTES,
@@ -196,8 +196,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_non_negative_int,
         default=DEFAULT_CAPTURE_BYTES,
         metavar="N",
-        help="keep captured requests whose bodies add up to at most N bytes; "
-        "the oldest are dropped and counted (default: %(default)s)",
+        help="keep captured requests in at most N bytes (their bodies as kept: "
+        "deltas, compressed); the oldest are dropped and counted "
+        "(default: %(default)s)",
     )
     other.add_argument(
         "--log-level",
@@ -292,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
         sock.close()
         saved = True
         if args.capture_out is not None:
-            saved = save_capture(provider.requests, args.capture_out)
+            saved = save_capture(provider.capture_snapshot(), args.capture_out)
             _warn_dropped(provider.stats().capture)
     return 0 if saved else 1
 
@@ -326,7 +327,16 @@ def capture_path_problem(path: Path) -> str | None:
     return None
 
 
-def save_capture(records: Sequence[CapturedRequest], path: Path) -> bool:
+class Records(Protocol):
+    """Captured requests that can be counted and read more than once (a
+    list, or the `CaptureLog`, which rebuilds each record as it is read)."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[CapturedRequest]: ...
+
+
+def save_capture(records: Records, path: Path) -> bool:
     """Write the capture to `path` (whole or not at all); never lose it.
 
     The JSONL goes to a temporary file beside `path`, renamed over it when
@@ -359,7 +369,7 @@ def save_capture(records: Sequence[CapturedRequest], path: Path) -> bool:
     return False
 
 
-def _write_atomically(records: Sequence[CapturedRequest], path: Path) -> None:
+def _write_atomically(records: Records, path: Path) -> None:
     """The capture, beside `path` then renamed over it; a link is followed
     (the file it names is replaced, the link stays), and a device or a
     pipe is written through, which a rename would replace."""

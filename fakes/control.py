@@ -35,7 +35,13 @@ from urllib.parse import parse_qs
 
 from reqfold.fakes.capture import dump_captured_request
 from reqfold.fakes.errors import InvalidRequest, ScriptError
-from reqfold.fakes.http import HttpRequest, ResponsePlan, json_headers, key_digest
+from reqfold.fakes.http import (
+    HttpRequest,
+    LazyChunks,
+    ResponsePlan,
+    json_headers,
+    key_digest,
+)
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object, type_name
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.provider import FakeProvider
@@ -187,16 +193,23 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
             {
                 "requests": [
                     dump_captured_request(r)
-                    for r in provider.requests
+                    for r in provider.iter_requests()
                     if r.index >= since
                 ]
             },
         )
     if route == ("GET", "/requests.jsonl"):
-        # One chunk per line: never the whole log as one string and its bytes.
-        lines = tuple(
-            (json.dumps(dump_captured_request(r), ensure_ascii=False) + "\n").encode()
-            for r in provider.requests
+        # One chunk per line, each rebuilt and dumped as it is sent: never
+        # the whole log in memory (3,000 lines of 100 KB bodies are 380 MB).
+        snapshot = provider.capture_snapshot()
+        lines = LazyChunks(
+            len(snapshot),
+            lambda: (
+                (
+                    json.dumps(dump_captured_request(r), ensure_ascii=False) + "\n"
+                ).encode()
+                for r in snapshot
+            ),
         )
         return ResponsePlan(
             status=200,
@@ -216,7 +229,7 @@ def _dispatch(provider: FakeProvider, request: HttpRequest) -> ResponsePlan:
             {
                 "diagnostics": [
                     {"index": r.index, **json_object(r.diagnostic)}
-                    for r in provider.requests
+                    for r in provider.iter_requests()
                     if r.diagnostic is not None
                 ]
             },

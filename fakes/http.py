@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from reqfold.fakes.gate import Gate
@@ -98,6 +99,22 @@ class HttpRequest:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class LazyChunks:
+    """Body pieces made one at a time as they are sent (`count` of them,
+    from a fresh iterator of `make`): a long capture as JSONL is never
+    whole in memory. The ASGI shell pulls each from a worker thread."""
+
+    count: int
+    make: Callable[[], Iterator[bytes]]
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self.make()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResponsePlan:
     """What a shell must send back, and how.
@@ -105,7 +122,8 @@ class ResponsePlan:
     Attributes:
         status: HTTP status code.
         headers: response headers, in order.
-        chunks: body pieces, sent in order (SSE: one frame each).
+        chunks: body pieces, sent in order (SSE: one frame each), or
+            `LazyChunks` made as they are sent.
         streaming: whether the body is an event stream.
         delay: seconds to wait before the first byte.
         hold: a gate to await before the first byte.
@@ -114,7 +132,7 @@ class ResponsePlan:
 
     status: int
     headers: tuple[tuple[str, str], ...]
-    chunks: tuple[bytes, ...]
+    chunks: tuple[bytes, ...] | LazyChunks
     streaming: bool = False
     delay: float = 0.0
     hold: Gate | None = None

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,8 @@ from reqfold.fakes.capture import (
     DEFAULT_CAPTURE_BYTES,
     CapturedRequest,
     CaptureLog,
+    CaptureSnapshot,
+    dump_capture_jsonl,
 )
 from reqfold.fakes.clock import LogicalClock
 from reqfold.fakes.diagnostics import (
@@ -107,9 +110,11 @@ class FakeProvider:
             `"openai"`, `"anthropic"`, `"openai-responses"`).
         clock: the logical clock cache lifetimes are measured on.
         capture_limit: keep at most this many captured requests.
-        capture_max_bytes: keep captured requests whose raw bodies add up
-            to at most this many bytes (the newest is always kept); `None`
-            for no bound. Dropped records are counted in `stats().capture`.
+        capture_max_bytes: keep captured requests whose bodies, as the
+            capture keeps them (deltas against the body before, or whole and
+            compressed), take at most this many bytes (the newest is always
+            kept); `None` for no bound. Dropped records are counted in
+            `stats().capture`.
         ledger_max_bytes: the diagnostics ledger remembers earlier prompts
             of at most this many body bytes (the newest always); `None`
             for no bound.
@@ -263,9 +268,20 @@ class FakeProvider:
 
     @property
     def requests(self) -> list[CapturedRequest]:
-        """Every captured request, in arrival order."""
+        """Every captured request, in arrival order (rebuilt outside the
+        lock, from a snapshot taken under it)."""
+        return list(self.capture_snapshot())
+
+    def iter_requests(self) -> Iterator[CapturedRequest]:
+        """The captured requests kept now, in arrival order, each rebuilt
+        (its body unpacked and parsed) only when the iteration reaches it:
+        for reading a long capture without holding all of it at once."""
+        return iter(self.capture_snapshot())
+
+    def capture_snapshot(self) -> CaptureSnapshot:
+        """The captured requests kept now (`CaptureLog.snapshot`)."""
         with self._lock:
-            return list(self.capture)
+            return self.capture.snapshot()
 
     @property
     def last_request(self) -> CapturedRequest:
@@ -277,12 +293,19 @@ class FakeProvider:
 
     def diagnostics(self) -> list[Diagnostic]:
         """Diagnostics of every answered request, in arrival order."""
-        return [r.diagnostic for r in self.requests if r.diagnostic is not None]
+        return [
+            r.diagnostic for r in self.capture_summaries() if r.diagnostic is not None
+        ]
+
+    def capture_summaries(self) -> list[CapturedRequest]:
+        """The captured requests without their bodies (`raw_body` empty,
+        `body` None), cheap to read: `CaptureLog.summaries`."""
+        with self._lock:
+            return self.capture.summaries()
 
     def capture_jsonl(self) -> str:
         """The capture log as JSONL text."""
-        with self._lock:
-            return self.capture.to_jsonl()
+        return dump_capture_jsonl(self.capture_snapshot())
 
     def stats(self) -> ProviderStats:
         """Totals since the last reset."""
@@ -641,6 +664,9 @@ class FakeProvider:
         *,
         unserved: bool = False,
     ) -> None:
+        # Every caller passes `body` as `parse_json_body(request.body)` gave
+        # it (the dialects keep the parsed object as `call.body`), or None:
+        # so the capture keeps only the raw body and parses it when read.
         self.capture.append(
             CapturedRequest(
                 index=index,
@@ -656,7 +682,8 @@ class FakeProvider:
                 diagnostic=diagnostic,
                 key=api_key_digest(request),
                 unserved=unserved,
-            )
+            ),
+            parsed=body is not None,
         )
 
 

@@ -18,7 +18,9 @@ from reqfold.fakes.jsontypes import JsonObject
 class CaptureStats:
     """What the capture log holds, its bounds, and what they made it drop.
 
-    `bytes` counts the raw request bodies kept; `dropped_requests` and
+    `bytes` counts the raw request bodies kept, and `stored_bytes` what
+    the log keeps for them (compressed, or as deltas against the body
+    before), which `max_bytes` bounds; `dropped_requests` and
     `dropped_bytes` count the oldest records removed to respect the bounds
     since the last reset.
     """
@@ -29,6 +31,7 @@ class CaptureStats:
     max_bytes: int | None
     dropped_requests: int
     dropped_bytes: int
+    stored_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

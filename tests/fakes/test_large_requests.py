@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import subprocess
@@ -129,23 +130,32 @@ def _served(url: str, n: int, size: int) -> None:
 
 
 def test_the_capture_log_is_bounded_by_bytes_and_stats_count_what_it_dropped():
-    provider = FakeProvider("deepseek", capture_max_bytes=25_000)
-    size = len(body_of("0" * 10_000))
-    with running_server(provider) as url:
-        _served(url, 4, 10_000)
-        with httpx.Client(base_url=url) as client:
-            stats = client.get("/_fake/stats").json()
-            kept = client.get("/_fake/requests").json()["requests"]
-            jsonl = client.get("/_fake/requests.jsonl").text
+    # Unrelated bodies of seeded random text: neither a delta against the
+    # body before nor zlib keeps one in much less than 7.5 KB.
+    rng = random.Random(5)
+    bodies = [
+        body_of(base64.b64encode(rng.randbytes(7_500)).decode()) for _ in range(4)
+    ]
+    provider = FakeProvider("deepseek", capture_max_bytes=18_000)
+    with running_server(provider) as url, httpx.Client(base_url=url) as client:
+        for body in bodies:
+            assert client.post("/chat/completions", content=body).is_success
+        stats = client.get("/_fake/stats").json()
+        kept = client.get("/_fake/requests").json()["requests"]
+        jsonl = client.get("/_fake/requests.jsonl").text
     assert [record["index"] for record in kept] == [2, 3]
     assert jsonl == provider.capture_jsonl()
     assert [json.loads(line)["index"] for line in jsonl.splitlines()] == [2, 3]
+    assert [record.raw_body for record in provider.requests] == bodies[2:]
     assert stats["requests"] == 4
+    stored = stats["capture"].pop("stored_bytes")
+    assert 2 * 7_500 < stored <= 18_000
+    size = len(bodies[0])
     assert stats["capture"] == {
         "requests": 2,
         "bytes": 2 * size,
         "max_requests": None,
-        "max_bytes": 25_000,
+        "max_bytes": 18_000,
         "dropped_requests": 2,
         "dropped_bytes": 2 * size,
     }
