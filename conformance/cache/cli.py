@@ -34,7 +34,7 @@ from reqfold.conformance.cache.output import (
     render_text,
 )
 from reqfold.conformance.run.output import ReaderMayLeave
-from reqfold.conformance.run.summary import colour_wanted
+from reqfold.conformance.summary import colour_wanted
 
 KINDS: tuple[ProcessKind, ...] = ("resume", "fresh")
 

@@ -110,7 +110,7 @@ def _print_summary(
     print(report.profile_line(STRICT))
     status = report.exit_status(strict=strict)
     # the words of every tool: reqfold run's one function
-    from reqfold.conformance.run.verdict import Check, verdict_text
+    from reqfold.conformance.verdict import Check, verdict_text
 
     counted = [
         Check(

@@ -39,7 +39,7 @@ from reqfold.conformance.harness.features import (
 )
 from reqfold.conformance.harness.scenarios import Scenario, load_scenarios
 from reqfold.conformance.outcomes import Outcome
-from reqfold.conformance.run.verdict import (
+from reqfold.conformance.verdict import (
     CONFORMANT,
     Check,
     exit_status,

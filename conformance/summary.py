@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from reqfold.conformance.outcomes import MARKS
-from reqfold.conformance.run.verdict import (
+from reqfold.conformance.terminal_text import SUITE_STYLES
+from reqfold.conformance.verdict import (
     BROKEN,
     CONFORMANT,
     NO_EXPECTED,
@@ -28,7 +29,6 @@ from reqfold.conformance.run.verdict import (
     render_table,
     status_of,
 )
-from reqfold.conformance.terminal_text import SUITE_STYLES
 
 RED, YELLOW, GREEN, MAGENTA, BOLD = "31", "33", "32", "35", "1"
 _STYLE_OF_STATUS = {
