@@ -27,8 +27,9 @@ from typing import Final
 
 from reqfold.conformance.adapters.lifecycle import timeout_problem
 from reqfold.conformance.cache import render_text
-from reqfold.conformance.cache.cli import add_gate_arguments
+from reqfold.conformance.cache.options import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
+from reqfold.conformance.options import add_show_argument
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.cache import cache_alone, cache_checks, judge_probe_cache
 from reqfold.conformance.probe.config_files import parse_config_template
@@ -58,7 +59,6 @@ from reqfold.conformance.probe.styles import (
 )
 from reqfold.conformance.probe.turns import RESUME_MARK, plan_turns, split_command
 from reqfold.conformance.probe.workdir import create_workdir
-from reqfold.conformance.run.options import add_show_argument
 from reqfold.conformance.summary import (
     check_lines,
     colour_wanted,

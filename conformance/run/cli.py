@@ -62,10 +62,10 @@ from reqfold.conformance.interrupts import (
     commit_verdict,
     run_guarded,
 )
+from reqfold.conformance.options import add_show_argument
 from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.output import ReaderMayLeave
 from reqfold.conformance.report.model import STATUSES
-from reqfold.conformance.run.options import add_show_argument
-from reqfold.conformance.run.output import ReaderMayLeave
 from reqfold.conformance.run.parts import (
     run_property_part,
     run_scenario_part,
