@@ -20,8 +20,8 @@ from reqfold.conformance.codec.cases import VectorCase
 from reqfold.conformance.codec.judging import REJECTED, Verdict, judge_response
 from reqfold.conformance.codec.loading import iter_cases
 from reqfold.conformance.json_text.values import encode_json
-from reqfold.reference.adapter import RpcError, dispatch
 from reqfold.reference.revisions import Revision
+from reqfold.reference.shells.adapter import RpcError, dispatch
 
 RUNS = [
     pytest.param(
