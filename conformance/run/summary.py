@@ -140,8 +140,14 @@ def problem_lines(
 
 def verdict_line(status: int, verdict: str, *, colour: bool = False) -> str:
     """``Verdict: ...``, green when conformant, red when broken, else yellow."""
+    return f"Verdict: {verdict_words(status, verdict, colour=colour)}"
+
+
+def verdict_words(status: int, verdict: str, *, colour: bool = False) -> str:
+    """The verdict's words painted as `verdict_line` paints them, for a tool
+    whose verdict sits inside a line of its own (``reqfold check``)."""
     style = {CONFORMANT: GREEN, BROKEN: RED}.get(status, YELLOW)
-    return f"Verdict: {paint(verdict, f'{BOLD};{style}', colour)}"
+    return paint(verdict, f"{BOLD};{style}", colour)
 
 
 def kept_lines(folder: Path, logs: Sequence[Path], example: Path | None) -> list[str]:

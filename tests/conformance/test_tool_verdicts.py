@@ -49,6 +49,14 @@ def on_a_terminal(*args: str, **env: str) -> tuple[int, str]:
     return status, shown.decode("utf-8", "replace")
 
 
+@pytest.fixture(scope="module")
+def demo_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    log = tmp_path_factory.mktemp("demo") / "demo.jsonl"
+    status, out, err = reqfold_here("demo", "--log", str(log))
+    assert status == 0, out + err
+    return log
+
+
 @pytest.mark.slow
 def test_vectors_colours_its_verdict_on_a_terminal_unless_no_color_is_set() -> None:
     status, shown = on_a_terminal("vectors", "--revision", "session-prefix")
@@ -60,6 +68,25 @@ def test_vectors_colours_its_verdict_on_a_terminal_unless_no_color_is_set() -> N
     assert status == 0
     assert ESC not in plain
     assert "Verdict: CONFORMANT" in plain
+
+
+@pytest.mark.slow
+def test_check_colours_its_verdict_on_a_terminal_unless_no_color_is_set(
+    demo_log: Path,
+) -> None:
+    status, shown = on_a_terminal("check", str(demo_log))
+    assert status == 0, shown
+    assert f"{demo_log}: \x1b[1;32mCONFORMANT\x1b[0m: " in shown
+    status, plain = on_a_terminal("check", str(demo_log), NO_COLOR="1")
+    assert status == 0
+    assert ESC not in plain
+    assert f"{demo_log}: CONFORMANT: " in plain
+
+
+def test_check_into_a_pipe_has_no_colour(demo_log: Path) -> None:
+    status, out, _ = reqfold_here("check", str(demo_log))
+    assert status == 0
+    assert out.startswith(f"{demo_log}: CONFORMANT: ")
 
 
 CRASHES = shlex.join(
