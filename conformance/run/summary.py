@@ -100,6 +100,8 @@ def rule_lines(
     """``Rules`` and the table: every rule with `show_all`, else only the
     rules with a problem (each marked ``>``, and red on a terminal) or an
     expected failure."""
+    if not rows:  # not "all 0 pass": nothing was judged
+        return ["Rules: none judged (nothing ran)"]
     shown = list(rows) if show_all else [row for row in rows if _notable(row)]
     hidden = len(rows) - len(shown)
     if not shown:

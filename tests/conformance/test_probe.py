@@ -338,6 +338,7 @@ def test_a_command_that_cannot_be_started_gives_no_verdict(tmp_path: Path) -> No
     result = probe("--cmd", str(tmp_path / "no-such-harness"), "--log-dir", "x")
     assert result.returncode == 3, result.stdout + result.stderr
     assert "the harness could not be started" in result.stdout
+    assert "Rules: none judged (nothing ran)" in result.stdout
     assert "Verdict: NO VERDICT" in result.stdout
 
 
