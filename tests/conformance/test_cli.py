@@ -69,6 +69,7 @@ def test_a_command_with_nothing_to_do_lists_what_it_can_do_and_exits_2(
         ("compare",),
         ("demo",),
         ("fake",),
+        ("fake", "serve"),
         ("probe",),
         ("run",),
         ("vectors",),
