@@ -155,6 +155,10 @@ def test_demo_with_a_folder_as_the_requests_file_exits_2_before_running(
             "f.txt/s.jsonl",
             "--log 'f.txt/s.jsonl': '{tmp}/f.txt' is a file, not a folder",
         ),
+        (
+            "missing/s.jsonl",
+            "--log 'missing/s.jsonl': the folder 'missing' does not exist",
+        ),
     ],
 )
 def test_demo_with_a_log_path_that_cannot_be_a_file_says_why_in_one_line(
