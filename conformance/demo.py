@@ -356,7 +356,10 @@ def _output_problem(option: str, path: Path) -> str | None:
     above = next((p for p in real.parents if p.exists()), None)
     if above is not None and not above.is_dir():
         return f"{option} {str(path)!r}: {str(above)!r} is a file, not a folder"
+    if not path.parent.is_dir():  # refused as `reqfold run` refuses a report's
+        return f"{option} {str(path)!r}: the folder {str(path.parent)!r} does not exist"
     try:
+        # only the folder of a file a link names is made (the link is kept)
         real.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         return f"{option} {str(path)!r}: cannot make its folder: {error.strerror}"

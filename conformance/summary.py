@@ -100,6 +100,8 @@ def rule_lines(
     """``Rules`` and the table: every rule with `show_all`, else only the
     rules with a problem (each marked ``>``, and red on a terminal) or an
     expected failure."""
+    if not rows:  # not "all 0 pass": nothing was judged
+        return ["Rules: none judged (nothing ran)"]
     shown = list(rows) if show_all else [row for row in rows if _notable(row)]
     hidden = len(rows) - len(shown)
     if not shown:
@@ -140,8 +142,14 @@ def problem_lines(
 
 def verdict_line(status: int, verdict: str, *, colour: bool = False) -> str:
     """``Verdict: ...``, green when conformant, red when broken, else yellow."""
+    return f"Verdict: {verdict_words(status, verdict, colour=colour)}"
+
+
+def verdict_words(status: int, verdict: str, *, colour: bool = False) -> str:
+    """The verdict's words painted as `verdict_line` paints them, for a tool
+    whose verdict sits inside a line of its own (``reqfold check``)."""
     style = {CONFORMANT: GREEN, BROKEN: RED}.get(status, YELLOW)
-    return f"Verdict: {paint(verdict, f'{BOLD};{style}', colour)}"
+    return paint(verdict, f"{BOLD};{style}", colour)
 
 
 def kept_lines(folder: Path, logs: Sequence[Path], example: Path | None) -> list[str]:

@@ -88,6 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve the fake provider over HTTP",
         description="Serve the fake caching provider. Prints the base URL as the "
         "first line of stdout, then serves until SIGINT/SIGTERM.",
+        # the `fake` page's own last lines (where its docs are), as every help
+        epilog=parser.epilog,
+        formatter_class=parser.formatter_class,
     )
     # `reqfold fake serve --bogus` is told serve's usage, not fake's
     serve_parser.set_defaults(_parser=serve_parser)

@@ -5,10 +5,12 @@ scenario. An adapter broken the same way every time would make that cost a
 wait per case: timing out (10 s each at the default ``--timeout``), or
 exiting, or answering with a wrong id, just before the timeout (about 3
 hours for the vectors). `FailureStreak` counts failures of one kind in a
-row that each made the suite wait (a timeout, or at least half of
-``--timeout``); at `MAX_IN_A_ROW` the run stops and says why. A failure
-that costs no wait (an adapter that crashes at once on one method) costs
-only a restart, and the run goes on to judge the other methods.
+row and the time the suite waited on them: three timeouts in a row, or
+`MAX_IN_A_ROW` or more failures of one kind whose waits add up to
+`WAIT_BUDGET` timeouts, stop the run, which says why. Failures that cost
+almost no wait (an adapter that crashes at once on the cases of one method)
+add up slowly, so the run goes on to judge the other methods; failing just
+under any share of ``--timeout`` does not escape the budget.
 """
 
 from __future__ import annotations
@@ -18,15 +20,16 @@ from dataclasses import dataclass
 from reqfold.conformance.errors import AdapterError, AdapterTimeout
 
 MAX_IN_A_ROW = 3
-"""Failures of one kind in a row, each a wait, after which the run stops."""
+"""Failures of one kind in a row, at the least, before the run stops."""
 
-SLOW_SHARE = 0.5
-"""A failure that came after this share of the timeout or more is a wait."""
+WAIT_BUDGET = 1.5
+"""The waiting, in ``--timeout``s, that failures of one kind in a row may
+cost before the run stops (three failures at half the timeout each)."""
 
 
 @dataclass(slots=True)
 class FailureStreak:
-    """The failures in a row that made the suite wait, and of what kind.
+    """The failures of one kind in a row, and the seconds waited on them.
 
     `timeout` is the per-request ``--timeout`` (None: only timeouts count,
     as for an in-process implementation); `unit` names what failed
@@ -37,23 +40,19 @@ class FailureStreak:
     unit: str = "cases"
     kind: str = ""
     count: int = 0
+    waited: float = 0.0
 
     def failed(self, error: BaseException, waited: float) -> None:
         """One failure, after `waited` seconds of waiting on the adapter."""
-        timed_out = isinstance(error, AdapterTimeout)
-        slow = timed_out or (
-            self.timeout is not None and waited >= SLOW_SHARE * self.timeout
-        )
-        if not slow:
-            self.succeeded()
-            return
         kind = error.label if isinstance(error, AdapterError) else type(error).__name__
-        self.count = self.count + 1 if kind == self.kind else 1
-        self.kind = kind
+        if kind != self.kind:
+            self.kind, self.count, self.waited = kind, 0, 0.0
+        self.count += 1
+        self.waited += waited
 
     def succeeded(self) -> None:
-        """An answer (or a failure that cost no wait): the streak ends."""
-        self.kind, self.count = "", 0
+        """An answer: the streak ends."""
+        self.kind, self.count, self.waited = "", 0, 0.0
 
     @property
     def reason(self) -> str | None:
@@ -62,8 +61,10 @@ class FailureStreak:
             return None
         if self.kind == AdapterTimeout.label:
             return f"the adapter timed out on {self.count} {self.unit} in a row"
+        if self.timeout is None or self.waited < WAIT_BUDGET * self.timeout:
+            return None
         return (
             f"the adapter failed the same way ({self.kind}) on {self.count}"
-            f" {self.unit} in a row, each after waiting at least"
-            f" {SLOW_SHARE:.0%} of the {self.timeout:g} s timeout"
+            f" {self.unit} in a row, and the suite waited {self.waited:.1f} s on"
+            f" them (more than {WAIT_BUDGET:g} times the {self.timeout:g} s timeout)"
         )

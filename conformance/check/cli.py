@@ -340,6 +340,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     statuses = []
+    colour = args.format != "json" and _colour_wanted()
     for path in args.logs:
         try:
             report = _check_one(path, args)
@@ -363,7 +364,11 @@ def run(args: argparse.Namespace) -> int:
             _emit(f"reqfold check: {path}: {report.error}", sys.stderr)
             if args.format != "json":
                 continue
-        text = render_json(report) if args.format == "json" else render_text(report)
+        text = (
+            render_json(report)
+            if args.format == "json"
+            else render_text(report, colour=colour)
+        )
         try:
             _emit(text, sys.stdout)
         except BrokenPipeError:
@@ -374,6 +379,13 @@ def run(args: argparse.Namespace) -> int:
             os.close(devnull)
             return combined_status(statuses)
     return combined_status(statuses)
+
+
+def _colour_wanted() -> bool:
+    """A terminal's verdict is coloured as ``reqfold run``'s (NO_COLOR aside)."""
+    from reqfold.conformance.run.summary import colour_wanted
+
+    return colour_wanted(sys.stdout, os.environ)
 
 
 def _emit(text: str, stream: TextIO) -> None:

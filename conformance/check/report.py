@@ -144,8 +144,11 @@ VERDICTS = {PASS: "CONFORMANT", FAIL: "NOT CONFORMANT", NO_VERDICT: "NO VERDICT"
 """The words of a file's verdict: those of ``reqfold run`` and every tool."""
 
 
-def render_text(report: FileReport) -> str:
+def render_text(report: FileReport, *, colour: bool = False) -> str:
     """A readable report: a verdict line, then one block per finding.
+
+    With `colour` (stdout is a terminal, ``NO_COLOR`` unset) the verdict's
+    words are painted as every tool paints its verdict.
 
     Each finding shows its own level (a MUST rule's SHOULD clause is a
     SHOULD finding); the text of each rule is shown once, at its first
@@ -178,6 +181,10 @@ def render_text(report: FileReport) -> str:
             f" header or history under {summary.revision.value})"
         )
     verdict = VERDICTS[report.outcome]
+    if colour:
+        from reqfold.conformance.run.summary import verdict_words
+
+        verdict = verdict_words(report.status, verdict, colour=True)
     lines = [f"{report.path}: {verdict}: " + "; ".join(parts)]
     lines += [f"  note: {note}" for note in report.notes]
     must, should, errors = (report.counts[level] for level in (MUST, SHOULD, ERROR))

@@ -10,13 +10,18 @@ filters that name no revision the implementation declares), 3 no verdict
 possible (the adapter would not start, crashed or hung on some case, or no
 case ran; or the suite itself failed unexpectedly, which it reports in one
 line, never as a traceback), 130 or 143 when interrupted (SIGINT, SIGTERM:
-the adapter is killed first).
+the adapter is killed first). An implementation that did not start is said
+in one line with its stderr tail, and no empty totals; a reader of stdout
+that leaves (``| head``) changes nothing: the verdict's status stands. The
+verdict line is coloured on a terminal, as ``reqfold run``'s.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import shlex
 import sys
 
@@ -30,6 +35,7 @@ from reqfold.conformance.codec.cases import CORE, PROFILES, STRICT
 from reqfold.conformance.codec.runner import CaseResult, VectorReport, run_vectors
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.outcomes import MARKS, Outcome
+from reqfold.conformance.run.output import ReaderMayLeave
 from reqfold.reference.revisions import Revision, parse_revision
 
 
@@ -144,7 +150,15 @@ def _print_summary(
         for result in failed:
             _print_result(result)
         print()
-    print(f"Verdict: {verdict}")
+    _print_verdict(status, verdict)
+
+
+def _print_verdict(status: int, verdict: str) -> None:
+    """The last line, coloured on a terminal (``NO_COLOR`` aside)."""
+    from reqfold.conformance.run.summary import colour_wanted, verdict_line
+
+    colour = colour_wanted(sys.stdout, os.environ)
+    print(verdict_line(status, verdict, colour=colour), flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,7 +174,14 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"reqfold vectors: {problem}", file=sys.stderr)
         return 2
-    return run_guarded("reqfold vectors", lambda: _run(args, revisions))
+    return run_guarded("reqfold vectors", lambda: _run_to_stdout(args, revisions))
+
+
+def _run_to_stdout(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
+    """`_run`, with a stdout whose reader may leave: that is no verdict of
+    the implementation's, so the run's own status stands."""
+    with contextlib.redirect_stdout(ReaderMayLeave(sys.stdout)):
+        return _run(args, revisions)
 
 
 def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
@@ -204,11 +225,16 @@ def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
             if judged and result.outcome in problems:
                 failed.append(result)
     if report.startup_error is not None and text:
+        # as reqfold run says it: nothing ran, so no totals to show
         print(
             f"reqfold vectors: the implementation did not start: "
             f"{report.startup_error}",
             file=sys.stderr,
         )
+        status = report.exit_status(strict=args.strict)
+        commit_verdict()
+        _print_verdict(status, "NO VERDICT: the implementation did not start")
+        return status
     if text:
         _print_summary(report, args.strict, failed)
     else:

@@ -9,9 +9,9 @@ answer and a broken implementation):
 * ``error``: no verdict: the adapter crashed, hung, or answered with
   something that is not a JSON-RPC response (or the suite itself failed
   on the case). The adapter is restarted and the run goes on with the
-  next case, unless it failed the same way after a wait on
-  `MAX_TIMEOUTS_IN_A_ROW` cases in a row (`FailureStreak`: timeouts, or
-  exits or wrong answers just before the timeout) or could not be
+  next case, unless it failed the same way on `MAX_TIMEOUTS_IN_A_ROW` or
+  more cases in a row at a cost (`FailureStreak`: timeouts, or exits or
+  wrong answers whose waits add up to `WAIT_BUDGET` timeouts) or could not be
   restarted: then the run stops, says why, and every case left is an
   ``error`` marked as not run;
 * ``skip``: the implementation does not declare the case's revision.

@@ -119,8 +119,11 @@ def missing_features(scenario: Scenario, declared: frozenset[str]) -> list[str]:
 
 
 def not_declared_reason(missing: Iterable[str]) -> str:
-    """Why a scenario is not covered, in a few words: ``no inject declared``."""
-    return "no " + " and no ".join(FEATURES[name] for name in missing) + " declared"
+    """Why a scenario is not covered, in a few words: ``no inject declared``,
+    ``no on-demand compaction and no session-prefix seam declared`` (a
+    feature's article gives way to "no")."""
+    words = (FEATURES[name].removeprefix("the ") for name in missing)
+    return "no " + " and no ".join(words) + " declared"
 
 
 def feature_of_request(method: str, params: Mapping[str, Any]) -> str | None:

@@ -94,6 +94,11 @@ class Comparison:
     newly_passing: list[Change] = field(default_factory=list)
     vanished: list[Change] = field(default_factory=list)
     """Checks the old report has (skips aside) and the new one lacks."""
+    cleared: list[Change] = field(default_factory=list)
+    """Checks that failed or errored in the old report and are absent from the
+    new one while their scenario run's other checks are there: a
+    ``<scenario>/run`` error exists only while the run errs, so a fix makes it
+    vanish. Not a regression."""
     cache: list[CacheChange] = field(default_factory=list)
 
     @property
@@ -116,6 +121,16 @@ class Comparison:
                 )
             )
         )
+
+
+def _scenario_runs(report: JsonObject) -> dict[str, str]:
+    """Each scenario check's id and the scenario run it belongs to
+    (``scenario@revision``, its id before the first ``/``)."""
+    return {
+        check["id"]: check["id"].partition("/")[0]
+        for check in report["checks"]
+        if check.get("part") == "scenarios"
+    }
 
 
 def _statuses(report: JsonObject) -> dict[str, tuple[str, tuple[str, ...]]]:
@@ -151,11 +166,16 @@ def compare_reports(old: JsonObject, new: JsonObject) -> Comparison:
         old_status=old["verdict"]["exitStatus"],
         new_status=new["verdict"]["exitStatus"],
     )
+    runs_before = _scenario_runs(old)
+    runs_now = set(_scenario_runs(new).values())
     for check_id, (status, rules) in before.items():
-        if check_id not in after and status != "skip":
-            comparison.vanished.append(
-                Change(id=check_id, old=status, new="absent", rules=rules)
-            )
+        if check_id in after or status == "skip":
+            continue
+        change = Change(id=check_id, old=status, new="absent", rules=rules)
+        if status in ("fail", "error") and runs_before.get(check_id) in runs_now:
+            comparison.cleared.append(change)
+        else:
+            comparison.vanished.append(change)
     for check_id, (status, rules) in after.items():
         was = before.get(check_id, ("absent", ()))[0]
         if status in BAD and was not in BAD:
@@ -223,6 +243,15 @@ def render_comparison(
         f"  pass  {change.id}  [{','.join(change.rules)}]  (was {change.old})"
         for change in comparison.newly_passing
     )
+    if comparison.cleared:
+        lines.append(
+            f"gone with their failure: {len(comparison.cleared)}"
+            " (failed or errored before; their scenario run's checks are there now)"
+        )
+        lines.extend(
+            f"  {change.old:<5} {change.id}  [{','.join(change.rules)}]"
+            for change in comparison.cleared
+        )
     lines.append(
         f"missing from the new report: {len(comparison.vanished)}"
         + ("" if comparison.same_suite else " (different suites: not judged)")

@@ -263,7 +263,15 @@ def _matrix(report: RunReport) -> list[str]:
 def _problems(report: RunReport) -> list[str]:
     problems = [check for check in report.checks if check.status in PROBLEMS]
     if not problems:
-        return ['<h2 id="problems">Problems</h2>', "<p>None.</p>"]
+        # "None." would read as a clean run where nothing ran at all
+        said = (
+            "None: nothing was checked (the implementation did not start)."
+            if report.startup_error
+            else "None: nothing was checked."
+            if not report.checks
+            else "None."
+        )
+        return ['<h2 id="problems">Problems</h2>', f"<p>{said}</p>"]
     out = ['<h2 id="problems">Problems</h2>']
     for number, check in enumerate(problems):
         out.append(

@@ -179,6 +179,33 @@ def test_checks_missing_from_the_new_report_of_the_same_suite_are_a_regression(
 
 
 @pytest.mark.slow
+def test_a_scenario_runs_error_gone_with_its_fix_is_no_regression(
+    reports: dict[str, Path], tmp_path: Path
+) -> None:
+    hung = json.loads(reports["good"].read_text())
+    kept = [c for c in hung["checks"] if c["id"].startswith("plain-turns@")]
+    error = {**kept[0], "id": "plain-turns@session-prefix/run", "status": "error"}
+    hung["checks"].append({**error, "message": "the harness did not answer"})
+    hung["verdict"]["exitStatus"] = 3
+    old = tmp_path / "hung.json"
+    old.write_text(json.dumps(hung))
+    done = reqfold("compare", str(old), str(reports["good"]))
+    assert done.returncode == 0, done.stdout
+    assert "gone with their failure: 1" in done.stdout
+    assert "missing from the new report: 0" in done.stdout
+    assert "Regression: no" in done.stdout
+    # without any check of that scenario run, the error is still missing
+    fewer = json.loads(reports["good"].read_text())
+    ids = {check["id"] for check in kept}
+    fewer["checks"] = [c for c in fewer["checks"] if c["id"] not in ids]
+    shorter = tmp_path / "without-plain-turns.json"
+    shorter.write_text(json.dumps(fewer))
+    done = reqfold("compare", str(old), str(shorter))
+    assert f"missing from the new report: {len(kept) + 1}" in done.stdout
+    assert done.returncode == 1, done.stdout
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("part", ["checks", "scenarios"])
 def test_a_report_listing_one_check_or_trace_twice_exits_2(
     reports: dict[str, Path], tmp_path: Path, part: str

@@ -164,6 +164,25 @@ def run(harness: str, tmp_path: Path, *scenarios: str) -> tuple[int, str, Any]:
 
 @pytest.mark.slow
 @pytest.mark.spec("PREFIX-7")
+def test_a_harness_declaring_no_features_is_told_each_missing_one_in_plain_words(
+    tmp_path: Path,
+) -> None:
+    steps = "step-start-append-joins-the-next-request"
+    status, stdout, report = run(
+        "declares_no_features", tmp_path, COMPACTION, steps, "plain-turns"
+    )
+    reasons = {c["id"]: c["reason"] for c in report["checks"] if c["status"] == "skip"}
+    assert reasons == {
+        f"{COMPACTION}@session-prefix/run": "not covered: no on-demand compaction"
+        " and no session-prefix seam declared",
+        f"{steps}@session-prefix/run": "not covered: no step-start seam declared",
+    }
+    assert "no the " not in stdout
+    assert status == 0, stdout
+
+
+@pytest.mark.slow
+@pytest.mark.spec("PREFIX-7")
 def test_a_harness_that_declares_no_compaction_is_conformant_on_what_it_covers(
     tmp_path: Path,
 ) -> None:

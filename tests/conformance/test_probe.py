@@ -338,6 +338,7 @@ def test_a_command_that_cannot_be_started_gives_no_verdict(tmp_path: Path) -> No
     result = probe("--cmd", str(tmp_path / "no-such-harness"), "--log-dir", "x")
     assert result.returncode == 3, result.stdout + result.stderr
     assert "the harness could not be started" in result.stdout
+    assert "Rules: none judged (nothing ran)" in result.stdout
     assert "Verdict: NO VERDICT" in result.stdout
 
 
@@ -399,6 +400,37 @@ def test_a_harness_that_reads_ahead_and_prints_a_lot_gets_one_turn_at_a_time() -
     out = result.stdout
     assert result.returncode == 0, out[-3000:] + result.stderr
     assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s); exit status 0" in out
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_harness_that_never_prints_its_ready_text_is_fed_nothing_and_fails_once() -> (
+    None
+):
+    command = f"{PYTHON} {shlex.quote(str(BAD / 'never_prints_its_prompt.py'))}"
+    started = time.monotonic()
+    result = probe("--cmd", command, "--ready", "> ", "--timeout", HUNG)
+    took = time.monotonic() - started
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "run 1: 0 of 3 turn(s) fed, 0 handled" in out
+    assert f"was not ready within {HUNG} s (waited for '> ' on stdout)" in out
+    assert took < 3 * float(HUNG)  # one timeout, not one per turn
+
+
+@pytest.mark.spec("CHECK-3")
+@pytest.mark.parametrize("pacing", [["--ready", "> "], ["--log-dir", "{log_dir}"]])
+def test_a_harness_that_exits_at_start_fails_check_3_however_it_is_paced(
+    pacing: list[str],
+) -> None:
+    command = f"{PYTHON} {shlex.quote(str(BAD / 'exits_at_start.py'))}"
+    if "{log_dir}" in pacing:
+        command, pacing = f"{command} --log-dir {{log_dir}}", []
+    result = probe("--cmd", command, *pacing, "--timeout", HUNG)
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "FAIL   run-1/turns  [CHECK-3]" in out
+    assert "the harness exited (status 1)" in out
+    assert "cannot load my configuration" in out
 
 
 @pytest.mark.spec("CHECK-3")

@@ -730,6 +730,10 @@ def test_an_implementation_that_does_not_start_still_gets_every_report(
     assert "did not start" in (error.get("message") or "")
     assert "did not start" in run.text("run.md")
     assert "did not start" in run.text("run.html")
+    assert "<p>None.</p>" not in run.text("run.html")  # not a clean run
+    assert "None: nothing was checked (the implementation did not start)." in (
+        run.text("run.html")
+    )
 
 
 @pytest.mark.slow

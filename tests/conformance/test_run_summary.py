@@ -88,6 +88,11 @@ def test_a_run_where_every_rule_passes_says_so_in_one_line() -> None:
     ]
 
 
+def test_a_run_that_judged_no_rule_says_nothing_ran_not_that_all_pass() -> None:
+    assert rule_lines([], show_all=False) == ["Rules: none judged (nothing ran)"]
+    assert rule_lines([], show_all=True) == ["Rules: none judged (nothing ran)"]
+
+
 def test_the_problems_are_every_check_that_failed_or_warned_with_its_message() -> None:
     lines = problem_lines(CHECKS)
     assert lines == [

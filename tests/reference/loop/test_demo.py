@@ -13,6 +13,7 @@ from reqfold.reference.shells.jsonl import load_session_file
 
 
 def run_demo(tmp_path, name):
+    (tmp_path / name).mkdir()
     log = tmp_path / name / "session.jsonl"
     requests = tmp_path / name / "requests.jsonl"
     status = main(["demo", "--log", str(log), "--requests", str(requests)])
