@@ -383,7 +383,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _colour_wanted() -> bool:
     """A terminal's verdict is coloured as ``reqfold run``'s (NO_COLOR aside)."""
-    from reqfold.conformance.run.summary import colour_wanted
+    from reqfold.conformance.summary import colour_wanted
 
     return colour_wanted(sys.stdout, os.environ)
 
