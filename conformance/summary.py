@@ -6,7 +6,9 @@ the verdict, in that order, so the failure is on screen when the run ends.
 all``), every failing, warning or erroring check with its message (right
 above the verdict), and the verdict line. On a terminal they are coloured;
 `colour_wanted` honours ``NO_COLOR`` (https://no-color.org) and a dumb
-terminal.
+terminal. The other judging commands (``reqfold vectors``, ``check``, the
+cache judgement) say their verdict with `verdict_line` and colour it the
+same way, so this module sits below every tool, beside `verdict`.
 
 Pure: checks in, lines out (`paint` only wraps text in escape codes).
 """
