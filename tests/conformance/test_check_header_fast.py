@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from example_counts import scaled_examples
 from hypothesis import given, reject, settings, strategies as st
 
 from reqfold.conformance.check import (
@@ -317,7 +318,7 @@ def near_cases(draw: st.DrawFn) -> tuple[Revision, dict[str, Any], dict[str, Any
 
 
 @pytest.mark.spec("FOLD-2", "DELTA-1", "SYS-3", "TOOLS-3", "TOOLS-5", "WRITER-3")
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=scaled_examples(1500), deadline=None)
 @given(near_cases())
 def test_a_delta_near_diffs_folds_alike_with_and_without_the_fast_path(
     case: tuple[Revision, dict[str, Any], dict[str, Any]],
@@ -337,7 +338,7 @@ def delta_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any]:
 
 
 @pytest.mark.spec("FOLD-2", "DELTA-1", "DELTA-3", "WRITER-3", "WRITER-4", "PREFIX-2")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(delta_cases())
 def test_a_delta_folds_alike_with_and_without_the_fast_path(
     case: tuple[Revision, Any, Any],
@@ -346,7 +347,7 @@ def test_a_delta_folds_alike_with_and_without_the_fast_path(
 
 
 @pytest.mark.spec("DELTA-2", "DELTA-3")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(HEADERS, HEADERS, REVISIONS)
 def test_diffs_own_delta_takes_the_fast_path_unless_it_drops_the_prompt(
     a: dict[str, Any], b: dict[str, Any], revision: Revision
@@ -391,7 +392,7 @@ def snapshot_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any, bool]:
 
 
 @pytest.mark.spec("SNAP-1", "HDR-4", "HDR-5", "WRITER-2", "WRITER-4", "WRITER-6")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(snapshot_cases())
 def test_a_snapshot_folds_alike_with_and_without_the_fast_path(
     case: tuple[Revision, Any, Any, bool],
@@ -703,7 +704,7 @@ def test_a_delta_at_each_edge_of_the_fast_path_is_judged_alike(
 
 
 @pytest.mark.spec("SNAP-1", "JSON-2", "JSON-3")
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled_examples(200), deadline=None)
 @given(HEADERS, REVISIONS, st.data())
 def test_a_snapshot_text_is_known_only_when_it_decodes_to_what_is_returned(
     header: dict[str, Any], revision: Revision, data: st.DataObject
@@ -803,7 +804,7 @@ BOOLS = st.booleans()
 
 
 @pytest.mark.spec("FOLD-2", "SNAP-1", "WRITER-2", "WRITER-3", "WRITER-6")
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=scaled_examples(500), deadline=None)
 @given(header_runs())
 def test_a_run_of_header_events_folds_alike_with_and_without_the_fast_path(
     run: tuple[Revision, list[tuple[str, Any, bool]]],
