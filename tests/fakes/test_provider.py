@@ -58,7 +58,7 @@ def cached(record) -> int:
     return record.diagnostic["cached_tokens"]
 
 
-# --- golden vectors (research/caching-semantics.md section 8.10) ----------
+# --- golden vectors (the hit rules of docs/fake-provider.md) ---------------
 
 
 def test_openai_resent_2006_token_prompt_reports_1920_cached(openai):
