@@ -1,9 +1,10 @@
 """Quoting what an implementation sent, within a bound of size and depth.
 
 A wrong answer is shown to the user (a check's message on the terminal, a
-reproduction in each report). Quoted whole, a 10 MB answer filled 1.9 GB
-of stdout, and an answer nested 900 deep, indented in the JSON and
-Markdown reports, grew quadratically (1.9 MB per check). `bounded` keeps
+reproduction in each report). Quoted whole, a large answer fills the
+terminal, and a deeply nested one, indented in the JSON and Markdown
+reports, grows quadratically with its depth (docs/benchmarks.md, "Numbers
+behind the code"). `bounded` keeps
 the outline of a value: at most `MAX_DEPTH` levels, `MAX_ITEMS` items or
 members per level, `MAX_STRING` characters per string and `MAX_NODES`
 values in all; each cut leaves a marker that says how much was cut

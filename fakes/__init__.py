@@ -70,8 +70,8 @@ if TYPE_CHECKING:
 
 _LAZY = {"FakeTransport", "route_provider", "transport"}
 """`reqfold.fakes.transport` and its names, imported on first use: it imports httpx,
-which a process serving the fake (`reqfold fake serve`) never needs (~0.1 s
-of its start-up, and every test run starts several)."""
+which a process serving the fake (`reqfold fake serve`) never needs: a
+share of its start-up, and every test run starts several."""
 
 if not TYPE_CHECKING:  # mypy sees the imports above and checks every name
 

@@ -2,7 +2,7 @@
 
 Two providers tell a harness that opts in why a request could not reuse
 the cache of an earlier one it names
-(`research/cache-diagnostics-anchors.md`):
+(docs/fake-provider.md, "The providers' own cache diagnostics"):
 
 - Anthropic messages: a request's `diagnostics.previous_message_id` names
   an earlier message; the response's `diagnostics.cache_miss_reason` has a

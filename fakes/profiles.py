@@ -1,10 +1,11 @@
 """Dialect profiles: the per-provider rules and knobs, as data.
 
 A `Profile` says which wire format the fake speaks and how its cache
-behaves. The numbers come from `research/caching-semantics.md` (section 8.5
-and 8.7) and drift between model generations, so they are configuration,
-not constants: override any field with `dataclasses.replace` or the
-`FakeProvider(..., **overrides)` keywords.
+behaves. The numbers come from the providers' caching documentation (the
+table in docs/fake-provider.md, "Knobs") and drift between model
+generations, so they are configuration, not constants: override any
+field with `dataclasses.replace` or the `FakeProvider(..., **overrides)`
+keywords.
 
 Hit rule for the automatic-prefix dialects (`deepseek`, `openai`), with
 `match` the number of leading prompt tokens found in the cache and `n` the
@@ -251,7 +252,7 @@ OPENAI_RESPONSES = dataclasses.replace(
     OPENAI,
     dialect="openai-responses",
     # A different prompt_cache_key is routed to another machine, which
-    # misses (research/caching-semantics.md 2.1): the fake isolates by it.
+    # misses (OpenAI's prompt caching guide): the fake isolates by it.
     isolation_fields=("prompt_cache_key",),
 )
 

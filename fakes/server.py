@@ -66,9 +66,9 @@ class QuietServer(uvicorn.Server):
 
     Stock uvicorn re-raises the captured signal after shutdown, which turns
     a clean stop into a non-zero exit; the fake's CLI must exit 0. It also
-    notices a stop only at its next 0.1 s tick and then pauses 0.1 s more
-    (and polls every 0.1 s) for connections to finish: a test suite that
-    starts and stops many servers waited 0.1-0.2 s on each. Here `stop`
+    notices a stop only at its next tick and then pauses once more (and
+    polls) for connections to finish, a wait on every stop that a test
+    suite starting and stopping many servers pays each time. Here `stop`
     (or a signal) wakes the main loop at once, and shutdown waits for the
     open connections, polling every `DRAIN_POLL` seconds, only while there
     are any, up to ``timeout_graceful_shutdown`` as uvicorn does.

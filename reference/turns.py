@@ -62,8 +62,8 @@ class Turns(NamedTuple):
     """The turn and step state after some prefix of a log.
 
     A named tuple, like `Step`: the checker folds it on every turn and step
-    event of a log, and a tuple is built about four times faster than a
-    frozen dataclass.
+    event of a log, and a tuple is built faster than a frozen dataclass
+    (docs/benchmarks.md, "Numbers behind the code").
     """
 
     last_turn: int = 0

@@ -58,7 +58,7 @@ def add_arguments_for(
     one (an option other than the log check's, or ``--help``).
 
     Their module imports the cache judgement and with it the fake provider,
-    about 0.1 s of every ``reqfold check LOG``'s start-up otherwise; a
+    a cost every ``reqfold check LOG`` would pay at start-up otherwise; a
     command line that names none of them parses the same without them, and
     `run` imports the judgement when ``--requests`` comes alone.
     """

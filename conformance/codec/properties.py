@@ -82,9 +82,10 @@ from reqfold.reference.revisions import ALL_REVISIONS, Revision
 
 DEFAULT_EXAMPLES: Final = 40
 """Examples per property and revision: enough for each known-bad adapter of
-the tests to be caught, few enough that the six properties over the three
-revisions take about 3 s against the reference through a child process.
-An implementation that fails takes longer: its counterexamples are shrunk."""
+the tests to be caught, few enough that a run of every property over the
+revisions stays a few seconds against the reference through a child
+process (docs/benchmarks.md, "Numbers behind the code"). An
+implementation that fails takes longer: its counterexamples are shrunk."""
 
 SHRINK_STEPS: Final = 300
 """Inputs tried while shrinking a counterexample before settling for the

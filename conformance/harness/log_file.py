@@ -1,8 +1,8 @@
 """Reading a session log an implementation wrote, in bounded memory.
 
 An implementation chooses its log: an adapter's ``session/open`` answer or
-a probed harness's file may name gigabytes (1.5 GiB once took the suite to
-3.2 GB of memory; 6 GiB, to ``MemoryError``). The log rules are checked
+a probed harness's file may name gigabytes, more than memory holds
+(docs/benchmarks.md, "Numbers behind the code"). The log rules are checked
 streaming, from the file, as ``reqfold check`` does; only a log of at most
 `MAX_LOG_IN_MEMORY` bytes and `MAX_LINES_IN_MEMORY` lines is also held
 in memory, for the checks that need
@@ -20,8 +20,8 @@ from typing import BinaryIO
 
 MAX_LOG_IN_MEMORY = 64 * 1024 * 1024
 """The largest log held in memory whole: a scenario's log, or a probe's,
-from an honest harness holds kilobytes (the reference's largest, 30 KB);
-one turn as large as the fake provider takes (32 MiB) still fits."""
+from an honest harness holds kilobytes; one turn as large as the fake
+provider takes (32 MiB) still fits."""
 
 MAX_LINES_IN_MEMORY = 50_000
 """The most lines of a log held in memory whole: the events of a log are

@@ -8,7 +8,7 @@ documentation in one place.
 Endpoint: `POST /v1/messages` (also `/anthropic/v1/messages`, the mount
 point DeepSeek and Kimi use for their Anthropic-compatible surfaces).
 
-Cache rules (`research/caching-semantics.md` section 3):
+Cache rules (Anthropic's prompt caching documentation; docs/fake-provider.md):
 
 - The prefix is tools, then system, then messages; `tool_choice` and
   `thinking` form a small parameter segment at the start of the messages

@@ -19,7 +19,8 @@ the profile's `render_order` (tools, system, messages by default). Each
 segment's text is the compact JSON of the value, so any change of a byte
 in a string, or of member order, changes the tokens from there on.
 
-Responses, per `research/caching-semantics.md` sections 1.4 and 2.6:
+Responses, as the chat-completions API references of DeepSeek and OpenAI
+give them:
 
 - non-streaming: `chat.completion` with `choices[0].message` (`content`,
   `reasoning_content` for DeepSeek, `tool_calls` with `arguments` as a

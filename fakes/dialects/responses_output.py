@@ -1,6 +1,7 @@
 """OpenAI Responses API answers: output items, the response body, SSE events.
 
-Per `research/caching-semantics.md` section 2.6 and the OpenAI SDK's types:
+Per the Responses API's reference and the OpenAI SDK's types
+(docs/fake-provider.md, "The Responses API"):
 
 - the output is a list of items: a `reasoning` item (when the reply has
   reasoning: its text as a `summary_text` part when `reasoning.summary` is

@@ -229,8 +229,8 @@ def _tls_of(base_url: str) -> ssl.SSLContext:
     A plain-HTTP URL with no proxy in the environment is never reached over
     TLS: its client gets a context that trusts no certificate (any TLS
     connection it opened would fail, never pass unchecked) instead of
-    httpx's default, whose CA bundle costs a harness adapter talking to a
-    local fake provider about 50 ms of CPU at start-up. Any other URL, or
+    httpx's default, whose CA bundle a harness adapter talking to a local
+    fake provider would read at every start-up for nothing. Any other URL, or
     a proxy httpx would use (``urllib.request.getproxies``' http, https or
     all, what httpx reads), gets the default (`_tls`).
     """

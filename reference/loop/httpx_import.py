@@ -1,10 +1,10 @@
 """httpx, imported without its command line; its network transport without trio.
 
 httpx's package imports its command-line tool (click, pygments, rich)
-whenever rich is installed, which costs a process about 0.1 s of start-up
-(a third of the reference harness adapter's) for code the client never
-runs. Imported through here, httpx finds its ``_main`` module already
-present without ``main`` and falls back to the stub it keeps for when its
+whenever rich is installed, a large share of a process's start-up for code
+the client never runs (docs/benchmarks.md, "Numbers behind the code").
+Imported through here, httpx finds its ``_main`` module already present
+without ``main`` and falls back to the stub it keeps for when its
 CLI's dependencies are missing. So in such a process ``httpx.main`` is that
 stub (it says the CLI is not installed; nothing in reqfold calls it), while
 ``import httpx._main`` still loads the real CLI. The placeholder is in
@@ -13,8 +13,8 @@ lock; a thread importing ``httpx._main`` at that very moment would fail.
 
 httpx imports httpcore, its network transport, when a client without a
 transport of its own is made, and httpcore imports trio whenever trio is
-installed, to run under trio as well: about 0.1 s of CPU and an
-``ldconfig`` child process at every start of a harness adapter that runs
+installed, to run under trio as well: CPU and an ``ldconfig`` child
+process at every start of a harness adapter that runs
 on asyncio only (where trio is installed). `import_httpcore_without_trio`
 imports httpcore with trio hidden, for the entry point of such a process
 (``python -m reqfold.reference.harness_adapter``) and nowhere else: httpcore then

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from example_counts import scaled_examples
 from hypothesis import given, settings, strategies as st
 from msgspec import UNSET
 
@@ -70,7 +71,7 @@ def by_shortcut(
 
 
 @pytest.mark.spec("LOG-1", "LOG-2", "LOG-3", "LOG-4", "LOG-5", "LOG-7")
-@settings(max_examples=1000)
+@settings(max_examples=scaled_examples(1000))
 @given(events(), st.booleans(), st.integers(0, 2))
 def test_the_envelope_shortcut_returns_and_leaves_what_the_full_rules_do(
     case: tuple[Envelope, int], prechecked: bool, slack: int
@@ -90,7 +91,7 @@ def test_the_envelope_shortcut_returns_and_leaves_what_the_full_rules_do(
 
 
 @pytest.mark.spec("LOG-5")
-@settings(max_examples=500)
+@settings(max_examples=scaled_examples(500))
 @given(
     st.sampled_from(["user/message", "assistant/message", "tool/result"]),
     st.integers(0, 6),

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from example_counts import scaled_examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from reqfold.conformance.check import check_lines
@@ -77,7 +78,11 @@ def mutated_logs(draw: st.DrawFn) -> list[bytes]:
 
 @pytest.mark.slow
 @pytest.mark.spec("CHECK-2", "JSONL-3", "JSONL-4", "JSON-1")
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(400),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(mutated_logs(), st.booleans())
 def test_mutated_logs_never_crash_the_checker(
     lines: list[bytes], thorough: bool
@@ -86,7 +91,7 @@ def test_mutated_logs_never_crash_the_checker(
 
 
 @pytest.mark.spec("CHECK-2")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(st.lists(st.binary(max_size=80), max_size=12))
 def test_random_bytes_never_crash_the_checker(chunks: list[bytes]) -> None:
     lines = b"\n".join(chunks).splitlines(keepends=True)
@@ -186,7 +191,7 @@ def random_events(draw: st.DrawFn) -> list[bytes]:
 
 
 @pytest.mark.spec("CHECK-2", "LOG-1", "LOG-3", "LOG-4", "LOG-7")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(random_events())
 def test_random_events_never_crash_the_checker(lines: list[bytes]) -> None:
     assert_well_formed(lines)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import copy
 import math
-import random
 from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given, settings, strategies as st
+from example_counts import scaled_examples
+from hypothesis import given, reject, settings, strategies as st
 
 from reqfold.conformance.check import (
     canonical as canonical_module,
@@ -190,66 +190,88 @@ def deltas(draw: st.DrawFn, state: dict[str, Any], revision: Revision) -> Any:
     return draw(edited(own))
 
 
-def near_state(rng: random.Random, revision: Revision) -> dict[str, Any]:
+def chance(draw: st.DrawFn, odds: float) -> bool:
+    """True about `odds` of the time; shrinks to False, the usual case."""
+    return draw(PERCENT) >= round(100 * (1 - odds))
+
+
+PERCENT = st.integers(0, 99)
+
+
+def sample(draw: st.DrawFn, population: list[Any], count: int) -> list[Any]:
+    """`count` distinct members of `population`, in a drawn order."""
+    return draw(st.permutations(population))[:count]
+
+
+def near_state(draw: st.DrawFn, revision: Revision) -> dict[str, Any]:
     """A canonical header with a prompt of a few lines and a few tools."""
-    tools = [
-        {"name": name, "parameters": {"n": rng.choice([1, 2.5, -0.0, 2**70])}}
-        for name in rng.sample(["grep", "ls", "read", "write"], rng.randint(1, 4))
-    ]
-    lines = [rng.choice("abcd") for _ in range(rng.randint(1, 5))]
+    names = sample(draw, ["grep", "ls", "read", "write"], draw(st.integers(1, 4)))
+    numbers = st.sampled_from([1, 2.5, -0.0, 2**70])
+    tools = [{"name": name, "parameters": {"n": draw(numbers)}} for name in names]
+    lines = draw(st.lists(st.sampled_from("abcd"), min_size=1, max_size=5))
     header = {"config": {"model": "m"}, "system": "\n".join(lines), "tools": tools}
     state = canonical(header, revision)
     assert state is not None
     return state
 
 
-def near_delta(rng: random.Random, state: dict[str, Any]) -> dict[str, Any]:
+def near_delta(draw: st.DrawFn, state: dict[str, Any]) -> dict[str, Any]:
     """A delta of the shape the fast path reads, each arm built from its
     parts: kept runs short or long, tools named as the header's or not, in
     its order or not, changed or the same, a config like the one in force;
     now and then a number or line the rules refuse, or an arm out of place.
-    Drawn with `rng` (a seed hypothesis draws), so the odd cases are as rare
-    as written here, and most deltas are one arm: another cannot hide a
-    fault of its own."""
+    The odd cases are as rare as written here (`chance`), and most deltas
+    are one arm: another cannot hide a fault of its own. Every choice is a
+    Hypothesis draw, so a failure shrinks to the usual case where it can."""
 
-    def rarely(usual: Any, odd: Any) -> Any:
-        return odd if rng.random() < 0.15 else usual
+    def rarely(usual: Any, odd: st.SearchStrategy[Any]) -> Any:
+        return draw(odd) if chance(draw, 0.15) else usual
 
     def shuffled(members: dict[str, Any]) -> dict[str, Any]:
         items = list(members.items())
-        if rng.random() < 0.15:
-            rng.shuffle(items)
+        if chance(draw, 0.15):
+            items = draw(st.permutations(items))
         return dict(items)
 
     olds = {tool["name"]: tool for tool in state.get("tools", [])}
     names = list(olds) or ["grep"]
 
     def tool(name: str) -> Any:
-        if name in olds and rng.random() < 0.3:
+        if name in olds and chance(draw, 0.3):
             old = copy.deepcopy(olds[name])
-            if rng.random() < 0.5:
-                old["parameters"] = {"n": rng.choice([1, 1.0, -0.0, 0.0, 2**70, True])}
+            if chance(draw, 0.5):
+                old["parameters"] = {
+                    "n": draw(st.sampled_from([1, 1.0, -0.0, 0.0, 2**70, True]))
+                }
             return old
-        return {"name": name, "description": rng.choice(["v1", "v3"])}
+        return {"name": name, "description": draw(st.sampled_from(["v1", "v3"]))}
 
     def some_names(other: list[str]) -> list[str]:
         """Up to three names, mostly the header's, mostly in its order."""
-        picked = {rarely(rng.choice(names), rng.choice(other)) for _ in range(3)}
-        chosen = rng.sample(sorted(picked), rng.randint(0, len(picked)))
+        picked = {
+            rarely(draw(st.sampled_from(names)), st.sampled_from(other))
+            for _ in range(3)
+        }
+        chosen = sample(draw, sorted(picked), draw(st.integers(0, len(picked))))
         chosen.sort(key=lambda name: names.index(name) if name in names else 9)
-        return chosen[::-1] if rng.random() < 0.2 else chosen
+        return chosen[::-1] if chance(draw, 0.2) else chosen
+
+    def kept() -> Any:
+        return rarely(draw(st.integers(0, 4)), st.sampled_from([1.0, True, -1]))
 
     arms: dict[str, Any] = {}
-    count = 1 if rng.random() < 0.75 else rng.randint(2, 3)
-    for arm in sorted(rng.sample(["system", "tools", "config"], count)):
+    count = draw(st.integers(2, 3)) if chance(draw, 0.25) else 1
+    for arm in sorted(sample(draw, ["system", "tools", "config"], count)):
         if arm == "system":
             arms[arm] = shuffled(
                 {
-                    "keepStart": rarely(rng.randint(0, 4), rng.choice([1.0, True, -1])),
-                    "keepEnd": rarely(rng.randint(0, 4), rng.choice([1.0, True, -1])),
+                    "keepStart": kept(),
+                    "keepEnd": kept(),
                     "insert": [
-                        rarely(rng.choice("abcd"), rng.choice(["", "c\n"]))
-                        for _ in range(rng.randint(0, 3))
+                        rarely(
+                            draw(st.sampled_from("abcd")), st.sampled_from(["", "c\n"])
+                        )
+                        for _ in range(draw(st.integers(0, 3)))
                     ],
                 }
             )
@@ -257,7 +279,10 @@ def near_delta(rng: random.Random, state: dict[str, Any]) -> dict[str, Any]:
             other = [*names, "new", "new2"]
             changed = some_names(other)
             removed = some_names(other)
-            added = [rarely("new", rng.choice(other)) for _ in range(rng.randint(0, 1))]
+            added = [
+                rarely("new", st.sampled_from(other))
+                for _ in range(draw(st.integers(0, 1)))
+            ]
             arms[arm] = shuffled(
                 {
                     "added": [tool(name) for name in added],
@@ -267,10 +292,12 @@ def near_delta(rng: random.Random, state: dict[str, Any]) -> dict[str, Any]:
             )
         else:
             config = state["config"]
-            arms[arm] = rng.choice(
-                [config, copy.deepcopy(config), {"model": "m3"}, {}, {"model": 1}]
+            arms[arm] = draw(
+                st.sampled_from(
+                    [config, copy.deepcopy(config), {"model": "m3"}, {}, {"model": 1}]
+                )
             )
-    if rng.random() < 0.1:
+    if chance(draw, 0.1):
         arms["messagePrefix"] = []
     # diff's order (config last) unless shuffled
     ordered = {
@@ -281,54 +308,60 @@ def near_delta(rng: random.Random, state: dict[str, Any]) -> dict[str, Any]:
     return shuffled(ordered)
 
 
+@st.composite
+def near_cases(draw: st.DrawFn) -> tuple[Revision, dict[str, Any], dict[str, Any]]:
+    """A revision, a header in force near the fast path's (`near_state`)
+    and a delta from it (`near_delta`)."""
+    revision = draw(REVISIONS)
+    state = near_state(draw, revision)
+    return revision, state, near_delta(draw, state)
+
+
 @pytest.mark.spec("FOLD-2", "DELTA-1", "SYS-3", "TOOLS-3", "TOOLS-5", "WRITER-3")
-@settings(max_examples=1500, deadline=None)
-@given(st.integers(0, 2**32 - 1), REVISIONS)
+@settings(max_examples=scaled_examples(1500), deadline=None)
+@given(near_cases())
 def test_a_delta_near_diffs_folds_alike_with_and_without_the_fast_path(
-    seed: int, revision: Revision
+    case: tuple[Revision, dict[str, Any], dict[str, Any]],
 ) -> None:
-    rng = random.Random(seed)
-    state = near_state(rng, revision)
-    delta_both(revision, state, near_delta(rng, state))
+    delta_both(*case)
 
 
 @st.composite
-def delta_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any] | None:
-    """A revision, a header in force and a delta (`deltas`) from it; None
-    when the header drawn has no canonical form in the revision."""
+def delta_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any]:
+    """A revision, a header in force and a delta (`deltas`) from it; a
+    header drawn with no canonical form in the revision is rejected."""
     header, revision = draw(HEADERS), draw(REVISIONS)
     state = canonical(header, revision)
     if state is None:
-        return None
+        reject()
     return revision, state, draw(deltas(state, revision))
 
 
 @pytest.mark.spec("FOLD-2", "DELTA-1", "DELTA-3", "WRITER-3", "WRITER-4", "PREFIX-2")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(delta_cases())
 def test_a_delta_folds_alike_with_and_without_the_fast_path(
-    case: tuple[Revision, Any, Any] | None,
+    case: tuple[Revision, Any, Any],
 ) -> None:
-    if case is not None:
-        delta_both(*case)
+    delta_both(*case)
 
 
 @pytest.mark.spec("DELTA-2", "DELTA-3")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(HEADERS, HEADERS, REVISIONS)
 def test_diffs_own_delta_takes_the_fast_path_unless_it_drops_the_prompt(
     a: dict[str, Any], b: dict[str, Any], revision: Revision
 ) -> None:
     before, after = canonical(a, revision), canonical(b, revision)
     if before is None or after is None:
-        return
+        reject()
     delta = diff_header(before, after, revision)
     if (
         delta is None
         or set(delta) - {"system", "tools", "config"}
         or ("system" in delta and "system" not in after)
     ):
-        return
+        reject()  # not the shape the fast path reads
     applied = apply_to_canonical(before, delta, revision)
     folded = HeaderFold(revision)._folded(before, delta)
     if folded is None:
@@ -344,14 +377,14 @@ def names(header: dict[str, Any]) -> list[str]:
 
 
 @st.composite
-def snapshot_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any, bool] | None:
+def snapshot_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any, bool]:
     """A revision, a header in force, a snapshot of it, of its spelling as
-    drawn or of an edit (`edited`), and whether it is the turn's first;
-    None when the header drawn has no canonical form in the revision."""
+    drawn or of an edit (`edited`), and whether it is the turn's first; a
+    header drawn with no canonical form in the revision is rejected."""
     header, revision = draw(HEADERS), draw(REVISIONS)
     state = canonical(header, revision)
     if state is None:
-        return None
+        reject()
     snapshot = draw(st.sampled_from([state, header]) | edited(state))
     reason = draw(st.sampled_from(SNAPSHOT_REASONS))
     first = draw(st.booleans())
@@ -359,13 +392,12 @@ def snapshot_cases(draw: st.DrawFn) -> tuple[Revision, Any, Any, bool] | None:
 
 
 @pytest.mark.spec("SNAP-1", "HDR-4", "HDR-5", "WRITER-2", "WRITER-4", "WRITER-6")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(snapshot_cases())
 def test_a_snapshot_folds_alike_with_and_without_the_fast_path(
-    case: tuple[Revision, Any, Any, bool] | None,
+    case: tuple[Revision, Any, Any, bool],
 ) -> None:
-    if case is not None:
-        snapshot_both(*case)
+    snapshot_both(*case)
 
 
 # ------------------------------------------------------------- named cases
@@ -672,14 +704,14 @@ def test_a_delta_at_each_edge_of_the_fast_path_is_judged_alike(
 
 
 @pytest.mark.spec("SNAP-1", "JSON-2", "JSON-3")
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled_examples(200), deadline=None)
 @given(HEADERS, REVISIONS, st.data())
 def test_a_snapshot_text_is_known_only_when_it_decodes_to_what_is_returned(
     header: dict[str, Any], revision: Revision, data: st.DataObject
 ) -> None:
     state = canonical(header, revision)
     if state is None:
-        return
+        reject()
     reason = data.draw(st.sampled_from([*SNAPSHOT_REASONS, "other"]))
     snapshot = data.draw(st.sampled_from([state, header]) | edited(state))
     value = data.draw(
@@ -694,7 +726,7 @@ def test_a_snapshot_text_is_known_only_when_it_decodes_to_what_is_returned(
     try:
         text = msgspec.json.encode(value)
     except (UnicodeEncodeError, RecursionError):
-        return
+        reject()  # a lone surrogate or a depth msgspec cannot write: no text
     fast, slow = folds(revision, state)
     known = fast.known_snapshot(msgspec.Raw(text))
     decoded = msgspec.json.decode(text)
@@ -737,41 +769,62 @@ def test_a_snapshot_text_spelt_otherwise_is_not_known(text: bytes) -> None:
     assert fold.known_snapshot(msgspec.Raw(text)) is None
 
 
+@st.composite
+def header_runs(draw: st.DrawFn) -> tuple[Revision, list[tuple[str, Any, bool]]]:
+    """A revision and a run of 24 header events: deltas near diff's
+    (`near_delta`) from the header in force, and now and then a snapshot of
+    a header in force before (or of a new one); each event is `(kind, data,
+    first_in_turn)`. A general-path fold follows the run as it is drawn, to
+    know the header each delta is drawn from."""
+    revision = draw(REVISIONS)
+    follow = HeaderFold(revision, fast=False)
+    history: list[Any] = []  # the headers in force so far: one may come back
+    events: list[tuple[str, Any, bool]] = []
+    for number in range(24):
+        state = follow.state
+        if state is not None:
+            history.append(state)
+        if state is None or chance(draw, 0.25):
+            header = copy_json(draw(st.sampled_from(history))) if history else None
+            if header is None or chance(draw, 0.2):
+                header = near_state(draw, revision)
+            reason = draw(st.sampled_from(SNAPSHOT_REASONS))
+            event = ("snapshot", {"header": header, "reason": reason}, draw(BOOLS))
+            follow.snapshot(
+                copy_json(event[1]), line=number, seq=number, first_in_turn=event[2]
+            )
+        else:
+            event = ("delta", near_delta(draw, state), False)
+            follow.delta(copy_json(event[1]), line=number, seq=number)
+        events.append(event)
+    return revision, events
+
+
+BOOLS = st.booleans()
+
+
 @pytest.mark.spec("FOLD-2", "SNAP-1", "WRITER-2", "WRITER-3", "WRITER-6")
-@settings(max_examples=500, deadline=None)
-@given(st.integers(0, 2**32 - 1), REVISIONS)
+@settings(max_examples=scaled_examples(500), deadline=None)
+@given(header_runs())
 def test_a_run_of_header_events_folds_alike_with_and_without_the_fast_path(
-    seed: int, revision: Revision
+    run: tuple[Revision, list[tuple[str, Any, bool]]],
 ) -> None:
     # one fold each for the whole run, so what the fast paths keep between
     # events (the prompt's lines, the tools' positions and encodings) is
     # used where it may have gone stale
-    rng = random.Random(seed)
+    revision, events = run
     fast, slow = HeaderFold(revision), HeaderFold(revision, fast=False)
-    history: list[Any] = []  # the headers in force so far: one may come back
-
-    def rarely(usual: Any, odd: Any) -> Any:
-        return odd if usual is None or rng.random() < 0.2 else usual
-
-    for number in range(24):
-        state = slow.state
-        if state is not None:
-            history.append(state)
-        if state is None or rng.random() < 0.25:
-            header = copy_json(rng.choice(history)) if history else None
-            data = {
-                "header": rarely(header, near_state(rng, revision)),
-                "reason": rng.choice(SNAPSHOT_REASONS),
-            }
-            first = rng.random() < 0.5
+    for number, (kind, data, first) in enumerate(events):
+        if kind == "snapshot":
             found = fast.snapshot(
                 copy_json(data), line=number, seq=number, first_in_turn=first
             )
-            other = slow.snapshot(data, line=number, seq=number, first_in_turn=first)
+            other = slow.snapshot(
+                copy_json(data), line=number, seq=number, first_in_turn=first
+            )
         else:
-            delta = near_delta(rng, state)
-            found = fast.delta(copy_json(delta), line=number, seq=number)
-            other = slow.delta(delta, line=number, seq=number)
+            found = fast.delta(copy_json(data), line=number, seq=number)
+            other = slow.delta(copy_json(data), line=number, seq=number)
         assert_alike(fast, slow, found, other)
 
 

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from example_counts import scaled_examples
 from hypothesis import given, settings, strategies as st
 
 from reqfold.conformance.check import check_lines
@@ -179,7 +180,7 @@ JSON_TEXTS = st.recursive(
 
 
 @pytest.mark.spec("JSON-1")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(JSON_TEXTS)
 def test_the_strict_parser_reads_json_like_the_standard_library(text: str) -> None:
     parsed = parse_json(text)
@@ -248,7 +249,7 @@ def _holds_long_run(raw: bytes) -> bool:
 
 
 @pytest.mark.spec("JSON-1")
-@settings(max_examples=300)
+@settings(max_examples=scaled_examples(300))
 @given(
     st.lists(
         st.tuples(st.integers(0, 400), st.sampled_from([b" ", b",", b"x", b".."])),

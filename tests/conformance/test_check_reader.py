@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from example_counts import scaled_examples
 from hypothesis import given, settings, strategies as st
 
 from reqfold.conformance.check import FileReport, check_lines, log_rules
@@ -161,7 +162,7 @@ def _seen(report: FileReport) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.spec("JSON-1", "JSONL-1", "LOG-1", "LOG-2", "LOG-3", "LOG-5", "TURN-4")
-@settings(max_examples=400)
+@settings(max_examples=scaled_examples(400))
 @given(
     st.lists(st.sampled_from(VARIATIONS), min_size=1, max_size=6),
     st.booleans(),

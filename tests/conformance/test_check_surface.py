@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from example_counts import scaled_examples
 from hypothesis import given, settings, strategies as st
 from msgspec import UNSET
 
@@ -64,7 +65,7 @@ OPS = st.lists(
 
 
 @pytest.mark.spec("SURF-2", "SURF-3")
-@settings(max_examples=400, derandomize=True)
+@settings(max_examples=scaled_examples(400), derandomize=True)
 @given(OPS, st.booleans())
 def test_the_surface_holds_and_answers_what_a_list_of_seqs_does(
     ops: list[tuple[object, ...]], derive: bool
@@ -120,7 +121,7 @@ SURFACE_EVENTS = st.lists(
 
 
 @pytest.mark.spec("LOG-4", "SURF-1", "SURF-2", "SURF-4", "DERIVE-2")
-@settings(max_examples=300)
+@settings(max_examples=scaled_examples(300))
 @given(SURFACE_EVENTS, st.booleans())
 def test_the_surface_rules_shortcut_finds_and_leaves_what_the_full_rules_do(
     events: list[tuple[Any, ...]], derive: bool

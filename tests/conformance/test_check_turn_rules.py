@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from example_counts import scaled_examples
 from hypothesis import given, settings, strategies as st
 
 from reqfold.conformance.check.findings import Finding
@@ -138,7 +139,7 @@ def turn_events(draw: st.DrawFn) -> list[tuple[str, Any]]:
 
 
 @pytest.mark.spec("TURN-1", "TURN-2")
-@settings(max_examples=500)
+@settings(max_examples=scaled_examples(500))
 @given(turn_events())
 def test_the_turn_shortcuts_find_close_and_leave_what_the_full_rules_do(
     events: list[tuple[str, Any]],

@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from example_counts import scaled_examples
 from hypothesis import example, given, settings, strategies as st
 
 from reqfold.conformance.check import check_lines, read_captures
@@ -145,7 +146,7 @@ def run(instances: list[list[dict[str, Any]]]) -> tuple[list[bytes], list[bytes]
     "REQ-5",
     "CHECK-1",
 )
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled_examples(150), deadline=None)
 @given(sessions())
 def test_writer_logs_pass_and_their_requests_match(
     instances: list[list[dict[str, Any]]],
@@ -164,7 +165,7 @@ REVISIONS = st.sampled_from(list(Revision))
 
 
 @pytest.mark.spec("DELTA-2", "DELTA-3", "DELTA-6")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(headers([]), headers([]), st.data())
 def test_the_checkers_diff_and_apply_equal_the_references(
     a: dict[str, Any], b: dict[str, Any], data: st.DataObject
@@ -204,7 +205,7 @@ LEAVES = (
 
 
 @pytest.mark.spec("HDR-1", "HDR-2", "HDR-3", "TOOLS-2", "MSGS-1", "JSON-1")
-@settings(max_examples=500)
+@settings(max_examples=scaled_examples(500))
 @given(
     st.recursive(
         LEAVES,
@@ -265,7 +266,7 @@ tuples or cycles, but NaN, infinities and lone surrogates anywhere."""
 
 
 @pytest.mark.spec("JSON-1")
-@settings(max_examples=500)
+@settings(max_examples=scaled_examples(500))
 @given(JSON_TEXT_VALUES)
 @example(math.nan)
 @example({"a": "null", "b": math.inf})  # text like a null before a real one
@@ -276,7 +277,7 @@ def test_a_value_proven_json_is_one_the_references_walk_accepts(value: Any) -> N
 
 
 @pytest.mark.spec("JSON-1", "DELTA-1", "SYS-3", "TOOLS-3")
-@settings(max_examples=500)
+@settings(max_examples=scaled_examples(500))
 @given(
     st.dictionaries(
         st.sampled_from(["system", "tools", "config", "messagePrefix", "x"]),
@@ -343,7 +344,7 @@ def near_headers() -> st.SearchStrategy[dict[str, Any]]:
 
 
 @pytest.mark.spec("HDR-1", "CONFIG-2", "SYS-1", "TOOLS-2", "MSGS-1", "JSON-1")
-@settings(max_examples=500)
+@settings(max_examples=scaled_examples(500))
 @given(near_headers(), REVISIONS)
 def test_fast_canonical_agrees_with_the_reference_at_json_values_edges(
     header: dict[str, Any], revision: Revision

@@ -19,6 +19,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from example_counts import scaled_examples
 from hypothesis import HealthCheck, given, settings
 
 from reqfold.conformance.adapters.connection import Connection, StdioConnection
@@ -214,7 +215,7 @@ def test_the_core_profile_generates_only_inputs_the_reference_accepts(
     reference = DirectConnection()
 
     @settings(
-        max_examples=30,
+        max_examples=scaled_examples(30),
         database=None,
         deadline=None,
         suppress_health_check=list(HealthCheck),

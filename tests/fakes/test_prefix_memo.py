@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import msgspec
+from example_counts import scaled_examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from reqfold.fakes import FakeProvider, HttpRequest
@@ -107,7 +108,11 @@ MESSAGES = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     profile=st.sampled_from(["deepseek", "openai"]),
     steps=st.lists(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from example_counts import scaled_examples
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from reqfold.fakes import FakeProvider, HttpRequest, Reply
@@ -57,7 +58,7 @@ def cached(record) -> int:
     return record.diagnostic["cached_tokens"]
 
 
-# --- golden vectors (research/caching-semantics.md section 8.10) ----------
+# --- golden vectors (the hit rules of docs/fake-provider.md) ---------------
 
 
 def test_openai_resent_2006_token_prompt_reports_1920_cached(openai):
@@ -254,7 +255,9 @@ turn_texts = st.text(
 )
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(60), suppress_health_check=[HealthCheck.too_slow]
+)
 @given(
     st.lists(st.tuples(turn_texts, turn_texts), min_size=1, max_size=8),
     st.sampled_from(["deepseek", "openai"]),
@@ -283,7 +286,9 @@ def _first_difference(a: bytes, b: bytes) -> int:
     return limit
 
 
-@settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(80), suppress_health_check=[HealthCheck.too_slow]
+)
 @given(
     st.lists(turn_texts, min_size=2, max_size=6),
     st.data(),
@@ -317,7 +322,7 @@ def test_an_edit_before_position_p_caps_the_hit_at_the_last_block_boundary_befor
     assert hit == (expected if expected >= block else 0)
 
 
-@settings(max_examples=60)
+@settings(max_examples=scaled_examples(60))
 @given(
     st.floats(min_value=0, max_value=2000, allow_nan=False),
     st.sampled_from([60.0, 300.0, 900.0]),
@@ -330,7 +335,9 @@ def test_a_prefix_hits_only_while_younger_than_its_ttl(elapsed, ttl):
     assert cached(post(provider, body)[1]) == (256 if elapsed < ttl else 0)
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(40), suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.lists(st.integers(1, 6), min_size=1, max_size=10), st.integers(128, 1024))
 def test_eviction_keeps_the_index_within_capacity_and_the_latest_prompt_cached(
     sizes, capacity

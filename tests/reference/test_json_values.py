@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from example_counts import scaled_examples
 from hypothesis import given, settings, strategies as st
 from rejections import rejects
 
@@ -106,7 +107,7 @@ ANY_VALUES = st.recursive(
 
 
 @pytest.mark.spec("JSON-1")
-@settings(max_examples=50)
+@settings(max_examples=scaled_examples(50))
 @given(ANY_VALUES)
 def test_a_value_the_shortcut_accepts_is_one_the_walk_accepts(value: Any) -> None:
     if _plainly_json(value, 0):
@@ -371,7 +372,7 @@ json_values = st.recursive(
 
 
 @pytest.mark.spec("JSON-1")
-@settings(max_examples=25)
+@settings(max_examples=scaled_examples(25))
 @given(json_values)
 def test_a_json_value_of_the_built_in_types_takes_the_shortcut(value: Any) -> None:
     assert _plainly_json(value, 0)
