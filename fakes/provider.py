@@ -488,6 +488,7 @@ class FakeProvider:
             dialect=self._profile.dialect,
             body=body,
             key=api_key_digest(request),
+            texts=self._dialect.texts(body),
         )
         action = self.script.next_action(
             scripted, Reply(text=self._profile.default_text)
