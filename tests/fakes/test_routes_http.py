@@ -234,3 +234,26 @@ def test_every_match_field_routes_requests_of_the_anthropic_and_responses_dialec
         assert ask("You write titles.", "please summarize") == "a summary"
         assert ask("You write titles.", "hi") == "ok"
         assert ask(MAIN_SYSTEM, "hi") == "main"
+
+
+@pytest.mark.parametrize(
+    ("dialect", "served"),
+    [
+        ("openai-responses", "POST /v1/responses, POST /responses"),
+        ("anthropic", "POST /v1/messages, POST /anthropic/v1/messages"),
+    ],
+)
+def test_the_unknown_url_error_lists_only_this_provider_s_paths_once_each(
+    dialect: str, served: str
+) -> None:
+    with (
+        running_server(FakeProvider(dialect)) as url,
+        httpx.Client(base_url=url) as session,
+    ):
+        response = session.get("/v1/models")
+    assert response.status_code == 404
+    message = response.text
+    assert f"The fake serves {served} and the control surface" in message
+    for other in ("/chat/completions", "/v1/messages", "/v1/responses"):
+        if other not in served:
+            assert other not in message
