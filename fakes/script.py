@@ -24,7 +24,7 @@ import json
 import math
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from reqfold.fakes.errors import ScriptError
 from reqfold.fakes.gate import Gate
@@ -165,8 +165,9 @@ class ScriptedRequest:
     body: JsonObject
     key: str = ""
     """The digest of the request's API key ("" without one)."""
-    texts: RequestTexts = field(default_factory=RequestTexts)
-    """What routes match it by, as its dialect reads them."""
+    texts: RequestTexts
+    """What routes match it by, as its dialect reads them
+    (`Dialect.texts`)."""
 
     @property
     def system_text(self) -> str:
