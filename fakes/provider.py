@@ -400,7 +400,8 @@ class FakeProvider:
             plan, _ = self._error_plan(
                 404,
                 f"Unknown request URL: {request.method} {request.path}. "
-                f"The fake serves {SERVED_PATHS} and the control surface under "
+                f"The fake serves {served_paths(self._dialect.paths)} and the "
+                "control surface under "
                 "/_fake/.",
                 code="unknown_url",
             )
@@ -488,6 +489,7 @@ class FakeProvider:
             dialect=self._profile.dialect,
             body=body,
             key=api_key_digest(request),
+            texts=self._dialect.texts(body),
         )
         action = self.script.next_action(
             scripted, Reply(text=self._profile.default_text)
@@ -701,10 +703,10 @@ class _Prepared:
     error: InvalidRequest | None = None
 
 
-SERVED_PATHS = ", ".join(
-    f"POST {path}" for dialect in DIALECTS.values() for path in dialect.paths
-)
-"""Every provider path of every dialect, for the unknown-URL error."""
+def served_paths(paths: tuple[str, ...]) -> str:
+    """A dialect's provider paths, once each and in order, for the
+    unknown-URL error (only what this provider serves)."""
+    return ", ".join(f"POST {path}" for path in dict.fromkeys(paths))
 
 
 def _lenient_json(raw: bytes) -> JsonValue:

@@ -96,28 +96,52 @@ def parse_match(value: JsonValue, digest: Any) -> RequestMatch:
     )
 
 
-def system_text(body: JsonObject) -> str:
-    """The system text of a request in any dialect: chat-completions system
-    and developer messages, Anthropic's ``system``, Responses
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestTexts:
+    """What a route matches a request by, as its dialect reads it
+    (`Dialect.texts`): every match field works the same in every dialect."""
+
+    system: str = ""
+    """The system text: system and developer messages, a ``system`` field,
     ``instructions``; joined by newlines."""
-    parts = [_text(body.get(name)) for name in ("system", "instructions")]
-    messages = body.get("messages")
-    if isinstance(messages, list):
-        parts.extend(
-            _text(message.get("content"))
-            for message in messages
-            if isinstance(message, dict)
-            and message.get("role") in ("system", "developer")
-        )
+    last_user: str = ""
+    """The text of the last user message that has text (an Anthropic
+    message holding only tool results has none)."""
+    tools: tuple[str, ...] = ()
+    """The names of the request's tools (a tool without one is left out)."""
+
+
+def joined(parts: list[str]) -> str:
+    """Non-empty texts joined by newlines."""
     return "\n".join(part for part in parts if part)
 
 
-def tool_names(body: JsonObject) -> list[str]:
-    """The names of the request's tools (chat completions, Anthropic, Responses)."""
+def role_texts(messages: JsonValue, roles: tuple[str, ...]) -> list[str]:
+    """The texts of the messages (or Responses input items) with these roles."""
+    if not isinstance(messages, list):
+        return []
+    return [
+        content_text(message.get("content"))
+        for message in messages
+        if isinstance(message, dict) and message.get("role") in roles
+    ]
+
+
+def last_user_text(messages: JsonValue) -> str:
+    """The text of the last user message that has text, or `""`."""
+    for text in reversed(role_texts(messages, ("user",))):
+        if text:
+            return text
+    return ""
+
+
+def tool_names(body: JsonObject) -> tuple[str, ...]:
+    """The names of the request's tools (chat completions' ``function.name``,
+    Anthropic's and Responses' ``name``)."""
     tools = body.get("tools")
     names: list[str] = []
     if not isinstance(tools, list):
-        return names
+        return ()
     for tool in tools:
         if not isinstance(tool, dict):
             continue
@@ -125,10 +149,12 @@ def tool_names(body: JsonObject) -> list[str]:
         name = function.get("name") if isinstance(function, dict) else tool.get("name")
         if isinstance(name, str):
             names.append(name)
-    return names
+    return tuple(names)
 
 
-def _text(content: JsonValue) -> str:
+def content_text(content: JsonValue) -> str:
+    """A message content's text: a string, or its parts' ``text`` joined
+    (chat ``text`` parts, Anthropic text blocks, Responses ``input_text``)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):

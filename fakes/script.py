@@ -35,7 +35,7 @@ from reqfold.fakes.jsontypes import (
     has_lone_surrogate,
     type_name,
 )
-from reqfold.fakes.routes import RequestMatch, system_text, tool_names
+from reqfold.fakes.routes import RequestMatch, RequestTexts
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
 
@@ -165,16 +165,19 @@ class ScriptedRequest:
     body: JsonObject
     key: str = ""
     """The digest of the request's API key ("" without one)."""
+    texts: RequestTexts
+    """What routes match it by, as its dialect reads them
+    (`Dialect.texts`)."""
 
     @property
     def system_text(self) -> str:
-        """The system text, in any dialect (`reqfold.fakes.routes`)."""
-        return system_text(self.body)
+        """The system text, in any dialect (`RequestTexts.system`)."""
+        return self.texts.system
 
     @property
     def tool_names(self) -> list[str]:
         """The names of the request's tools."""
-        return tool_names(self.body)
+        return list(self.texts.tools)
 
     @property
     def model(self) -> str:
@@ -190,11 +193,9 @@ class ScriptedRequest:
 
     @property
     def last_user_text(self) -> str:
-        """Text of the last user message (text parts joined), or `""`."""
-        for message in reversed(self.messages):
-            if isinstance(message, dict) and message.get("role") == "user":
-                return _text_of(message.get("content"))
-        return ""
+        """Text of the last user message that has text, or `""`, in any
+        dialect (`RequestTexts.last_user`)."""
+        return self.texts.last_user
 
     @property
     def last_message(self) -> JsonValue:
@@ -342,18 +343,6 @@ def _check_text(name: str, value: object) -> None:
         raise ValueError(
             f"{name} holds an unpaired UTF-16 surrogate (not valid Unicode text)"
         )
-
-
-def _text_of(content: JsonValue) -> str:
-    if isinstance(content, str):
-        return content
-    texts: list[str] = []
-    if isinstance(content, list):
-        for part in content:
-            text = part.get("text") if isinstance(part, dict) else None
-            if isinstance(text, str):
-                texts.append(text)
-    return "".join(texts)
 
 
 # --- the JSON form used by the control endpoints ---------------------------

@@ -182,12 +182,16 @@ def _opening_length(segments: tuple[Segment, ...]) -> int:
 
 
 def _tool_name(tool: JsonValue) -> str:
+    """A tool's name, else its type (a Responses built-in tool such as
+    ``{"type": "web_search"}`` has none), else ``""``."""
     if not isinstance(tool, dict):
         return ""
     name = tool.get("name")
     function = tool.get("function")
     if not isinstance(name, str) and isinstance(function, dict):
         name = function.get("name")
+    if not isinstance(name, str):
+        name = tool.get("type")
     return name if isinstance(name, str) else ""
 
 

@@ -62,6 +62,12 @@ from reqfold.fakes.jsontypes import (
 )
 from reqfold.fakes.profiles import Profile, RenderSection
 from reqfold.fakes.prompt import RenderedPrompt, Segment
+from reqfold.fakes.routes import (
+    RequestTexts,
+    content_text,
+    last_user_text,
+    tool_names,
+)
 from reqfold.fakes.script import Reply
 
 MESSAGES_PATHS = ("/v1/messages", "/anthropic/v1/messages")
@@ -810,4 +816,14 @@ def messages_fault_body(
     return messages_error_body(
         message or FAULT_MESSAGES.get(status, f"Scripted error (HTTP {status})."),
         error_type=kind,
+    )
+
+
+def request_texts(body: JsonObject) -> RequestTexts:
+    """What routes match a messages request by: its ``system`` (a string or
+    text blocks), its last user message with text blocks, its tools."""
+    return RequestTexts(
+        system=content_text(body.get("system")),
+        last_user=last_user_text(body.get("messages")),
+        tools=tool_names(body),
     )

@@ -28,6 +28,7 @@ from reqfold.fakes.native_diagnostics import (
 )
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.prompt import RenderedPrompt, Segment, render_prompt
+from reqfold.fakes.routes import RequestTexts
 from reqfold.fakes.script import Fault, Reply
 from reqfold.fakes.tokenizer import SegmentEncoder
 
@@ -84,6 +85,11 @@ class Dialect(ABC, Generic[CallT]):
     @abstractmethod
     def segments(self, call: CallT, profile: Profile) -> list[Segment]:
         """The prompt segments of a call, in the profile's render order."""
+
+    @abstractmethod
+    def texts(self, body: JsonObject) -> RequestTexts:
+        """What scripted routes match a valid request body by
+        (`reqfold.fakes.routes`)."""
 
     def check(self, segments: list[Segment], profile: Profile) -> None:
         """Refuse segments the real API refuses (raises `InvalidRequest`)."""

@@ -57,6 +57,13 @@ from reqfold.fakes.jsontypes import (
 )
 from reqfold.fakes.profiles import Profile, RenderSection
 from reqfold.fakes.prompt import Segment
+from reqfold.fakes.routes import (
+    RequestTexts,
+    joined,
+    last_user_text,
+    role_texts,
+    tool_names,
+)
 from reqfold.fakes.script import Reply
 
 CHAT_PATHS = ("/chat/completions", "/v1/chat/completions")
@@ -729,3 +736,14 @@ def chat_fault_body(
         status, f"Scripted error (HTTP {status})."
     )
     return chat_error_body(text, error_type=kind, code=kind if status == 429 else None)
+
+
+def request_texts(body: JsonObject) -> RequestTexts:
+    """What routes match a chat-completions request by: its system and
+    developer messages, its last user message, its tools."""
+    messages = body.get("messages")
+    return RequestTexts(
+        system=joined(role_texts(messages, ("system", "developer"))),
+        last_user=last_user_text(messages),
+        tools=tool_names(body),
+    )

@@ -46,6 +46,14 @@ from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact, type_name
 from reqfold.fakes.profiles import RenderSection
 from reqfold.fakes.prompt import Segment
+from reqfold.fakes.routes import (
+    RequestTexts,
+    content_text,
+    joined,
+    last_user_text,
+    role_texts,
+    tool_names,
+)
 
 RESPONSES_PATHS = ("/v1/responses", "/responses")
 ROLES = ("user", "assistant", "system", "developer")
@@ -531,3 +539,23 @@ def _item_path(call: ResponsesCall, position: int) -> str:
     if isinstance(call.body.get("input"), str):
         return "input"
     return f"input[{position - call.prior}]"
+
+
+def request_texts(body: JsonObject) -> RequestTexts:
+    """What routes match a Responses request by: ``instructions`` and the
+    system and developer items of ``input`` (Codex sends no
+    ``instructions``), its last user item (``input`` as a string is one),
+    its tools."""
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    return RequestTexts(
+        system=joined(
+            [
+                content_text(body.get("instructions")),
+                *role_texts(items, ("system", "developer")),
+            ]
+        ),
+        last_user=last_user_text(items),
+        tools=tool_names(body),
+    )

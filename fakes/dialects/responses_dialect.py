@@ -30,6 +30,7 @@ from reqfold.fakes.native_diagnostics import (
 )
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.prompt import RenderedPrompt, Segment
+from reqfold.fakes.routes import RequestTexts
 from reqfold.fakes.script import Fault, Reply
 
 
@@ -53,6 +54,9 @@ class ResponsesDialect(Dialect[responses.ResponsesCall]):
         self, call: responses.ResponsesCall, profile: Profile
     ) -> list[Segment]:
         return responses.responses_segments(call, profile.render_order)
+
+    def texts(self, body: JsonObject) -> RequestTexts:
+        return responses.request_texts(body)
 
     def settings(self, call: responses.ResponsesCall) -> dict[str, str]:
         settings = {

@@ -51,6 +51,7 @@ from reqfold.fakes.native_diagnostics import (
 )
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.prompt import RenderedPrompt, Segment, render_prompt
+from reqfold.fakes.routes import RequestTexts
 from reqfold.fakes.script import Fault, Reply
 from reqfold.fakes.tokenizer import SegmentEncoder
 
@@ -88,6 +89,9 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
 
     def segments(self, call: openai_chat.ChatCall, profile: Profile) -> list[Segment]:
         return openai_chat.chat_segments(call, profile.render_order)
+
+    def texts(self, body: JsonObject) -> RequestTexts:
+        return openai_chat.request_texts(body)
 
     def render(
         self,
@@ -216,6 +220,9 @@ class MessagesDialect(Dialect[anthropic.MessagesCall]):
 
     def segments(self, call: anthropic.MessagesCall, profile: Profile) -> list[Segment]:
         return anthropic.messages_segments(call, profile.render_order)
+
+    def texts(self, body: JsonObject) -> RequestTexts:
+        return anthropic.request_texts(body)
 
     def check(self, segments: list[Segment], profile: Profile) -> None:
         anthropic.check_breakpoints(segments, profile.breakpoint_limit)

@@ -155,3 +155,105 @@ def test_a_capture_line_holds_a_compact_body_once_and_rebuilds_its_text(
     assert [raw_body_text(line) for line in lines] == [compact, spaced, odd]
     # each 100 KB body once: the line is a little over one body, not two
     assert len(capture.splitlines()[0]) < 110_000
+
+
+def _reply_text(dialect: str, answer: dict[str, object]) -> str:
+    """The text of a non-streamed answer in the dialect's shape."""
+    if dialect == "anthropic":
+        blocks = answer["content"]
+        assert isinstance(blocks, list)
+        return "".join(b["text"] for b in blocks if b["type"] == "text")
+    items = answer["output"]
+    assert isinstance(items, list)
+    return "".join(
+        part["text"]
+        for item in items
+        if item["type"] == "message"
+        for part in item["content"]
+        if part["type"] == "output_text"
+    )
+
+
+def _request(dialect: str, system: str, user: str) -> tuple[str, dict[str, object]]:
+    """A request with this system text and last user text, as the dialect's
+    harnesses send it (blocks and parts, not strings)."""
+    if dialect == "anthropic":
+        return "/v1/messages", {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 64,
+            "system": [{"type": "text", "text": system}],
+            "tools": [{"name": "read", "input_schema": {"type": "object"}}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": user}]}],
+        }
+    # Codex's shape: no `instructions`, a developer item, `input_text` parts
+    return "/v1/responses", {
+        "model": "gpt-5",
+        "tools": [
+            {"type": "function", "name": "read", "parameters": {"type": "object"}},
+            {"type": "web_search"},
+        ],
+        "input": [
+            {
+                "type": "message",
+                "role": "developer",
+                "content": [{"type": "input_text", "text": system}],
+            },
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": user}],
+            },
+        ],
+    }
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai-responses"])
+def test_every_match_field_routes_requests_of_the_anthropic_and_responses_dialects(
+    dialect: str,
+) -> None:
+    routes = [
+        ({"system": "main agent", "tools": ["read"]}, "main"),
+        ({"last_user": "summarize"}, "a summary"),
+    ]
+    with (
+        running_server(FakeProvider(dialect)) as url,
+        httpx.Client(base_url=url) as session,
+    ):
+        for match, text in routes:
+            routed = session.post(
+                "/_fake/script", json={"match": match, "replies": [{"text": text}]}
+            )
+            assert routed.status_code == 200, routed.text
+
+        def ask(system: str, user: str) -> str:
+            path, body = _request(dialect, system, user)
+            response = session.post(path, json=body)
+            assert response.status_code == 200, response.text
+            return _reply_text(dialect, response.json())
+
+        assert ask("You write titles.", "please summarize") == "a summary"
+        assert ask("You write titles.", "hi") == "ok"
+        assert ask(MAIN_SYSTEM, "hi") == "main"
+
+
+@pytest.mark.parametrize(
+    ("dialect", "served"),
+    [
+        ("openai-responses", "POST /v1/responses, POST /responses"),
+        ("anthropic", "POST /v1/messages, POST /anthropic/v1/messages"),
+    ],
+)
+def test_the_unknown_url_error_lists_only_this_provider_s_paths_once_each(
+    dialect: str, served: str
+) -> None:
+    with (
+        running_server(FakeProvider(dialect)) as url,
+        httpx.Client(base_url=url) as session,
+    ):
+        response = session.get("/v1/models")
+    assert response.status_code == 404
+    message = response.text
+    assert f"The fake serves {served} and the control surface" in message
+    for other in ("/chat/completions", "/v1/messages", "/v1/responses"):
+        if other not in served:
+            assert other not in message
