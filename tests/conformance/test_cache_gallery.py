@@ -114,6 +114,7 @@ CASES = [
         status=1,
         spec=("CACHE-1", "STREAM-1"),
     ),
+    Case("tools_removed", (Run(3),), "tools-removed", ("CACHE-1",), status=1),
     Case("tools_reordered", (Run(3),), "tools-reordered", ("CACHE-1",), status=1),
     Case("tool_changed", (Run(3),), "tool-changed", ("CACHE-1",), status=1),
     Case("system_edited", (Run(3),), "system-edited", ("CACHE-1",), status=1),
