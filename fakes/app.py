@@ -4,8 +4,9 @@ A plain ASGI 3 application (no framework). It reads the request body up
 to the profile's `max_body_bytes` (one byte more and it stops reading and
 lets the core answer 413), hands the request to the core in a worker
 thread (so a large request never stalls the event loop and the other
-clients), then plays the plan: waits for the configured delay or gate
-before the first byte, sends each chunk as its own body message (so SSE
+clients), then plays the plan: waits at the configured gate, then for the
+delay, before the first byte (and drops the reply if the client leaves
+meanwhile), sends each chunk as its own body message (so SSE
 frames reach the client one by one), and for a cut stream returns without
 finishing the response, which makes the server drop the connection. It
 answers lifespan events and refuses websockets. It never logs headers, so
@@ -18,7 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from reqfold.fakes.http import HttpRequest, LazyChunks
+from reqfold.fakes.http import HttpRequest, LazyChunks, ResponsePlan
 from reqfold.fakes.provider import FakeProvider
 from reqfold.fakes.routing import serve_request
 
@@ -83,10 +84,8 @@ def create_app(provider: FakeProvider) -> ASGIApp:
         # In a worker thread: parsing and tokenizing a large body takes
         # seconds, and the event loop must keep serving the other clients.
         plan = await asyncio.to_thread(serve_request, provider, request)
-        if plan.delay:
-            await asyncio.sleep(plan.delay)
-        if plan.hold is not None:
-            await plan.hold.wait()
+        if not await _until_first_byte(plan, receive):
+            return  # the client left (a cancel): no one to answer
         await send(
             {
                 "type": "http.response.start",
@@ -110,6 +109,33 @@ def create_app(provider: FakeProvider) -> ASGIApp:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     return app
+
+
+async def _until_first_byte(plan: ResponsePlan, receive: Receive) -> bool:
+    """Wait out the plan's gate, then its delay; `False` if the client left
+    meanwhile. A cancelled request's reply is then dropped at once instead of
+    waiting on, so the server's stop has nothing to cut short (a delay over
+    its 2 s graceful stop made uvicorn log a traceback: issue 28)."""
+    if plan.hold is None and not plan.delay:
+        return True
+
+    async def first_byte_due() -> None:
+        if plan.hold is not None:
+            await plan.hold.wait()
+        if plan.delay:
+            await asyncio.sleep(plan.delay)
+
+    async def client_left() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    due = asyncio.ensure_future(first_byte_due())
+    left = asyncio.ensure_future(client_left())
+    done, pending = await asyncio.wait({due, left}, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    return due in done
 
 
 async def _send_lazy(chunks: LazyChunks, send: Send) -> None:

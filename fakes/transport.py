@@ -90,13 +90,13 @@ class FakeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Answer a sync request."""
         plan = serve_request(self.provider, to_core_request(request, request.read()))
-        if plan.delay:
-            time.sleep(plan.delay)
         if plan.hold is not None and not plan.hold.wait_blocking(self.hold_timeout):
             raise httpx.ReadTimeout(
                 f"gate {plan.hold.name!r} stayed closed for {self.hold_timeout} s",
                 request=request,
             )
+        if plan.delay:
+            time.sleep(plan.delay)
         return httpx.Response(
             plan.status,
             headers=list(plan.headers),
@@ -109,10 +109,10 @@ class FakeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         plan = serve_request(
             self.provider, to_core_request(request, await request.aread())
         )
-        if plan.delay:
-            await asyncio.sleep(plan.delay)
         if plan.hold is not None:
             await plan.hold.wait()
+        if plan.delay:
+            await asyncio.sleep(plan.delay)
         return httpx.Response(
             plan.status,
             headers=list(plan.headers),

@@ -163,7 +163,11 @@ def render_text(
             f"  static opening: {static.static_tokens} of {static.opening_tokens}"
             f" opening tokens kept across {static.starts} process start(s)"
         )
-        if static.breakpoint_tokens is not None:
+        if static.breakpoint_tokens == 0 and static.static_tokens > 0:
+            # every breakpoint sits after a part that changed (a date line
+            # before it): the static part is written again on each start
+            text += "; no cache breakpoint covers any of it"
+        elif static.breakpoint_tokens is not None:
             text += f"; a cache breakpoint covers {static.breakpoint_tokens}"
         lines.append(text)
     lines += ["", "timeline:"]

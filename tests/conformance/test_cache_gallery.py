@@ -57,6 +57,7 @@ class Case:
     status: int = 0
     echo: bool = False
     spec: tuple[str, ...] = field(default=("STREAM-5",))
+    profile: str = "deepseek"
 
 
 TOOL_CALL = Reply(tool_calls=(ToolCall.of("read", {"path": "main.py"}),))
@@ -113,6 +114,16 @@ CASES = [
         ("CACHE-1",),
         status=1,
         spec=("CACHE-1", "STREAM-1"),
+    ),
+    Case("tools_removed", (Run(3),), "tools-removed", ("CACHE-1",), status=1),
+    Case(
+        "parameters",
+        (Run(3),),
+        "parameters",
+        ("CACHE-1",),
+        status=1,
+        profile="anthropic",
+        spec=("CACHE-1", "STREAM-5"),
     ),
     Case("tools_reordered", (Run(3),), "tools-reordered", ("CACHE-1",), status=1),
     Case("tool_changed", (Run(3),), "tool-changed", ("CACHE-1",), status=1),
@@ -173,7 +184,7 @@ CASES = [
 
 def play(case: Case, tmp_path: Path) -> tuple[list[str], list[ProcessStart]]:
     """Run the case's processes against a served fake; the capture and starts."""
-    provider = FakeProvider("deepseek")
+    provider = FakeProvider(case.profile)
     provider.push(*case.replies)
     workdir = tmp_path / "project"
     workdir.mkdir()
@@ -215,8 +226,20 @@ def play(case: Case, tmp_path: Path) -> tuple[list[str], list[ProcessStart]]:
 
 
 def usage_of(lines: list[str], index: int) -> tuple[int, int]:
+    """The prompt tokens of a request and how many the fake read from cache."""
     (call,) = (c for c in read_capture_lines(lines) if c.index == index)
     assert call.usage is not None
+    if "cache_read_input_tokens" in call.usage:  # Anthropic: three parts
+        parts = (
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        )
+        counts = [call.usage[part] for part in parts]
+        assert all(isinstance(count, int) for count in counts)
+        cached = call.usage["cache_read_input_tokens"]
+        assert isinstance(cached, int)
+        return sum(count for count in counts if isinstance(count, int)), cached
     prompt, cached = call.usage["prompt_tokens"], call.usage["prompt_cache_hit_tokens"]
     assert isinstance(prompt, int)
     assert isinstance(cached, int)
@@ -272,7 +295,12 @@ def test_the_tokens_lost_are_exact_against_the_fakes_own_counts(
     for item in judgement.breaks:
         previous_prompt, _ = usage_of(lines, item.previous)
         prompt, cached = usage_of(lines, item.index)
-        profile = FakeProvider("deepseek").profile
+        profile = FakeProvider(case.profile).profile
+        if case.profile == "anthropic":
+            # the previous request wrote a breakpoint at its end: a pure
+            # append would have read every one of its tokens
+            assert item.lost == previous_prompt - cached > 0
+            continue
         if item.cause == "model-change":
             assert item.lost == cache_rule(profile, previous_prompt, prompt, "x")
             continue

@@ -102,10 +102,31 @@ class Harness:
         name = call["function"]["name"]
         return f"output of {name}:\n" + "a line of output\n" * 30
 
+    path = "/chat/completions"
+    """Where the requests go (another dialect's harness changes it)."""
 
-def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    def body(self, ctx: Context, messages: list[Any]) -> dict[str, Any]:
+        """The request for the conversation so far."""
+        return {
+            "model": self.model_for(ctx),
+            "messages": [
+                {"role": "system", "content": self.system(ctx)},
+                *self.history(ctx, messages),
+            ],
+            "tools": self.tools(ctx),
+        }
+
+    def answer(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """The assistant message of a reply."""
+        message: dict[str, Any] = reply["choices"][0]["message"]
+        return message
+
+
+def post(
+    url: str, body: dict[str, Any], path: str = "/chat/completions"
+) -> dict[str, Any]:
     request = urllib.request.Request(
-        url + "/chat/completions",
+        url + path,
         data=json.dumps(body).encode(),
         headers={"content-type": "application/json", "authorization": "Bearer k"},
     )
@@ -140,15 +161,8 @@ def main(harness: Harness) -> None:
         for side in harness.side_requests(ctx, messages):
             post(args.url, side)
         for _ in range(4):  # the tool loop
-            body = {
-                "model": harness.model_for(ctx),
-                "messages": [
-                    {"role": "system", "content": harness.system(ctx)},
-                    *harness.history(ctx, messages),
-                ],
-                "tools": harness.tools(ctx),
-            }
-            answer = post(args.url, body)["choices"][0]["message"]
+            body = harness.body(ctx, messages)
+            answer = harness.answer(post(args.url, body, harness.path))
             messages.append(harness.store(answer))
             calls = answer.get("tool_calls") or []
             if not calls:
