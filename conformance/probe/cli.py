@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -30,7 +31,12 @@ from reqfold.conformance.cache import render_text
 from reqfold.conformance.cache.cli import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.outcomes import Outcome
-from reqfold.conformance.probe.cache import cache_alone, cache_checks, judge_probe_cache
+from reqfold.conformance.probe.cache import (
+    cache_alone,
+    cache_checks,
+    judge_probe_cache,
+    kept_capture_lines,
+)
 from reqfold.conformance.probe.config_files import parse_config_template
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
@@ -76,7 +82,7 @@ from reqfold.conformance.run.verdict import (
 )
 from reqfold.conformance.terminal_text import printable
 from reqfold.conformance.written_files import fresh_folder
-from reqfold.fakes import PROFILES, dump_capture_jsonl, get_profile
+from reqfold.fakes import PROFILES, get_profile
 from reqfold.reference.revisions import Revision
 
 DIALECTS = tuple(PROFILES)
@@ -656,7 +662,8 @@ def _keep(folder: Path, evidence: ProbeEvidence) -> bool:
         folder = fresh_folder(folder)
         capture = folder / "requests.jsonl"
         with open(capture, "x", encoding="utf-8") as handle:
-            handle.write(dump_capture_jsonl(evidence.captures))
+            for line in kept_capture_lines(evidence):
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
         kept = [f"the captured requests as {capture.name}"]
         if evidence.log_path is not None:
             name = Path(evidence.log_path).name

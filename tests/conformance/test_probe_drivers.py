@@ -386,3 +386,39 @@ def test_without_a_key_per_process_requests_go_by_the_process_boundaries() -> No
     assert "requests attributed to processes by when they ran" in out
     for number in (1, 2, 3):
         assert f"run {number}: 1 of 1 turn(s) fed, 1 handled, 1 request(s);" in out
+
+
+def timeline_relations(out: str) -> list[tuple[str, str]]:
+    """(index, relation) of every row of a cache judgement's timeline."""
+    return re.findall(
+        r"^\s+(\d+)  (?:run|process) \d+\s+\S+\s+\d+\s+\d+\s+\S+\s+\d+  (\w+)",
+        out,
+        re.M,
+    )
+
+
+@pytest.mark.spec("CACHE-2", "CACHE-3")
+def test_keep_holds_the_fresh_session_s_requests_and_check_judges_them_alike(
+    tmp_path: Path,
+) -> None:
+    result = probe(
+        *per_process(), "--perturb", "fresh-session", "--keep", str(tmp_path)
+    )
+    lines = [
+        json.loads(line)
+        for line in (tmp_path / "requests.jsonl").read_text().splitlines()
+    ]
+    assert [line["index"] for line in lines] == [0, 1, 2, 3], result.stdout
+    assert [line.get("process_start") for line in lines] == [
+        None,
+        "resume",
+        "resume",
+        "fresh",
+    ]
+    status, out, _ = reqfold_here(
+        "check", "--requests", str(tmp_path / "requests.jsonl")
+    )
+    assert status == result.returncode == 0, out
+    assert timeline_relations(out) == timeline_relations(result.stdout)
+    assert ("3", "fresh") in timeline_relations(out)
+    assert "pass  cache/fresh-session-keeps-opening" in out
