@@ -426,6 +426,10 @@ class ProbeDriver:
             if not exited:
                 record.killed_at_end = True
             unseen = process.clock_seen is False
+            if next_day and record.clock_problem is None and process.clock_missed:
+                record.clock_problem = (
+                    f"{process.clock_missed}: a preloaded clock never reaches it"
+                )
             if next_day and record.clock_problem is None and unseen:
                 record.clock_problem = (
                     "no process of the harness mapped libfaketime (a static or"

@@ -7,9 +7,10 @@ judged here from the fake's per-request diagnostics (pure):
 - ``next-day``: the resumed process runs with its clock a day ahead
   (libfaketime, preloaded), the fake's clock unmoved; its first request
   should still extend the last one of the process before (CACHE-3, and a
-  date in the opening is CACHE-2). Where the preload cannot reach (a
-  statically linked program; no process of the harness mapped the
-  library), the line says so and is skipped, never a pass;
+  date in the opening is CACHE-2). Where the preload cannot reach any
+  one process of the run (a statically linked or Go program, even one a
+  launcher started; a process that did not map the library), the line
+  says so and is skipped, never a pass;
 - ``workspace``: a file added and a git change made in the working folder
   before the resumed process; expected as for next-day;
 - ``fresh-session``: a second session in the same working folder; its
@@ -172,6 +173,29 @@ def maps_library(pid: int, library: str) -> bool | None:
     if any("/libc.so" in line or "/libc-" in line for line in lines):
         return False
     return None
+
+
+def clock_missed(pid: int, library: str) -> tuple[bool | None, str | None]:
+    """Whether a live process runs on the preloaded clock: (mapped, why not).
+
+    `mapped` is `maps_library`'s answer; `why not` names the process when
+    the clock cannot reach it: a static program (`/proc/PID/exe`: never
+    loads a preload, and never maps libc, so its maps alone cannot tell),
+    a Go program (reads the clock past it), or one whose libc came without
+    the library (LD_PRELOAD cleared). (None, None): cannot be told yet.
+    """
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        exe = None
+    mapped = maps_library(pid, library)
+    if exe is not None and is_static_elf(exe):
+        return mapped, f"{exe} (pid {pid}) is statically linked"
+    if exe is not None and is_go_program(exe):
+        return mapped, f"{exe} (pid {pid}) is a Go program"
+    if mapped is False:
+        return mapped, f"{exe or 'pid ' + str(pid)} (pid {pid}) did not map libfaketime"
+    return mapped, None
 
 
 # ------------------------------------------------------------------ judging

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -422,3 +423,54 @@ def test_keep_holds_the_fresh_session_s_requests_and_check_judges_them_alike(
     assert timeline_relations(out) == timeline_relations(result.stdout)
     assert ("3", "fresh") in timeline_relations(out)
     assert "pass  cache/fresh-session-keeps-opening" in out
+
+
+STATIC_SOURCE = """#include <time.h>
+int main(void) { struct timespec t = {1, 0}; nanosleep(&t, 0); return 0; }
+"""
+"""A program that lives a second: long enough for the probe's scans."""
+
+
+def static_program(folder: Path) -> Path:
+    """A statically linked (static-pie, as Codex's binary) program, or skip."""
+    source, program = folder / "lives.c", folder / "lives"
+    source.write_text(STATIC_SOURCE)
+    for flag in ("-static-pie", "-static"):
+        built = (
+            subprocess.run(
+                ["gcc", flag, "-O1", "-o", str(program), str(source)],
+                capture_output=True,
+                check=False,
+            )
+            if shutil.which("gcc")
+            else None
+        )
+        if built is not None and built.returncode == 0:
+            return program
+    pytest.skip("no C compiler that links statically here (gcc and libc6-dev)")
+
+
+@needs_faketime
+@pytest.mark.spec("CACHE-3", "CACHE-2")
+def test_the_next_day_is_not_judged_when_a_launcher_starts_a_static_program(
+    tmp_path: Path,
+) -> None:
+    launcher = HERE / "bad_probe_harnesses" / "launches_a_static_program.py"
+    static = static_program(tmp_path)
+    launch = f"{shlex.quote(sys.executable)} {shlex.quote(str(launcher))} {static} --"
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn --date --keep-system {{prompt}}",
+        "--next-cmd",
+        f"{launch} {TINY} turn --continue --date --keep-system {{prompt}}",
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+        "--perturb",
+        "next-day",
+    )
+    line = perturbation(result.stdout, "next-day")
+    assert line.startswith("skip"), result.stdout
+    assert f"{static} (pid " in line
+    assert "statically linked" in line
