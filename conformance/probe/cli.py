@@ -37,7 +37,10 @@ from reqfold.conformance.probe.cache import (
     judge_probe_cache,
     kept_capture_lines,
 )
-from reqfold.conformance.probe.config_files import parse_config_template
+from reqfold.conformance.probe.config_files import (
+    check_destinations,
+    parse_config_template,
+)
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
     ProbeEvidence,
@@ -235,6 +238,12 @@ def add_driver_arguments(parser: argparse.ArgumentParser) -> None:
         " folder); repeatable",
     )
     parser.add_argument(
+        "--config-overwrite",
+        action="store_true",
+        help="let --config-template write over an existing DEST outside the"
+        " working folder (it is put back when the probe ends)",
+    )
+    parser.add_argument(
         "--model",
         default="deepseek-chat",
         metavar="NAME",
@@ -388,6 +397,11 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
             " for a harness that writes none, --ready TEXT (its prompt) paces"
             " the turns and the cache is judged from the requests alone"
         )
+    check_destinations(
+        driving["templates"],  # type: ignore[arg-type]
+        {"workdir": str(Path(log_dir) / "work"), "model": args.model},
+        overwrite=args.config_overwrite,
+    )
     if args.keep is not None:
         try:  # made last, once every other argument is right; before the probe
             Path(args.keep).mkdir(parents=True, exist_ok=True)

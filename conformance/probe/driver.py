@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reqfold.conformance.harness.log_file import read_log
-from reqfold.conformance.probe.config_files import ConfigTemplate, write_config_files
+from reqfold.conformance.probe.config_files import ConfigFiles, ConfigTemplate
 from reqfold.conformance.probe.fake import ProbeFake
 from reqfold.conformance.probe.harness import HarnessProcess
 from reqfold.conformance.probe.logs import LogFinder, LogWatch, Mark
@@ -206,12 +206,19 @@ class ProbeDriver:
         self._library = (
             faketime_library() if "next-day" in settings.perturbations else None
         )
+        self.config_files = ConfigFiles(settings.templates)
 
     # ------------------------------------------------------------ the session
 
     def run(self) -> ProbeEvidence:
         """Run the first process(es), then the resumed one(s), then the
         perturbations' extra session; gather the evidence."""
+        try:
+            return self._session()
+        finally:  # interrupted too: the user's files are put back
+            self.evidence.notes.extend(self.config_files.restore())
+
+    def _session(self) -> ProbeEvidence:
         settings = self.settings
         first, resumed = list(settings.first_turns), list(settings.resumed_turns)
         compaction = "compaction" in settings.perturbations and settings.compact
@@ -388,7 +395,7 @@ class ProbeDriver:
         if next_day:
             record.clock_problem = self._clock_problem(argv)
         try:
-            write_config_files(settings.templates, values)
+            self.config_files.write(values)
         except OSError as error:
             record.start_error = f"a configuration template: {error.strerror or error}"
             return record

@@ -474,3 +474,54 @@ def test_the_next_day_is_not_judged_when_a_launcher_starts_a_static_program(
     assert line.startswith("skip"), result.stdout
     assert f"{static} (pid " in line
     assert "statically linked" in line
+
+
+def outside_config(destination: Path, *flags: str) -> list[str]:
+    """The tiny harness one process per turn, with a second template written
+    outside the working folder (the harness reads tiny.json)."""
+    return [*per_process(), "--config-template", f"{TEMPLATE}:{destination}", *flags]
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_config_destination_that_exists_outside_the_workdir_is_refused(
+    tmp_path: Path,
+) -> None:
+    mine = tmp_path / "settings.json"
+    mine.write_text("mine\n")
+    result = probe(*outside_config(mine))
+    assert result.returncode == 2
+    assert "exists outside the probe's working folder" in result.stderr
+    assert "--config-overwrite" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert mine.read_text() == "mine\n"
+
+
+@pytest.mark.spec("CHECK-3")
+def test_config_overwrite_puts_the_file_back_when_the_probe_ends(
+    tmp_path: Path,
+) -> None:
+    mine = tmp_path / "settings.json"
+    mine.write_text("mine\n")
+    result = probe(*outside_config(mine, "--config-overwrite"))
+    assert "run 3: 1 of 1 turn(s) fed, 1 handled" in result.stdout, result.stdout
+    assert mine.read_text() == "mine\n"
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_config_file_the_probe_made_outside_the_workdir_is_removed(
+    tmp_path: Path,
+) -> None:
+    made = tmp_path / "made.json"
+    result = probe(*outside_config(made))
+    assert "run 3: 1 of 1 turn(s) fed, 1 handled" in result.stdout, result.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_config_destination_in_a_missing_folder_outside_the_workdir_is_refused(
+    tmp_path: Path,
+) -> None:
+    result = probe(*outside_config(tmp_path / "new" / "deeper" / "c.json"))
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr
+    assert list(tmp_path.iterdir()) == []
