@@ -525,3 +525,14 @@ def test_a_config_destination_in_a_missing_folder_outside_the_workdir_is_refused
     assert result.returncode == 2
     assert "does not exist" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.spec("CACHE-2")
+def test_a_fresh_session_under_a_new_cache_key_is_said_to_start_a_new_partition() -> (
+    None
+):
+    result = probe(*per_process("--cache-key", "user_id"), "--perturb", "fresh-session")
+    line = perturbation(result.stdout, "fresh-session")
+    assert line.startswith("warn"), result.stdout
+    assert "starts a new cache partition: its user_id '" in line
+    assert "shares no opening" not in line
