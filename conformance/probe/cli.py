@@ -390,6 +390,25 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
     uses_dir = any("{log_dir}" in word for word in [*command, *(resume or [])])
     no_log = args.log_dir is None and args.log_glob is None and not uses_dir
     log_paced = args.drive == "lines" and args.ready is None
+    readiness = driving.get("ready_when")
+    if no_log and getattr(readiness, "kind", None) == "log":
+        raise ValueError(
+            "--ready-when log waits for the harness's log, and none is looked for:"
+            " give --log-dir DIR, --log-glob PATTERN or {log_dir} in --cmd"
+        )
+    if args.drive != "process":
+        for option, words in (("--cmd", command), ("--resume-cmd", resume or [])):
+            per_turn = [
+                name
+                for name in ("{prompt}", "{prompt_file}")
+                if any(name in word for word in words)
+            ]
+            if per_turn:
+                raise ValueError(
+                    f"{option} holds {per_turn[0]}, which is filled in only with"
+                    f" --drive process (a process per turn); --drive {args.drive}"
+                    " writes each turn to the harness's stdin"
+                )
     if no_log and log_paced:
         raise ValueError(
             "say where the harness writes its log: --log-dir DIR, --log-glob"

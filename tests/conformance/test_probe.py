@@ -253,6 +253,28 @@ def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revisio
         (["--cmd", CHAT, "--log-dir", __file__], f"--log-dir {__file__!r} is a file"),
         (["--cmd", CHAT, "--log-dir", "x", "--keep", "/proc/x/y"], "cannot be made"),
         (["--cmd", CHAT, "--log-dir", "x", "--base-url-suffix", "v1"], "starts with"),
+        (
+            [
+                *("--cmd", CHAT, "--drive", "jsonl", "--send", '{"m": "{prompt}"}'),
+                *("--turn-end", "type=end", "--ready-when", "log"),
+            ],
+            "--ready-when log waits for the harness's log, and none is looked for",
+        ),
+        (
+            ["--cmd", f"{CHAT} {{prompt}}", "--log-dir", "x"],
+            "--cmd holds {prompt}, which is filled in only with --drive process",
+        ),
+        (
+            [
+                "--cmd",
+                CHAT,
+                "--log-dir",
+                "x",
+                "--resume-cmd",
+                f"{CHAT} {{prompt_file}}",
+            ],
+            "--resume-cmd holds {prompt_file}",
+        ),
     ],
 )
 def test_bad_arguments_exit_two_with_one_line_and_no_traceback(
