@@ -164,10 +164,10 @@ def _turn_check(run: RunRecord, *, has_log: bool = True) -> Check:
             else f"{run.handled} of {run.planned} turn(s) handled"
         )
     if silent:
+        where = " in the log" if has_log else ""
         problems.append(
-            "turn(s) "
-            + ", ".join(map(str, silent))
-            + " ended in the log without a request reaching the provider"
+            f"turn(s) {', '.join(map(str, silent))} of {run.name} ended{where}"
+            " without a request reaching the provider"
         )
     if problems and run.exit_status == 0:
         problems.append("(the harness exited 0 all the same)")

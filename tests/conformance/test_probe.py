@@ -411,8 +411,8 @@ def test_a_harness_whose_provider_calls_fail_fails_though_it_exits_zero() -> Non
     assert result.returncode == 1, out + result.stderr
     assert "run 1: 3 of 3 turn(s) fed, 3 handled, 0 request(s); exit status 0" in out
     assert (
-        "turn(s) 1, 2, 3 ended in the log without a request reaching the provider"
-        in out
+        "turn(s) 1, 2, 3 of run 1 ended in the log without a request reaching the"
+        " provider" in out
     )
     assert "(the harness exited 0 all the same)" in out
 

@@ -536,3 +536,22 @@ def test_a_fresh_session_under_a_new_cache_key_is_said_to_start_a_new_partition(
     assert line.startswith("warn"), result.stdout
     assert "starts a new cache partition: its user_id '" in line
     assert "shares no opening" not in line
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_turn_with_no_request_and_no_log_names_its_run_and_no_log() -> None:
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn {{prompt}}",
+        "--next-cmd",
+        f"{shlex.quote(sys.executable)} -c pass",  # exits 0, sends nothing
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+    )
+    out = result.stdout
+    assert result.returncode == 1, out
+    for run in ("run 2", "run 3"):
+        assert f"turn(s) 1 of {run} ended without a request reaching the" in out
+    assert "in the log" not in out
