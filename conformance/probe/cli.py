@@ -40,6 +40,7 @@ from reqfold.conformance.probe.cache import (
 from reqfold.conformance.probe.config_files import (
     check_destinations,
     parse_config_template,
+    unknown_placeholders,
 )
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
@@ -515,6 +516,15 @@ def _probe(args: argparse.Namespace, settings: ProbeSettings) -> int:
             f" ({'; '.join(where)})",
             flush=True,
         )
+        for template in settings.templates:
+            unknown = unknown_placeholders(template)
+            if unknown:
+                print(
+                    f"note: --config-template {template.source} holds"
+                    f" {', '.join(unknown)}, not a placeholder (only {{base_url}},"
+                    " {api_key}, {model} and {workdir} are filled in): left as"
+                    " it is"
+                )
         driver = ProbeDriver(settings, fake)
         with _stopping(driver):
             evidence = driver.run()

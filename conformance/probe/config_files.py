@@ -18,6 +18,7 @@ when it ends (`ConfigFiles.restore`).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,17 @@ def parse_config_template(spec: str) -> ConfigTemplate:
             f"--config-template {source!r} cannot be read: {reason}"
         ) from None
     return ConfigTemplate(source, text, destination)
+
+
+_LOOKS_LIKE_A_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def unknown_placeholders(template: ConfigTemplate) -> list[str]:
+    """The ``{word}``s in a template's text or DEST that look like
+    placeholders but are none (``{apikey}``, ``{nope}``): left as they are,
+    which is worth a note (pure)."""
+    found = _LOOKS_LIKE_A_PLACEHOLDER.findall(template.text + template.destination)
+    return sorted({f"{{{name}}}" for name in found if name not in TEMPLATE_NAMES})
 
 
 def render(template: ConfigTemplate, values: Mapping[str, str]) -> tuple[str, str]:

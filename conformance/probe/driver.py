@@ -397,7 +397,10 @@ class ProbeDriver:
         try:
             self.config_files.write(values)
         except OSError as error:
-            record.start_error = f"a configuration template: {error.strerror or error}"
+            record.start_error = (
+                f"the configuration file {error.filename or '?'} cannot be"
+                f" written: {error.strerror or error}"
+            )
             return record
         readiness = settings.ready_when
         process = HarnessProcess(

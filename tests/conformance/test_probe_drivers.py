@@ -555,3 +555,34 @@ def test_a_turn_with_no_request_and_no_log_names_its_run_and_no_log() -> None:
     for run in ("run 2", "run 3"):
         assert f"turn(s) 1 of {run} ended without a request reaching the" in out
     assert "in the log" not in out
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_config_file_that_cannot_be_written_is_named() -> None:
+    args = per_process()
+    args[args.index(f"{TEMPLATE}:tiny.json")] = f"{TEMPLATE}:README.md/tiny.json"
+    result = probe(*args)
+    assert result.returncode == 3, result.stdout
+    assert re.search(
+        r"run 1: not started \(the configuration file /\S+/work/README\.md/tiny\.json"
+        r" cannot be written: ",
+        result.stdout,
+    ), result.stdout
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_template_word_that_is_no_placeholder_gets_a_note_naming_it(
+    tmp_path: Path,
+) -> None:
+    template = tmp_path / "tiny.json.template"
+    template.write_text(
+        '{"baseUrl": "{base_url}", "apiKey": "{api_key}", "note": "{apikey} {nope}"}'
+    )
+    args = per_process()
+    args[args.index(f"{TEMPLATE}:tiny.json")] = f"{template}:tiny.json"
+    result = probe(*args)
+    assert (
+        f"note: --config-template {template} holds {{apikey}}, {{nope}}, not a"
+        " placeholder" in result.stdout
+    ), result.stdout
+    assert "run 3: 1 of 1 turn(s) fed, 1 handled" in result.stdout
