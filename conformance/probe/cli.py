@@ -612,7 +612,9 @@ def _report(
             name = check.id.removeprefix("perturb/")
             print(f"  {name}: {check.outcome.value} {check.message}")
     rows = timeline(evidence)
-    if alone:
+    if not rows and (evidence.runs or evidence.fresh_runs) and startup is None:
+        print("\nno request reached the fake: there is no cache to judge")
+    elif alone:
         print(
             "\nno session log looked for (no --log-dir, --log-glob or {log_dir}):"
             " the cache is judged from the requests alone (docs/cache.md)\n"

@@ -461,3 +461,13 @@ def test_turns_can_be_paced_by_the_harness_prompt_instead_of_the_log() -> None:
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
     assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s)" in out
+
+
+@pytest.mark.spec("CACHE-2")
+def test_the_turn_by_turn_table_shows_the_fresh_session_s_request() -> None:
+    result = probe(
+        "--cmd", f"{CHAT} --log-dir {{log_dir}}", "--perturb", "fresh-session"
+    )
+    table = result.stdout.split("Cache, turn by turn", 1)[1].split("total:", 1)[0]
+    assert re.search(r"^  run 2\s+4\s+#3\s", table, re.M), result.stdout
+    assert "run 2 (fresh session): 1 of 1 turn(s) fed" in result.stdout

@@ -586,3 +586,20 @@ def test_a_template_word_that_is_no_placeholder_gets_a_note_naming_it(
         " placeholder" in result.stdout
     ), result.stdout
     assert "run 3: 1 of 1 turn(s) fed, 1 handled" in result.stdout
+
+
+@pytest.mark.spec("CHECK-3")
+def test_no_request_at_all_is_said_instead_of_an_empty_cache_judgement() -> None:
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{shlex.quote(sys.executable)} -c pass",
+        "--base-url-env",
+        "TINY_BASE_URL",
+    )
+    out = result.stdout
+    assert result.returncode == 1, out
+    assert "no request reached the fake: there is no cache to judge" in out
+    assert "timeline:" not in out
+    assert "cache judgement" not in out
