@@ -13,6 +13,7 @@ Bowtie's distinction between a wrong answer and a broken implementation:
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Final
 
 
 class Outcome(StrEnum):
@@ -33,3 +34,6 @@ MARKS = {
     Outcome.SKIP: "skip ",
 }
 """How each outcome is shown at the start of a result line (five columns)."""
+
+NOT_COVERED: Final = "not covered: "
+"""How the message of a skipped scenario run (one not covered) begins."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 SUITE_STYLES = ("0", "1", "31", "32", "33", "35", "1;31", "1;32", "1;33", "1;35")
-"""The SGR styles the suite colours its own output with (`run.summary.paint`)."""
+"""The SGR styles the suite colours its own output with (`summary.paint`)."""
 
 SUITE_SEQUENCES = ("\r\x1b[K", *(f"\x1b[{style}m" for style in SUITE_STYLES))
 """Control sequences the suite itself writes (the progress bar's "back to the

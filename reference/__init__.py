@@ -2,7 +2,7 @@
 
 The codec (`reqfold.reference.header`, `reqfold.reference.writer`) and the session log
 (`reqfold.reference.session_log`, `reqfold.reference.messages`) are pure; persistence
-(`reference.jsonl`) and the adapter (`reference.adapter`) are thin shells.
+(`reference.shells.jsonl`) and the adapters (`reference.shells`) are thin shells.
 """
 
 from reqfold.reference.errors import (

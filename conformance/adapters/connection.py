@@ -45,7 +45,6 @@ from reqfold.conformance.adapters.pipes import (
     MAX_PENDING_LINES,
     MAX_RESPONSE_BYTES,
 )
-from reqfold.conformance.codec.values import encode_json
 from reqfold.conformance.errors import (
     AdapterCrashed,
     AdapterError,
@@ -55,6 +54,7 @@ from reqfold.conformance.errors import (
     VersionMismatch,
 )
 from reqfold.conformance.interrupts import signals_deferred, stop_requested
+from reqfold.conformance.json_text.values import encode_json
 from reqfold.reference.json_values import JsonObject
 
 PROTOCOL_VERSION = 1

@@ -1,8 +1,8 @@
 """The reference in process, behind the same interface as a child process.
 
 `DirectConnection` answers the codec methods (part 1 of
-docs/adapter-protocol.md) by calling `reqfold.reference.adapter.dispatch`.
-`InProcessHarness` runs `reqfold.reference.harness_adapter.HarnessServer` on an
+docs/adapter-protocol.md) by calling `reqfold.reference.shells.adapter.dispatch`.
+`InProcessHarness` runs `reqfold.reference.shells.harness_adapter.HarnessServer` on an
 asyncio event loop in a thread of its own and speaks to it with plain
 calls: a request is a coroutine run on that loop, a notification goes
 through a queue. It answers what ``python -m reqfold.reference.harness_adapter``
@@ -31,7 +31,7 @@ class DirectConnection:
     """The in-process reference behind the `Connection` interface."""
 
     def __init__(self) -> None:
-        from reqfold.reference import adapter
+        from reqfold.reference.shells import adapter
 
         self._adapter = adapter
 
@@ -59,7 +59,7 @@ class InProcessHarness:
     """The reference's harness adapter on a private event loop thread."""
 
     def __init__(self, *, timeout: float = 10.0, loop_class: Any = None) -> None:
-        from reqfold.reference import adapter, harness_adapter
+        from reqfold.reference.shells import adapter, harness_adapter
 
         self.timeout = timeout
         self._rpc_error = adapter.RpcError

@@ -16,7 +16,7 @@ import re
 import reprlib
 from typing import Any
 
-from reqfold.conformance.codec.values import load_json
+from reqfold.conformance.json_text.values import load_json
 from reqfold.reference.json_values import JsonObject, has_lone_surrogate
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")

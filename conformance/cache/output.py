@@ -7,8 +7,8 @@ from typing import Any
 
 from reqfold.conformance.cache.model import CacheJudgement
 from reqfold.conformance.outcomes import MARKS, Outcome
-from reqfold.conformance.run.summary import verdict_line
-from reqfold.conformance.run.verdict import Check, verdict_text
+from reqfold.conformance.summary import verdict_line
+from reqfold.conformance.verdict import Check, verdict_text
 
 CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3
 NO_VERDICT_REASONS = {NO_VERDICT: "no request the fake answered"}

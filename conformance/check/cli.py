@@ -64,9 +64,9 @@ def add_arguments_for(
     """
     _add_log_arguments(parser)
     if words is None or _may_use_other_options(parser, words):
-        from reqfold.conformance.cache import cli as cache_cli
+        from reqfold.conformance.cache import options as cache_options
 
-        cache_cli.add_arguments(parser)
+        cache_options.add_arguments(parser)
 
 
 def _may_use_other_options(
@@ -124,10 +124,10 @@ def _add_log_arguments(parser: argparse.ArgumentParser) -> None:
 def _judge_the_cache(args: argparse.Namespace) -> int:
     """``--requests`` alone: the cache judgement, imported now. A command
     line parsed without its options gave none of them: their defaults."""
-    from reqfold.conformance.cache import cli as cache_cli
+    from reqfold.conformance.cache import cli as cache_cli, options as cache_options
 
     defaults = argparse.ArgumentParser(add_help=False)
-    cache_cli.add_arguments(defaults)
+    cache_options.add_arguments(defaults)
     for name, value in vars(defaults.parse_args([])).items():
         if not hasattr(args, name):
             setattr(args, name, value)
@@ -383,7 +383,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _colour_wanted() -> bool:
     """A terminal's verdict is coloured as ``reqfold run``'s (NO_COLOR aside)."""
-    from reqfold.conformance.run.summary import colour_wanted
+    from reqfold.conformance.summary import colour_wanted
 
     return colour_wanted(sys.stdout, os.environ)
 

@@ -33,7 +33,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from reqfold.conformance.check.findings import MISSING, SHOULD, Finding, finding
-from reqfold.conformance.codec import judge_equal
+from reqfold.conformance.json_text import judge_equal
 from reqfold.reference.errors import CodecError, DeltaBeforeSnapshot, MalformedDelta
 from reqfold.reference.header import (
     SNAPSHOT_REASONS,
@@ -202,7 +202,7 @@ def fold_equal(a: Any, b: Any, depth: int = 3) -> bool:
     (finite numbers, no lone surrogate: the fast fold and the reference
     refuse others), so equal compact encodings mean equal values; encodings
     that differ may still be equal values (``1`` and ``1.0``), which the
-    judge's own comparison (`reqfold.conformance.codec.judge_equal`) then decides.
+    judge's own comparison (`reqfold.conformance.json_text.judge_equal`) then decides.
     """
     if a is b:
         return True

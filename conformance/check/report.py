@@ -182,7 +182,7 @@ def render_text(report: FileReport, *, colour: bool = False) -> str:
         )
     verdict = VERDICTS[report.outcome]
     if colour:
-        from reqfold.conformance.run.summary import verdict_words
+        from reqfold.conformance.summary import verdict_words
 
         verdict = verdict_words(report.status, verdict, colour=True)
     lines = [f"{report.path}: {verdict}: " + "; ".join(parts)]

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from reqfold.conformance.codec.values import values_equal
+from reqfold.conformance.json_text.values import values_equal
 from reqfold.conformance.rules import Rule
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision

@@ -35,7 +35,7 @@ from reqfold.conformance.codec.cases import CORE, PROFILES, STRICT
 from reqfold.conformance.codec.runner import CaseResult, VectorReport, run_vectors
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.outcomes import MARKS, Outcome
-from reqfold.conformance.run.output import ReaderMayLeave
+from reqfold.conformance.output import ReaderMayLeave
 from reqfold.reference.revisions import Revision, parse_revision
 
 
@@ -116,7 +116,7 @@ def _print_summary(
     print(report.profile_line(STRICT))
     status = report.exit_status(strict=strict)
     # the words of every tool: reqfold run's one function
-    from reqfold.conformance.run.verdict import Check, verdict_text
+    from reqfold.conformance.verdict import Check, verdict_text
 
     counted = [
         Check(
@@ -155,7 +155,7 @@ def _print_summary(
 
 def _print_verdict(status: int, verdict: str) -> None:
     """The last line, coloured on a terminal (``NO_COLOR`` aside)."""
-    from reqfold.conformance.run.summary import colour_wanted, verdict_line
+    from reqfold.conformance.summary import colour_wanted, verdict_line
 
     colour = colour_wanted(sys.stdout, os.environ)
     print(verdict_line(status, verdict, colour=colour), flush=True)

@@ -41,7 +41,7 @@ from reqfold.conformance.codec.loading import (
     stray_files,
     vector_files,
 )
-from reqfold.conformance.codec.values import (
+from reqfold.conformance.json_text.values import (
     DOUBLE_EXACT,
     encode_json,
     load_json,

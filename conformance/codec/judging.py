@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from reqfold.conformance.codec.cases import VectorCase
-from reqfold.conformance.codec.values import encode_json, values_equal
+from reqfold.conformance.json_text.values import encode_json, values_equal
 from reqfold.conformance.quoting import MAX_TEXT, bounded
 from reqfold.reference.json_values import JsonValue
 

@@ -25,7 +25,7 @@ from reqfold.conformance.codec.cases import (
     VectorCase,
     VectorError,
 )
-from reqfold.conformance.codec.values import encode_json, load_json
+from reqfold.conformance.json_text.values import encode_json, load_json
 from reqfold.conformance.loaded_files import LoadedFiles, file_bytes
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision

@@ -73,8 +73,8 @@ from reqfold.conformance.codec.runner import (
     MAX_TIMEOUTS_IN_A_ROW,
     judged_profiles,
 )
-from reqfold.conformance.codec.values import encode_json, values_equal
 from reqfold.conformance.errors import AdapterTimeout
+from reqfold.conformance.json_text.values import encode_json, values_equal
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.quoting import bounded
 from reqfold.reference.json_values import JsonObject, JsonValue, copy_json

@@ -54,9 +54,6 @@ METHOD_FEATURES: Final[Mapping[str, str]] = {
 """Harness methods whose every use is optional: refusing one as not
 supported means its feature is missing."""
 
-NOT_COVERED: Final = "not covered: "
-"""How the message of a scenario run that was not covered begins."""
-
 NOT_SUPPORTED: Final = -32003
 """The JSON-RPC error code an adapter answers for a method (or a use of
 one, such as a seed or a contributor seam) its harness does not support."""

@@ -50,14 +50,13 @@ from reqfold.conformance.harness.driver import (
 )
 from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.harness.features import (
-    NOT_COVERED,
     declared_features,
     missing_features,
     not_declared_reason,
 )
 from reqfold.conformance.harness.results import BROKEN_RUN, CheckResult, level_of
 from reqfold.conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
-from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.outcomes import NOT_COVERED, Outcome
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 

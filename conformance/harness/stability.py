@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from reqfold.conformance.codec.judge_equal import same_json
 from reqfold.conformance.harness.results import Judge
+from reqfold.conformance.json_text.judge_equal import same_json
 from reqfold.fakes import CapturedRequest
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.reconstruct import (

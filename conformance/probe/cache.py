@@ -20,7 +20,7 @@ from reqfold.conformance.cache import (
 )
 from reqfold.conformance.cache.model import ProcessKind
 from reqfold.conformance.probe.driver import ProbeEvidence
-from reqfold.conformance.run.verdict import Check
+from reqfold.conformance.verdict import Check
 from reqfold.fakes import CapturedRequest, dump_captured_request
 from reqfold.fakes.jsontypes import JsonObject
 

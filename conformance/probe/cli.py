@@ -28,8 +28,9 @@ from typing import Final
 
 from reqfold.conformance.adapters.lifecycle import timeout_problem
 from reqfold.conformance.cache import render_text
-from reqfold.conformance.cache.cli import add_gate_arguments
+from reqfold.conformance.cache.options import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
+from reqfold.conformance.options import add_show_argument
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.cache import (
     cache_alone,
@@ -68,8 +69,7 @@ from reqfold.conformance.probe.styles import (
 )
 from reqfold.conformance.probe.turns import RESUME_MARK, plan_turns, split_command
 from reqfold.conformance.probe.workdir import create_workdir
-from reqfold.conformance.run.options import add_show_argument
-from reqfold.conformance.run.summary import (
+from reqfold.conformance.summary import (
     check_lines,
     colour_wanted,
     count_text,
@@ -77,14 +77,14 @@ from reqfold.conformance.run.summary import (
     rule_lines,
     verdict_line,
 )
-from reqfold.conformance.run.verdict import (
+from reqfold.conformance.terminal_text import printable
+from reqfold.conformance.verdict import (
     NO_VERDICT,
     Check,
     exit_status,
     rule_table,
     verdict_text,
 )
-from reqfold.conformance.terminal_text import printable
 from reqfold.conformance.written_files import fresh_folder
 from reqfold.fakes import PROFILES, get_profile
 from reqfold.reference.revisions import Revision

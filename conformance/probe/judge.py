@@ -42,7 +42,7 @@ from reqfold.conformance.probe.perturb import (
     judge_fresh_session,
     judge_resume,
 )
-from reqfold.conformance.run.verdict import Check
+from reqfold.conformance.verdict import Check
 from reqfold.reference.revisions import LATEST, Revision
 
 PART = "probe"

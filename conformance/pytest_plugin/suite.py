@@ -142,7 +142,7 @@ class SuitePlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "teardown" or not report.nodeid.startswith("reqfold::"):
             return
-        from reqfold.conformance.run.verdict import Check
+        from reqfold.conformance.verdict import Check
 
         properties = report.user_properties
         rules = tuple(
@@ -167,7 +167,7 @@ class SuitePlugin:
     def verdict_line(self) -> str:
         """``reqfold verdict: ...`` in the words of ``reqfold run`` (one
         vocabulary for every tool), over the reqfold items that ran."""
-        from reqfold.conformance.run.verdict import (
+        from reqfold.conformance.verdict import (
             NO_VERDICT,
             exit_status,
             verdict_text,
@@ -214,7 +214,7 @@ class SuitePlugin:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from reqfold.conformance.run.verdict import render_table, rule_table
+        from reqfold.conformance.verdict import render_table, rule_table
 
         plan = self.state.made_plan()
         if plan is None or plan.error is not None:

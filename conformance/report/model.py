@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from reqfold.conformance.outcomes import Outcome
-from reqfold.conformance.run.verdict import Check, rule_table, status_of
+from reqfold.conformance.verdict import Check, rule_table, status_of
 from reqfold.reference.json_values import JsonObject, JsonValue
 
 FORMAT = "reqfold-run/1"

@@ -4,6 +4,13 @@ Stricter than `json.loads`: ``NaN`` and ``Infinity`` are not JSON values,
 and a member given twice would be read as its last value, so both are
 refused with a ValueError saying which; so is nesting too deep for the
 parser (a ValueError, never a RecursionError escaping to the caller).
+
+One of three strict JSON readers, each kept for a real difference: this one
+refuses a file at its first problem, in words `reqfold compare` prints;
+`reqfold.conformance.check.strict_json` reads a log on, recording every
+JSON-1 problem so the checker can name each; `reqfold.fakes.strict_json`
+answers a request body as a provider would (and the fakes import nothing of
+the suite).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from reqfold.conformance.cache import ProcessStart, calls_from_records, judge_cache
 from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.report.model import RequestPoint, ScenarioTrace
-from reqfold.conformance.run.verdict import Check
+from reqfold.conformance.verdict import Check
 
 EXTENDS = ("append", "repeat")
 

@@ -13,7 +13,7 @@ instead). What runs follows what ``initialize`` declares:
   against the fake provider on 127.0.0.1 and judged.
 
 The output ends with the rules with a problem, the problems and ONE
-verdict (`reqfold.conformance.run.summary`), coloured on a terminal; a
+verdict (`reqfold.conformance.summary`), coloured on a terminal; a
 progress bar on stderr while it works, when stderr is a terminal. Reports
 (docs/reports.md) are written on request: ``--report-json`` (format
 ``reqfold-run/1``, with a JSON Schema), ``--junit``, ``--report-md`` and
@@ -62,10 +62,10 @@ from reqfold.conformance.interrupts import (
     commit_verdict,
     run_guarded,
 )
+from reqfold.conformance.options import add_show_argument
 from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.output import ReaderMayLeave
 from reqfold.conformance.report.model import STATUSES
-from reqfold.conformance.run.options import add_show_argument
-from reqfold.conformance.run.output import ReaderMayLeave
 from reqfold.conformance.run.parts import (
     run_property_part,
     run_scenario_part,
@@ -80,7 +80,8 @@ from reqfold.conformance.run.reporting import (
     unseen_expected,
     write_reports,
 )
-from reqfold.conformance.run.summary import (
+from reqfold.conformance.snapshots import options as snapshots
+from reqfold.conformance.summary import (
     check_lines,
     colour_wanted,
     count_text,
@@ -89,7 +90,7 @@ from reqfold.conformance.run.summary import (
     rule_lines,
     verdict_line,
 )
-from reqfold.conformance.run.verdict import (
+from reqfold.conformance.verdict import (
     NO_VERDICT,
     Check,
     exit_status,
@@ -97,7 +98,6 @@ from reqfold.conformance.run.verdict import (
     status_of,
     verdict_text,
 )
-from reqfold.conformance.snapshots import options as snapshots
 from reqfold.reference.revisions import Revision, parse_revision
 
 if TYPE_CHECKING:
@@ -491,7 +491,7 @@ def _write_reports(
 def _shower(mode: str, expected: Mapping[str, str]) -> Callable[[Check], None]:
     """With ``--show all``, every check is printed as it comes; otherwise
     nothing is, and the problems are printed at the end, above the verdict
-    (`reqfold.conformance.run.summary`), where they are still on screen."""
+    (`reqfold.conformance.summary`), where they are still on screen."""
 
     def show(check: Check) -> None:
         if mode == "all":

@@ -26,7 +26,7 @@ from reqfold.conformance.report.reproduction import (
     vector_reproduction,
 )
 from reqfold.conformance.run.record import PROBLEM_OUTCOMES, RunRecord
-from reqfold.conformance.run.verdict import Check
+from reqfold.conformance.verdict import Check
 from reqfold.conformance.written_files import fresh_folder
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision

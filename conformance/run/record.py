@@ -21,7 +21,7 @@ from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.report.model import Reproduction
 from reqfold.conformance.run.progress import Progress
 from reqfold.conformance.run.recording import Recorder
-from reqfold.conformance.run.verdict import Check
+from reqfold.conformance.verdict import Check
 
 PROBLEM_OUTCOMES = (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
 """The outcomes a run lists as they come (and a reproduction is built for)."""

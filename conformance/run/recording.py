@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from reqfold.conformance.adapters.connection import Connection
-from reqfold.conformance.codec.values import encode_json
+from reqfold.conformance.json_text.values import encode_json
 from reqfold.reference.json_values import JsonObject
 
 LIMIT = 4096

@@ -16,7 +16,7 @@ from typing import Any
 from reqfold.conformance.harness.scenarios import load_scenarios
 from reqfold.conformance.interrupts import say_stderr
 from reqfold.conformance.run.record import RunRecord
-from reqfold.conformance.run.verdict import status_of
+from reqfold.conformance.verdict import status_of
 from reqfold.conformance.written_files import write_whole
 
 REPORTS = {

@@ -1,6 +1,6 @@
 """Session files for loop instances: start one, or reopen one to resume.
 
-A thin layer over `reqfold.reference.jsonl`: `create_session_file` writes the
+A thin layer over `reqfold.reference.shells.jsonl`: `create_session_file` writes the
 storage line (JSONL-1) and returns an empty `SessionLog` with the writer
 that persists every append; `open_session_file` loads a file (refusing a
 torn tail, JSONL-5) and returns the seeded log (LOG-6) with a writer that
@@ -17,9 +17,13 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from reqfold.reference.json_values import JsonObject
-from reqfold.reference.jsonl import JsonlWriter, load_session_file, make_storage_line
 from reqfold.reference.revisions import LATEST, Revision
 from reqfold.reference.session_log import SessionLog
+from reqfold.reference.shells.jsonl import (
+    JsonlWriter,
+    load_session_file,
+    make_storage_line,
+)
 
 
 def create_session_file(

@@ -74,7 +74,7 @@ def test_httpx_command_line_still_loads_when_asked_for() -> None:
 HARNESS_ADAPTER = """
 import os, sys
 sys.stdin = open(os.devnull)  # no request: the adapter starts and ends
-from reqfold.reference.harness_adapter import main
+from reqfold.reference.shells.harness_adapter import main
 assert main([]) == 0
 """
 """`python -m reqfold.reference.harness_adapter`'s entry point, given no request."""

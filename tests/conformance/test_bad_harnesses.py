@@ -2,7 +2,7 @@
 
 Each module in ``bad_harnesses/`` is the reference harness with one
 realistic bug (a subclass of `reqfold.reference.loop.AgentLoop` or of
-`reqfold.reference.harness_adapter.HarnessServer`, or one function patched), run
+`reqfold.reference.shells.harness_adapter.HarnessServer`, or one function patched), run
 as a real child process exactly as a harness in another language would be:
 ``reqfold run --impl "python bad_harnesses/NAME.py" --only scenarios
 --scenario ID``. The gallery below says, per harness, the scenario that

@@ -10,9 +10,9 @@ import pytest
 
 from reqfold.conformance.check import check_lines, read_captures
 from reqfold.fakes import FakeProvider, FakeTransport, dump_captured_request
-from reqfold.reference.jsonl import dump_line, make_storage_line
 from reqfold.reference.loop import AgentLoop, ChatCompletionsClient, counter_clock
 from reqfold.reference.session_log import SessionLog
+from reqfold.reference.shells.jsonl import dump_line, make_storage_line
 
 USER = {"kind": "user"}
 

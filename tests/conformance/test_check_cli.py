@@ -440,7 +440,7 @@ def test_a_requests_file_that_cannot_be_read_is_named_as_such() -> None:
 
 APPENDER = r"""
 import json, sys, time
-from reqfold.reference.jsonl import dump_line, make_storage_line
+from reqfold.reference.shells.jsonl import dump_line, make_storage_line
 path = sys.argv[1]
 with open(path, "a", encoding="utf-8") as log:
     log.write(dump_line(make_storage_line("grows", 0, revision="session-prefix")))

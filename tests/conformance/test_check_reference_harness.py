@@ -13,7 +13,6 @@ from messages import user
 
 from reqfold.conformance.check import check_lines, read_captures
 from reqfold.fakes import FakeProvider, FakeTransport, dump_captured_request
-from reqfold.reference.jsonl import dump_line, make_storage_line
 from reqfold.reference.loop import (
     AgentLoop,
     ChatCompletionsClient,
@@ -21,6 +20,7 @@ from reqfold.reference.loop import (
     counter_clock,
 )
 from reqfold.reference.revisions import Revision
+from reqfold.reference.shells.jsonl import dump_line, make_storage_line
 
 
 @pytest.mark.slow

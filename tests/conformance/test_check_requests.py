@@ -18,9 +18,9 @@ from reqfold.conformance.check.findings import SHOULD, finding
 from reqfold.conformance.check.log_rules import LogChecker
 from reqfold.conformance.check.reconstruction import first_difference
 from reqfold.conformance.check.turn_rules import OpenStep
-from reqfold.reference.jsonl import dump_line, make_storage_line
 from reqfold.reference.request import build_chat_body, request_messages
 from reqfold.reference.session_log import SessionLog
+from reqfold.reference.shells.jsonl import dump_line, make_storage_line
 
 FIXTURES = Path(__file__).parent / "check_fixtures"
 LOG = FIXTURES / "valid" / "session-prefix.jsonl"

@@ -27,10 +27,10 @@ from reqfold.reference.header import (
     diff_header,
 )
 from reqfold.reference.json_values import check_json_value
-from reqfold.reference.jsonl import dump_line, make_storage_line
 from reqfold.reference.request import build_chat_body, request_messages
 from reqfold.reference.revisions import Revision
 from reqfold.reference.session_log import SessionLog
+from reqfold.reference.shells.jsonl import dump_line, make_storage_line
 from reqfold.reference.writer import record_header
 
 NAMES = ("grep", "list_dir", "read_file", "write_file")

@@ -39,7 +39,7 @@ from reqfold.conformance.harness.features import (
 )
 from reqfold.conformance.harness.scenarios import Scenario, load_scenarios
 from reqfold.conformance.outcomes import Outcome
-from reqfold.conformance.run.verdict import (
+from reqfold.conformance.verdict import (
     CONFORMANT,
     Check,
     exit_status,
@@ -47,8 +47,8 @@ from reqfold.conformance.run.verdict import (
 )
 from reqfold.fakes import FakeProvider
 from reqfold.fakes.server import running_server
-from reqfold.reference import harness_adapter
 from reqfold.reference.revisions import Revision
+from reqfold.reference.shells import harness_adapter
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTIAL = Path(__file__).parent / "partial_harnesses"

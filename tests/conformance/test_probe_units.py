@@ -18,7 +18,7 @@ from reqfold.conformance.probe.turns import (
     plan_turns,
     split_command,
 )
-from reqfold.conformance.run.verdict import Check, exit_status, verdict_text
+from reqfold.conformance.verdict import Check, exit_status, verdict_text
 from reqfold.fakes import CapturedRequest
 from reqfold.reference.revisions import Revision
 

@@ -33,7 +33,7 @@ from reqfold.conformance.report.reproduction import first_difference
 from reqfold.conformance.report.suite import digest_files
 from reqfold.conformance.run.progress import Progress, progress_line
 from reqfold.conformance.run.recording import LIMIT, Recorder
-from reqfold.conformance.run.verdict import (
+from reqfold.conformance.verdict import (
     BROKEN,
     CONFORMANT,
     Check,

@@ -19,7 +19,7 @@ from reqfold.conformance.report.markdown import render_markdown
 from reqfold.conformance.report.model import RunReport, build_report
 from reqfold.conformance.report.notes import split_notes
 from reqfold.conformance.report.suite import digest_files
-from reqfold.conformance.run.verdict import Check, exit_status, verdict_text
+from reqfold.conformance.verdict import Check, exit_status, verdict_text
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILE = "strict input validation: 340 of 340 pass, claimed"

@@ -26,7 +26,7 @@ from cli_in_process import reqfold_here
 from reqfold.conformance.harness.scenarios import load_scenarios
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.run import cli as run_cli
-from reqfold.conformance.run.verdict import (
+from reqfold.conformance.verdict import (
     BROKEN,
     CONFORMANT,
     NO_VERDICT,

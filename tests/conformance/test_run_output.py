@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reqfold.conformance.run.output import ReaderMayLeave
+from reqfold.conformance.output import ReaderMayLeave
 
 
 class LeftPipe(io.StringIO):

@@ -20,7 +20,7 @@ import pytest
 from cli_in_process import reqfold_here
 
 from reqfold.conformance.outcomes import Outcome
-from reqfold.conformance.run.summary import (
+from reqfold.conformance.summary import (
     colour_wanted,
     count_text,
     kept_lines,
@@ -28,7 +28,7 @@ from reqfold.conformance.run.summary import (
     rule_lines,
     verdict_line,
 )
-from reqfold.conformance.run.verdict import BROKEN, CONFORMANT, Check, rule_table
+from reqfold.conformance.verdict import BROKEN, CONFORMANT, Check, rule_table
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "conformance" / "bad_harnesses"
@@ -307,7 +307,7 @@ def test_on_a_narrow_terminal_each_progress_line_fits_and_says_its_part() -> Non
 
 
 def test_the_suites_colours_pass_the_escaping_stream_and_nothing_else_does() -> None:
-    from reqfold.conformance.run.summary import paint
+    from reqfold.conformance.summary import paint
     from reqfold.conformance.terminal_text import EscapingStream
 
     inner = io.StringIO()

@@ -223,7 +223,7 @@ def test_a_result_that_cannot_be_written_is_an_internal_error_not_a_crash(
 ) -> None:
     serve_a_bug = (
         "import functools, sys\n"
-        "from reference import adapter\n"
+        "from reqfold.reference.shells import adapter\n"
         f"adapter.METHODS['codec/equals'] = lambda params: {result}\n"
         "raise SystemExit(adapter.main())\n"
     )

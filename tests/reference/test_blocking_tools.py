@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from reqfold.reference.adapter import RpcError
-from reqfold.reference.harness_params import (
+from reqfold.reference.loop import AbortSignal
+from reqfold.reference.loop.contexts import ToolContext
+from reqfold.reference.shells.adapter import RpcError
+from reqfold.reference.shells.harness_params import (
     BLOCK,
     ToolBlocked,
     ToolScript,
     tool_specs_param,
 )
-from reqfold.reference.loop import AbortSignal
-from reqfold.reference.loop.contexts import ToolContext
 
 
 def spec(*results: Any) -> dict[str, Any]:

@@ -25,12 +25,12 @@ from reqfold.conformance.adapters.connection import StdioConnection
 from reqfold.conformance.errors import AdapterCrashed
 from reqfold.fakes import FakeProvider, Reply, ToolCall
 from reqfold.fakes.server import running_server
-from reqfold.reference.adapter import RpcError
-from reqfold.reference.harness_adapter import STATE_ERROR, HarnessServer
-from reqfold.reference.jsonl import load_session_file
 from reqfold.reference.loop import AgentLoop
 from reqfold.reference.reconstruct import compare_with_captures
 from reqfold.reference.revisions import Revision
+from reqfold.reference.shells.adapter import RpcError
+from reqfold.reference.shells.harness_adapter import STATE_ERROR, HarnessServer
+from reqfold.reference.shells.jsonl import load_session_file
 
 WAIT_SECONDS = 20
 """The most a test waits for a notification before it fails (not a sleep)."""

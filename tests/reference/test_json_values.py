@@ -1,6 +1,6 @@
 """JSON values: what is one, how two compare, how they copy and serialize.
 
-The last tests hold the judge's comparison (conformance/codec/judge_equal.py)
+The last tests hold the judge's comparison (conformance/json_text/judge_equal.py)
 and the reference's `json_equal` to each other on generated values, so a
 defect in either shows up as a disagreement.
 """
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from rejections import rejects
 
-from reqfold.conformance.codec.judge_equal import same_json
+from reqfold.conformance.json_text.judge_equal import same_json
 from reqfold.reference.errors import NotJsonValue
 from reqfold.reference.json_values import (
     _plainly_json,

@@ -16,14 +16,14 @@ from reqfold.reference.errors import (
     PersistenceError,
     TornTail,
 )
-from reqfold.reference.jsonl import (
+from reqfold.reference.revisions import LATEST, Revision
+from reqfold.reference.session_log import make_event
+from reqfold.reference.shells.jsonl import (
     JsonlWriter,
     cut_torn_tail,
     load_session_file,
     make_storage_line,
 )
-from reqfold.reference.revisions import LATEST, Revision
-from reqfold.reference.session_log import make_event
 
 STORAGE = make_storage_line("demo-1", 1_700_000_000_000, revision="session-prefix")
 
@@ -188,7 +188,9 @@ def test_a_loaded_file_seeds_a_session_in_its_declared_revision(tmp_path: Path) 
 
 PARTIAL_WRITE = """
 import os, resource, signal, sys
-from reqfold.reference.jsonl import JsonlWriter, load_session_file, make_storage_line
+from reqfold.reference.shells.jsonl import (
+    JsonlWriter, load_session_file, make_storage_line,
+)
 from reqfold.reference.session_log import make_event
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -243,7 +245,9 @@ def test_the_storage_line_reads_integral_floats_and_rejects_bad_optional_members
 
 FULL_DISK_CREATE = """
 import os, resource, signal, sys
-from reqfold.reference.jsonl import JsonlWriter, load_session_file, make_storage_line
+from reqfold.reference.shells.jsonl import (
+    JsonlWriter, load_session_file, make_storage_line,
+)
 from reqfold.reference.session_log import make_event
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -455,7 +459,7 @@ def test_appends_are_fsynced_when_asked_and_only_then(
 
 ASCII_LOCALE_WRITE = """
 import sys
-from reqfold.reference.jsonl import JsonlWriter, make_storage_line
+from reqfold.reference.shells.jsonl import JsonlWriter, make_storage_line
 from reqfold.reference.session_log import make_event
 
 event = make_event("note", 0, 0, {"x": "caf\\u00e9"})

@@ -19,9 +19,9 @@ from reqfold.conformance.adapters.connection import StdioConnection
 from reqfold.conformance.codec.cases import VectorCase
 from reqfold.conformance.codec.judging import REJECTED, Verdict, judge_response
 from reqfold.conformance.codec.loading import iter_cases
-from reqfold.conformance.codec.values import encode_json
-from reqfold.reference.adapter import RpcError, dispatch
+from reqfold.conformance.json_text.values import encode_json
 from reqfold.reference.revisions import Revision
+from reqfold.reference.shells.adapter import RpcError, dispatch
 
 RUNS = [
     pytest.param(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 REFERENCE_INITIALIZE = adapter.METHODS["initialize"]
 MODE = sys.argv[1]

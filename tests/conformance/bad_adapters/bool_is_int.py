@@ -5,7 +5,8 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter, header
+from reqfold.reference import header
+from reqfold.reference.shells import adapter
 
 
 def _loosen(value: Any) -> Any:

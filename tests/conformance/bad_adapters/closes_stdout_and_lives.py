@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 for line in sys.stdin.buffer:
     request = json.loads(line)

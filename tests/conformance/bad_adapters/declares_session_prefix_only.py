@@ -8,7 +8,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 _initialize = adapter.METHODS["initialize"]
 

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 marker = Path(os.environ["REQFOLD_BAD_STATE"]) / "started"
 if marker.exists():

@@ -8,7 +8,7 @@ import sys
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 request = json.loads(sys.stdin.buffer.readline())
 result = adapter.dispatch("initialize", request["params"])

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 if "--detach" in sys.argv:
     helper = subprocess.Popen(

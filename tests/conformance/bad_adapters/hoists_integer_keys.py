@@ -11,7 +11,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 MAX_INDEX = 2**32 - 2
 

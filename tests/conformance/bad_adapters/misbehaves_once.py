@@ -12,7 +12,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 STATE = Path(os.environ["REQFOLD_BAD_STATE"])
 original = adapter.METHODS["codec/equals"]

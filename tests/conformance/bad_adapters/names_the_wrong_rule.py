@@ -15,8 +15,8 @@ from typing import Any
 
 from _serve import Handler, serve_broken
 
-from reqfold.reference import adapter
 from reqfold.reference.errors import CodecError
+from reqfold.reference.shells import adapter
 
 METHOD_RULES = {
     "codec/canonical": "HDR-4",

@@ -6,7 +6,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 
 def _noisy(method: str) -> Any:

@@ -4,7 +4,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 
 def initialize(params: dict[str, Any]) -> dict[str, Any]:

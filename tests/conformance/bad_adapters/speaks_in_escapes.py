@@ -7,7 +7,7 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 TITLE, CLEAR, C1_CLEAR = "\x1b]0;pwned\x07", "\x1b[2J", "\x9b2J"
 REFERENCE_INITIALIZE = adapter.METHODS["initialize"]

@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from reqfold.reference import adapter
+from reqfold.reference.shells import adapter
 
 MODE, SECONDS = sys.argv[1], float(sys.argv[2])
 

@@ -14,10 +14,10 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter
 from reqfold.reference.errors import DeltaBeforeSnapshot
 from reqfold.reference.header import diff_canonical, project_canonical
 from reqfold.reference.json_values import json_equal
+from reqfold.reference.shells import adapter
 
 
 def initialize(params: dict[str, Any]) -> dict[str, Any]:

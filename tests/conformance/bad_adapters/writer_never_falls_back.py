@@ -6,7 +6,8 @@ from typing import Any
 
 from _serve import serve_broken
 
-from reqfold.reference import adapter, header, writer
+from reqfold.reference import header, writer
+from reqfold.reference.shells import adapter
 
 
 def record(params: dict[str, Any]) -> dict[str, Any]:

@@ -4,9 +4,9 @@ check on ``plain-turns``: ``log/REQ-1`` [REQ-1]."""
 
 import dataclasses
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.loop import AbortSignal, AgentLoop, FrozenRequest, deep_freeze
 from reqfold.reference.loop.client import ProviderReply
+from reqfold.reference.shells.harness_adapter import main
 
 REMINDER = {
     "role": "user",

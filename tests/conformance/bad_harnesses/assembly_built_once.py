@@ -5,9 +5,9 @@ request checks of ``system-change-between-turns``,
 ``tool-added-between-turns``, ``tool-removed-between-turns`` and
 ``tool-inserted-in-the-middle``: ``request-1`` [REQ-2, REQ-6]."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 
 class AssemblyBuiltOnce(AgentLoop):

@@ -4,9 +4,9 @@ turn: the original harness's PREFIX-5 bug. Caught by
 ``prefix-cancel-inside-composition``: ``absent/SENTINEL-DEGRADED-7f3a`` and
 ``calls/catalog@i1`` [PREFIX-5]."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop, deep_freeze
+from reqfold.reference.shells.harness_adapter import main
 
 
 class CachesCancelledComposition(AgentLoop):

@@ -3,9 +3,9 @@ by throwing, where the turn must end ``aborted``; the composition is still
 discarded. Caught by ``prefix-cancel-honoured-by-throwing``: ``send-1/end``
 [PREFIX-5], and by no other check."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 
 class CancelByThrowingEndsError(AgentLoop):

@@ -5,10 +5,10 @@ discard itself is right. Caught by ``prefix-cancel-inside-composition``:
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AgentLoop, TurnResult
 from reqfold.reference.loop.agent import _TurnEnd
+from reqfold.reference.shells.harness_adapter import main
 
 
 class CancelledCompositionEndsCompleted(AgentLoop):

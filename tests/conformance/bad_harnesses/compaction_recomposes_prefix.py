@@ -3,8 +3,8 @@ the context from scratch"), though compaction must leave the prefix alone.
 Caught by ``compaction-keeps-prefix-and-system``: ``calls/rules@i1``
 [PREFIX-1, PREFIX-7]."""
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance, main
 from reqfold.reference.loop import PreStepContext, deep_freeze
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance, main
 
 
 class CompactionRecomposesPrefix(HarnessServer):

@@ -9,11 +9,11 @@ dispose interrupted holding an opened step: ``send-1/steps`` [PREFIX-5] of
 
 from collections.abc import Sequence
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.header import Header
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop, Framing, deep_freeze
 from reqfold.reference.loop.freeze import FrozenObject
+from reqfold.reference.shells.harness_adapter import main
 
 
 class ComposesAfterTheBoundary(AgentLoop):

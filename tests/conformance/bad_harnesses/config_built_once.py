@@ -3,9 +3,9 @@ step and reuses it, so a model change made between turns never reaches a
 request (nor the log). Caught by ``model-change-between-turns``:
 ``request-1`` [REQ-6, WIRE-1]."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 
 class ConfigBuiltOnce(AgentLoop):

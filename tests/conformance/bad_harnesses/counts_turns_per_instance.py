@@ -6,7 +6,7 @@ resumed instance reports turn 1 for the log's turn 3. Caught by
 from collections import Counter
 from typing import Any
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance, main
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance, main
 
 
 class CountsTurnsPerInstance(HarnessServer):

@@ -6,9 +6,9 @@ reconstruction check ``log/REQ-1``."""
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 
 class DerivesHistoryBeforeComposing(AgentLoop):

@@ -3,9 +3,9 @@ is idle, so a turn a dispose interrupts ends ``aborted`` instead of
 ``disposed``. Caught by ``prefix-dispose-inside-composition``: ``send-1/end``
 [PREFIX-5]."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AgentLoop, TurnResult
+from reqfold.reference.shells.harness_adapter import main
 
 
 class DisposeEndsTurnAborted(AgentLoop):

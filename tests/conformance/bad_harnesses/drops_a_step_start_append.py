@@ -3,8 +3,13 @@ flight, dropped once that step is built: never logged, so never sent, where
 it must join the next request. Caught by
 ``step-start-append-joins-the-next-request``: ``request-1`` [REQ-1] only."""
 
-from reqfold.reference.harness_adapter import Contributor, HarnessServer, Instance, main
 from reqfold.reference.loop.freeze import FrozenObject
+from reqfold.reference.shells.harness_adapter import (
+    Contributor,
+    HarnessServer,
+    Instance,
+    main,
+)
 
 
 class DropsAStepStartAppend(HarnessServer):

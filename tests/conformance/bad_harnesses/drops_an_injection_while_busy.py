@@ -6,8 +6,8 @@ DERIVE-2]."""
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import HarnessServer, main
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.harness_adapter import HarnessServer, main
 
 
 class DropsAnInjectionWhileBusy(HarnessServer):

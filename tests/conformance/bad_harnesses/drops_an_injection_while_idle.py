@@ -4,8 +4,8 @@ a one-shot turn and join the next request. Caught by
 ``inject-while-idle-joins-the-next-request``: ``request-1`` [REQ-1,
 DERIVE-2]."""
 
-from reqfold.reference.harness_adapter import HarnessServer, main
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.harness_adapter import HarnessServer, main
 
 
 class DropsAnInjectionWhileIdle(HarnessServer):

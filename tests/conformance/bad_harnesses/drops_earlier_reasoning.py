@@ -6,7 +6,6 @@ reconstruction check ``log/REQ-1`` [REQ-1]."""
 
 import dataclasses
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.loop import (
     AbortSignal,
     AgentLoop,
@@ -15,6 +14,7 @@ from reqfold.reference.loop import (
     thaw,
 )
 from reqfold.reference.loop.client import ProviderReply
+from reqfold.reference.shells.harness_adapter import main
 
 
 class DropsEarlierReasoning(AgentLoop):

@@ -7,7 +7,6 @@ by ``tool-call-turn``: ``request-1`` [REQ-1] and the reconstruction check
 import dataclasses
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.loop import (
     AbortSignal,
     AgentLoop,
@@ -16,6 +15,7 @@ from reqfold.reference.loop import (
     thaw,
 )
 from reqfold.reference.loop.client import ProviderReply
+from reqfold.reference.shells.harness_adapter import main
 
 ELIDED = [{"type": "text", "text": "[tool output elided]"}]
 

@@ -5,8 +5,8 @@ checker's ``log/WRITER-6`` (a log's first header event is ``initial``)."""
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.loop import agent
+from reqfold.reference.shells.harness_adapter import main
 from reqfold.reference.writer import record_header
 
 

@@ -3,10 +3,10 @@ empty framing means the request goes back to the bare history (its arm
 ``[]`` back to absence). Caught by ``request-messages-framing`` (the
 request-messages revision): ``request-3`` [RMSG-2, HDR-4]."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
 from reqfold.reference.loop.contexts import Framing
+from reqfold.reference.shells.harness_adapter import main
 
 
 class FramingKeptWhenNoneIsGiven(AgentLoop):

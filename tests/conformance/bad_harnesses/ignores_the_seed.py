@@ -2,8 +2,8 @@
 log, so the history the harness sends lacks them. Caught by
 ``seeded-session-continues``: ``request-0`` [LOG-6, REQ-1]."""
 
-from reqfold.reference.harness_adapter import HarnessServer, main
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.harness_adapter import HarnessServer, main
 
 
 class IgnoresTheSeed(HarnessServer):

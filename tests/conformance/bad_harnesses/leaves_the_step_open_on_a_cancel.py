@@ -7,9 +7,9 @@ scenario landed a cancel after a step had started before them."""
 
 from dataclasses import replace
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 
 class LeavesTheStepOpenOnACancel(AgentLoop):

@@ -4,8 +4,8 @@ resumed instance whose log already has a header. Caught by the checker on
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.loop import agent
+from reqfold.reference.shells.harness_adapter import main
 from reqfold.reference.writer import record_header
 
 

@@ -6,10 +6,10 @@ the previous instance's last one. Caught by ``resume-without-drift``:
 
 import dataclasses
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop, FrozenRequest, deep_freeze
 from reqfold.reference.loop.client import ProviderReply
+from reqfold.reference.shells.harness_adapter import main
 
 NOTE = {
     "role": "user",

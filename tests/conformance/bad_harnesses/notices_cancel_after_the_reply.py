@@ -6,11 +6,11 @@ degraded sentinel in what was sent and cached, and the contributor never
 called again; and by ``prefix-dispose-inside-composition``:
 ``send-1/requests`` and the sentinel [PREFIX-5]."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
 from reqfold.reference.loop.client import ProviderReply
 from reqfold.reference.loop.frozen_request import FrozenRequest
+from reqfold.reference.shells.harness_adapter import main
 
 
 class NoticesCancelAfterTheReply(AgentLoop):

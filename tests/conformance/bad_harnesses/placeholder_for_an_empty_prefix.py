@@ -3,9 +3,9 @@ and sent, where an empty composition is canonical absence (the request is
 the bare history). Caught by ``prefix-empty-composition``: ``request-0``
 does not open with the user's message [PREFIX-3], and by no other check."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 PLACEHOLDER: JsonObject = {
     "role": "user",

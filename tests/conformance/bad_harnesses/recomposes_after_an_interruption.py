@@ -3,9 +3,9 @@ interrupted ("so the next turn is ready"), even when a dispose interrupted
 it and no turn will follow. Caught by ``prefix-dispose-inside-composition``:
 ``calls/catalog@i1`` [PREFIX-5]."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 
 class RecomposesAfterAnInterruption(AgentLoop):

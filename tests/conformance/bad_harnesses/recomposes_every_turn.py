@@ -5,9 +5,9 @@ instance. Caught by ``prefix-composed-once``: ``calls/rules@i1`` and
 ``prefix-empty-composition``: ``calls/nothing@i1``; and by
 ``prefix-release-after-blocking``: ``calls/catalog@i1``."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AgentLoop, TurnResult
+from reqfold.reference.shells.harness_adapter import main
 
 
 class RecomposesEveryTurn(AgentLoop):

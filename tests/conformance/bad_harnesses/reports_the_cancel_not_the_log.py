@@ -7,9 +7,9 @@ it passes)."""
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance, main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AgentLoop
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance, main
 
 
 class CancelByThrowingEndsError(AgentLoop):

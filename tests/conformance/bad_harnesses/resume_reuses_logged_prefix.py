@@ -5,8 +5,8 @@ model. Caught by ``resume-with-drift``: ``calls/skills@i2`` and ``request-1``
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.loop import AgentLoop, deep_freeze
+from reqfold.reference.shells.harness_adapter import main
 
 
 class ResumeReusesLoggedPrefix(AgentLoop):

@@ -5,9 +5,9 @@ so only the suite's ``anchor/i2`` check on ``resume-without-drift`` sees it."""
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.header import header_equals
 from reqfold.reference.loop import agent
+from reqfold.reference.shells.harness_adapter import main
 from reqfold.reference.writer import record_header
 
 

@@ -3,9 +3,9 @@ HTTP client as extra body members instead of the request config, so they are
 sent but never logged. Caught by the reconstruction check on
 ``config-change-between-turns``: ``log/WIRE-4`` [WIRE-4]."""
 
-from reqfold.reference.harness_adapter import HarnessServer, main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import ChatCompletionsClient, FrozenRequest
+from reqfold.reference.shells.harness_adapter import HarnessServer, main
 
 WIRE_NAMES = {"temperature": "temperature", "maxTokens": "max_tokens", "stop": "stop"}
 

@@ -6,9 +6,9 @@ resumed instance sends it instead of recomposing. Caught by
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop, deep_freeze
+from reqfold.reference.shells.harness_adapter import main
 
 SAVED: dict[str, list[JsonObject]] = {}
 """Stands for a prefix file beside each session file, keyed by its path."""

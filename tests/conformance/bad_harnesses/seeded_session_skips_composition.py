@@ -5,8 +5,8 @@ the contributors are never called. Caught by ``seeded-session-continues``:
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.loop import AgentLoop, deep_freeze
+from reqfold.reference.shells.harness_adapter import main
 
 
 class SeededSessionSkipsComposition(AgentLoop):

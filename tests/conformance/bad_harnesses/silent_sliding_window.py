@@ -10,9 +10,9 @@ of ``compaction-keeps-prefix-and-system``, and ``request-0`` and
 
 import dataclasses
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.loop import AbortSignal, AgentLoop, FrozenRequest
 from reqfold.reference.loop.client import ProviderReply
+from reqfold.reference.shells.harness_adapter import main
 
 KEEP_PROMPTS = 2
 

@@ -4,9 +4,9 @@ turn goes on and sends, and the contributor is never asked again. Caught
 by ``prefix-throwing-contributor``: ``send-1/end``, ``send-1/requests``,
 ``calls/catalog@i1`` and ``send-2/request-0`` [PREFIX-5]."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 
 class SkipsAThrowingContributor(AgentLoop):

@@ -8,9 +8,9 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 
 class ThrowClearsTheCancel(AgentLoop):

@@ -4,9 +4,9 @@ recomposes. Caught by ``prefix-throwing-contributor``: ``calls/catalog@i1``
 and ``request-0`` [PREFIX-5]; the same two on
 ``prefix-cancel-honoured-by-throwing``."""
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 
 class ThrowingCompositionStaysCached(AgentLoop):

@@ -5,9 +5,9 @@ SHOULD (CACHE-2): it passes, with a warning, unless ``--strict``. Caught on
 ``plain-turns`` (one request per turn): the checker's ``log/CACHE-2``
 [CACHE-2]."""
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance, main
 from reqfold.reference.loop import AssembleContext, Assembly
 from reqfold.reference.loop.waterfall import Next
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance, main
 
 
 class TimestampInSystemPrompt(HarnessServer):

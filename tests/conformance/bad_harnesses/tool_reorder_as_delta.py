@@ -5,9 +5,9 @@ the checker's ``log/WRITER-3`` (a no-op delta) and ``request-1`` [REQ-2]."""
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.header import DELTA, diff_header
 from reqfold.reference.loop import agent
+from reqfold.reference.shells.harness_adapter import main
 from reqfold.reference.writer import record_header
 
 

@@ -5,8 +5,8 @@ Caught by the checker on ``resume-with-drift``: ``log/PREFIX-2`` [PREFIX-2]."""
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import main
 from reqfold.reference.loop import AgentLoop
+from reqfold.reference.shells.harness_adapter import main
 
 
 class WriterStateSurvivesResume(AgentLoop):

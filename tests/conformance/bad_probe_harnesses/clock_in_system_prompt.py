@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from reqfold.reference.chat import SYSTEM, Chat, main
+from reqfold.reference.shells.chat import SYSTEM, Chat, main
 
 
 class ClockInSystemPrompt(Chat):

@@ -14,7 +14,7 @@ import os
 import select
 import sys
 
-from reqfold.reference.chat import Chat, main
+from reqfold.reference.shells.chat import Chat, main
 
 LOADING = 0.3
 """How long the agent takes to exist (seconds): what the harness does."""

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 
-from reqfold.reference.chat import Chat, main
+from reqfold.reference.shells.chat import Chat, main
 
 helper = subprocess.Popen(
     [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True

@@ -5,7 +5,7 @@ fed: ``reqfold probe`` must fail CHECK-3, whatever the exit status."""
 
 from __future__ import annotations
 
-from reqfold.reference.chat import Chat, main
+from reqfold.reference.shells.chat import Chat, main
 
 
 class IgnoresFirstLine(Chat):

@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from reqfold.reference.chat import Chat, main
 from reqfold.reference.revisions import Revision
+from reqfold.reference.shells.chat import Chat, main
 
 MIB = int(os.environ.get("REQFOLD_PARTIAL_MIB", "96"))
 

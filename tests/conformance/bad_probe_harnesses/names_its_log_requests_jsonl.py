@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reqfold.reference.chat import Chat, main
-from reqfold.reference.jsonl import JsonlWriter, make_storage_line
 from reqfold.reference.revisions import Revision
 from reqfold.reference.session_log import SessionLog
+from reqfold.reference.shells.chat import Chat, main
+from reqfold.reference.shells.jsonl import JsonlWriter, make_storage_line
 
 
 class NamesItsLogRequestsJsonl(Chat):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import socket
 
-from reqfold.reference.chat import Chat, main
 from reqfold.reference.loop import ChatCompletionsClient
+from reqfold.reference.shells.chat import Chat, main
 
 
 def closed_port() -> int:

@@ -11,7 +11,7 @@ import asyncio
 import os
 import sys
 
-from reqfold.reference.chat import Chat, main
+from reqfold.reference.shells.chat import Chat, main
 
 NOISE = "chatter " * 8192
 

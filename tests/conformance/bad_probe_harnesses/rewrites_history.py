@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reqfold.reference.chat import Chat, main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import ChatCompletionsClient, FrozenRequest
+from reqfold.reference.shells.chat import Chat, main
 
 
 class ForgetfulClient(ChatCompletionsClient):

@@ -24,8 +24,8 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from reqfold.reference import harness_adapter
-from reqfold.reference.harness_adapter import HarnessServer
+from reqfold.reference.shells import harness_adapter
+from reqfold.reference.shells.harness_adapter import HarnessServer
 
 PIDS = "REQFOLD_CHAOS_PIDS"
 ONCE = "REQFOLD_CHAOS_ONCE"

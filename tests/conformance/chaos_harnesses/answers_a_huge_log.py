@@ -12,9 +12,9 @@ import sys
 
 from _chaos import serve
 
-from reqfold.reference.harness_adapter import HarnessServer
 from reqfold.reference.json_values import JsonObject
-from reqfold.reference.jsonl import dump_line, make_storage_line
+from reqfold.reference.shells.harness_adapter import HarnessServer
+from reqfold.reference.shells.jsonl import dump_line, make_storage_line
 
 MIB = int(sys.argv[1])
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from _chaos import HARNESS_METHODS, option, say, serve
 
-from reqfold.reference.harness_adapter import HarnessServer
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.harness_adapter import HarnessServer
 
 DELAY = float(option("delay", "10"))
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from _chaos import say, serve
 
-from reqfold.reference import adapter, harness_stdio
-from reqfold.reference.adapter import Request, RpcError
+from reqfold.reference.shells import adapter, harness_stdio
+from reqfold.reference.shells.adapter import Request, RpcError
 
 
 def answer(

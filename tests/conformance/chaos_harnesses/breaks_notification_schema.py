@@ -11,7 +11,7 @@ from typing import Any
 
 from _chaos import say, serve
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 
 UNKNOWN = "--unknown" in sys.argv
 

@@ -13,7 +13,7 @@ import sys
 
 from _chaos import ONCE, first_time, record_pid, say, serve
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 
 if "--stay-down" in sys.argv and os.path.exists(os.environ.get(ONCE, "")):
     record_pid(os.getpid(), "adapter")

@@ -8,8 +8,8 @@ from typing import Any
 
 from _chaos import serve
 
-from reqfold.reference.harness_adapter import HarnessServer
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.harness_adapter import HarnessServer
 
 
 class DeclaresSessionPrefixOnly(HarnessServer):

@@ -11,8 +11,8 @@ import os
 
 from _chaos import record_pid, say, serve
 
-from reqfold.reference.harness_adapter import HarnessServer
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.harness_adapter import HarnessServer
 
 
 class NeverAnswersSend(HarnessServer):

@@ -9,7 +9,7 @@ import asyncio
 
 from _chaos import say, serve
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 
 
 class NeverEndsTurns(HarnessServer):

@@ -10,8 +10,8 @@ import os
 
 from _chaos import say, serve
 
-from reqfold.reference.harness_adapter import HarnessServer
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.harness_adapter import HarnessServer
 
 
 class PointsLogAtAFifo(HarnessServer):

@@ -9,9 +9,9 @@ from typing import Any
 
 from _chaos import say, serve
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AgentLoop, TurnResult
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 
 
 class RecomposesEveryTurn(AgentLoop):

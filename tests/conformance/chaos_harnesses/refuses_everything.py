@@ -8,9 +8,9 @@ from typing import Any
 
 from _chaos import HARNESS_METHODS, say, serve
 
-from reqfold.reference.adapter import RpcError
-from reqfold.reference.harness_adapter import HarnessServer
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.adapter import RpcError
+from reqfold.reference.shells.harness_adapter import HarnessServer
 
 NOT_READY = -32001
 

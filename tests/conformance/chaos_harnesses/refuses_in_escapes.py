@@ -9,9 +9,9 @@ from typing import Any
 
 from _chaos import serve
 
-from reqfold.reference.adapter import RpcError
-from reqfold.reference.harness_adapter import HarnessServer
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.adapter import RpcError
+from reqfold.reference.shells.harness_adapter import HarnessServer
 
 HOSTILE = "no\x1b]0;pwned\x07\x1b[2J\x9b2J"
 

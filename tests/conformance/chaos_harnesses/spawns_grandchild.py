@@ -21,7 +21,7 @@ import threading
 
 from _chaos import option, record_pid, say, serve
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 
 THEN = option("then", "hang")
 ESCAPE = "--escape" in sys.argv

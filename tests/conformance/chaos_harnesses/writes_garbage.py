@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from _chaos import say, serve, write_stdout
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 
 
 class WritesGarbage(HarnessServer):

@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from dialect_chat import chat_over
 
-from reqfold.reference.chat import main
+from reqfold.reference.shells.chat import main
 
 raise SystemExit(main(chat=chat_over("anthropic")))

@@ -9,7 +9,7 @@ import time
 
 from dialect_chat import chat_over
 
-from reqfold.reference.chat import SYSTEM, Chat, main
+from reqfold.reference.shells.chat import SYSTEM, Chat, main
 
 
 class ClockInSystemPrompt(Chat):

@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 
-from reqfold.reference.chat import Chat
 from reqfold.reference.loop.client import ProviderReply
 from reqfold.reference.loop.errors import ProviderError
+from reqfold.reference.shells.chat import Chat
 
 
 def _text(content: Any) -> str:

@@ -4,9 +4,9 @@ change the contract allows (it is conformant), which a regression snapshot
 of the reference's runs must report as drift (tests/conformance/
 test_snapshots_run.py)."""
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance, main
 from reqfold.reference.loop import AssembleContext, Assembly
 from reqfold.reference.loop.waterfall import Next
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance, main
 
 
 class RewordsTheSystemPrompt(HarnessServer):

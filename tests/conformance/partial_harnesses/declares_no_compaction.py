@@ -5,9 +5,9 @@ that compacts is *not covered*; the rest judge it as usual."""
 
 from typing import Any
 
-from reqfold.reference.adapter import METHOD_NOT_FOUND, RpcError
-from reqfold.reference.harness_adapter import FEATURES, HarnessServer, main
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.adapter import METHOD_NOT_FOUND, RpcError
+from reqfold.reference.shells.harness_adapter import FEATURES, HarnessServer, main
 
 
 class DeclaresNoCompaction(HarnessServer):

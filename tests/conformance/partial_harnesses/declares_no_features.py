@@ -4,8 +4,8 @@ each missing feature in plain words."""
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import HarnessServer, main
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.harness_adapter import HarnessServer, main
 
 
 class DeclaresNoFeatures(HarnessServer):

@@ -4,8 +4,8 @@ the protocol allows a harness that cannot choose its log's place."""
 
 from typing import Any
 
-from reqfold.reference.harness_adapter import HarnessServer, main
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.harness_adapter import HarnessServer, main
 
 
 class PicksItsOwnLogName(HarnessServer):

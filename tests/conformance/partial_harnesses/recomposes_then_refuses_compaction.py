@@ -7,10 +7,10 @@ feature part way must not dodge the scenario: the run is an *error*, and
 
 from typing import Any
 
-from reqfold.reference.adapter import RpcError
-from reqfold.reference.harness_adapter import FEATURES, HarnessServer, main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AgentLoop, TurnResult
+from reqfold.reference.shells.adapter import RpcError
+from reqfold.reference.shells.harness_adapter import FEATURES, HarnessServer, main
 
 NOT_SUPPORTED = -32003
 

@@ -8,9 +8,9 @@ and the refusal is an *error*, not an excuse; told which features it lacks
 
 from typing import Any
 
-from reqfold.reference.adapter import RpcError
-from reqfold.reference.harness_adapter import HarnessServer, main
 from reqfold.reference.json_values import JsonObject
+from reqfold.reference.shells.adapter import RpcError
+from reqfold.reference.shells.harness_adapter import HarnessServer, main
 
 NOT_SUPPORTED = -32003
 

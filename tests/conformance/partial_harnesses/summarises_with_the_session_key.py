@@ -9,12 +9,12 @@ from typing import Any
 
 import httpx
 
-from reqfold.reference.harness_adapter import HarnessServer, Instance, main
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop.client import ChatCompletionsClient
 from reqfold.reference.loop.compaction import Compactor
 from reqfold.reference.loop.contexts import ConfigValue, PreStepContext, RequestContext
 from reqfold.reference.loop.waterfall import Next
+from reqfold.reference.shells.harness_adapter import HarnessServer, Instance, main
 
 
 class SummarisesWithTheSessionKey(HarnessServer):

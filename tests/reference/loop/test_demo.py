@@ -8,8 +8,8 @@ import pytest
 
 from reqfold.conformance.cli import main
 from reqfold.reference.json_values import canonical_json
-from reqfold.reference.jsonl import load_session_file
 from reqfold.reference.reconstruct import compare_with_captures, header_events
+from reqfold.reference.shells.jsonl import load_session_file
 
 
 def run_demo(tmp_path, name):

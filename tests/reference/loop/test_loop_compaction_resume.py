@@ -9,7 +9,6 @@ import pytest
 from messages import text, types, user
 
 from reqfold.fakes import Reply, ToolCall
-from reqfold.reference.jsonl import load_session_file
 from reqfold.reference.loop import (
     AgentLoop,
     Compactor,
@@ -20,6 +19,7 @@ from reqfold.reference.loop import (
 )
 from reqfold.reference.reconstruct import header_events
 from reqfold.reference.session_log import SessionLog
+from reqfold.reference.shells.jsonl import load_session_file
 
 
 @pytest.mark.spec("PREFIX-7", "SURF-1", "SURF-3", "SURF-4", "CACHE-1")

@@ -6,21 +6,16 @@ from pathlib import Path
 
 import pytest
 from import_names import imported_names
+from reference_layout import top_modules
 
 from reqfold import reference
 
 ROOT = Path(reference.__file__).resolve().parent
-PURE = [
-    "header.py",
-    "writer.py",
-    "session_log.py",
-    "messages.py",
-    "request.py",
-    "json_values.py",
-    "reconstruct.py",
-    "revisions.py",
-    "loop/freeze.py",
+PURE = [path.relative_to(ROOT).as_posix() for path in top_modules(ROOT)] + [
+    "loop/freeze.py"
 ]
+"""The top of reference/ (launchers aside: `reference_layout`) and the
+loop's one pure module."""
 IMPURE = {"asyncio", "httpx", "time", "random", "socket", "subprocess", "uuid"}
 
 

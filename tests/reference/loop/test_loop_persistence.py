@@ -12,8 +12,8 @@ import pytest
 from messages import types
 
 from reqfold.fakes import Reply, ToolCall
-from reqfold.reference.jsonl import load_session_file
 from reqfold.reference.loop import PersistenceFailed, Tool, create_session_file
+from reqfold.reference.shells.jsonl import load_session_file
 
 
 class FlakySink:

@@ -280,8 +280,8 @@ def test_a_header_change_is_the_logged_reason_a_request_stops_extending_the_prev
 
 @pytest.mark.spec("REQ-7", "REQ-1", "JSONL-2")
 def test_a_listener_cannot_change_a_logged_event_or_the_next_request(harness, tmp_path):
-    from reqfold.reference.jsonl import load_session_file
     from reqfold.reference.loop import create_session_file
+    from reqfold.reference.shells.jsonl import load_session_file
 
     path = tmp_path / "session.jsonl"
 

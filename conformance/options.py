@@ -1,7 +1,7 @@
 """Options ``reqfold run`` and ``reqfold probe`` share, declared in one place.
 
 Both list their checks the same way and judge them with one verdict
-(`reqfold.conformance.run.verdict`), so the option that chooses which checks are
+(`reqfold.conformance.verdict`), so the option that chooses which checks are
 listed is spelled, and documented in ``--help``, once.
 """
 

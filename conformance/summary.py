@@ -6,7 +6,9 @@ the verdict, in that order, so the failure is on screen when the run ends.
 all``), every failing, warning or erroring check with its message (right
 above the verdict), and the verdict line. On a terminal they are coloured;
 `colour_wanted` honours ``NO_COLOR`` (https://no-color.org) and a dumb
-terminal.
+terminal. The other judging commands (``reqfold vectors``, ``check``, the
+cache judgement) say their verdict with `verdict_line` and colour it the
+same way, so this module sits below every tool, beside `verdict`.
 
 Pure: checks in, lines out (`paint` only wraps text in escape codes).
 """
@@ -19,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from reqfold.conformance.outcomes import MARKS
-from reqfold.conformance.run.verdict import (
+from reqfold.conformance.terminal_text import SUITE_STYLES
+from reqfold.conformance.verdict import (
     BROKEN,
     CONFORMANT,
     NO_EXPECTED,
@@ -28,7 +31,6 @@ from reqfold.conformance.run.verdict import (
     render_table,
     status_of,
 )
-from reqfold.conformance.terminal_text import SUITE_STYLES
 
 RED, YELLOW, GREEN, MAGENTA, BOLD = "31", "33", "32", "35", "1"
 _STYLE_OF_STATUS = {

@@ -1,6 +1,6 @@
 """The harness adapter's per-instance state, and the checks of request params.
 
-`reqfold.reference.harness_adapter.HarnessServer` keeps one `Session` per opened
+`reqfold.reference.shells.harness_adapter.HarnessServer` keeps one `Session` per opened
 session file and one `Instance` per started loop, with the declarative
 `Contributor`s and the `ToolScript` of ``instance/start``. The
 ``*_param`` functions read one param of a request and check its shape,
@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reqfold.reference.adapter import INVALID_PARAMS, RpcError
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop.agent import AgentLoop
 from reqfold.reference.loop.client import ChatCompletionsClient
@@ -23,6 +22,7 @@ from reqfold.reference.loop.clock import Clock
 from reqfold.reference.loop.contexts import ToolContext
 from reqfold.reference.loop.tools import Tool
 from reqfold.reference.revisions import Revision
+from reqfold.reference.shells.adapter import INVALID_PARAMS, RpcError
 
 STATE_ERROR = -32002
 """The harness's state does not allow the request (a send while a turn runs...)."""

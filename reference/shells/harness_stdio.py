@@ -1,13 +1,13 @@
 """The stdio shell of the harness adapter: JSON-RPC lines on stdin and stdout.
 
-`serve` runs any `Server` (``reqfold.reference.harness_adapter.HarnessServer`` in
+`serve` runs any `Server` (``reqfold.reference.shells.harness_adapter.HarnessServer`` in
 practice) over newline-delimited JSON-RPC 2.0: a reader thread feeds stdin
 lines to the event loop, which handles requests strictly in arrival order
 and writes every response and notification as one flushed line. The framing
-and errors are `reqfold.reference.adapter`'s (parse errors, invalid requests, ids
+and errors are `reqfold.reference.shells.adapter`'s (parse errors, invalid requests, ids
 that cannot be echoed, the line limit, internal errors).
 
-It does not import `reqfold.reference.harness_adapter` (which imports it): the
+It does not import `reqfold.reference.shells.harness_adapter` (which imports it): the
 server is built by the ``make_server`` callback. ``answer`` is looked up
 here at each response, so a chaos harness can replace it for the shell.
 """
@@ -20,14 +20,14 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
-from reqfold.reference.adapter import (
+from reqfold.reference.json_values import JsonObject, canonical_json
+from reqfold.reference.shells.adapter import (
     LineTooLong,
     answer,
     as_rpc_error,
     parse_request,
     read_line,
 )
-from reqfold.reference.json_values import JsonObject, canonical_json
 
 Notify = Callable[[str, JsonObject], None]
 """Sends one notification: ``notify(method, params)``; must not raise."""
@@ -39,7 +39,7 @@ class Server(Protocol):
     """What the shell serves: requests answered, then closed once."""
 
     async def handle(self, method: str, params: JsonObject) -> Any:
-        """Answer one request: its result, or raise `reference.adapter.RpcError`."""
+        """Answer one request: its result, or raise `adapter.RpcError`."""
 
     async def close(self) -> None:
         """Release everything; the shell calls it as it stops, even after shutdown."""

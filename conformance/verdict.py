@@ -1,5 +1,8 @@
 """One verdict from every part of a run: the per-rule table and the exit status.
 
+It sits below every tool (`run`, `probe`, `report`, `cache`, the pytest
+plugin): each judges with these words and statuses, none imports another's.
+
 `reqfold run` judges an implementation with up to three parts (the codec
 vectors, the differential properties, the harness scenarios); each result
 names the rules it shows. This module turns them all into `Check` rows,
@@ -32,8 +35,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reqfold.conformance.harness.features import NOT_COVERED
-from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.outcomes import NOT_COVERED, Outcome
 from reqfold.conformance.rules import load_rules
 
 CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3

@@ -7,7 +7,7 @@ value a vector holds goes out to an adapter and into a report unchanged.
 `values_equal` is the comparison an implementation's answers are judged
 by (JSON-2, JSON-3 with ``ordered``), lenient where JSON-5 lets an
 implementation hold every number as a double. It differs from
-`reqfold.conformance.codec.judge_equal.same_json`, used on the logs and snapshots
+`reqfold.conformance.json_text.judge_equal.same_json`, used on the logs and snapshots
 the checker and the scenarios read, which allows no such rounding.
 """
 
