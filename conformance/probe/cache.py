@@ -21,7 +21,8 @@ from reqfold.conformance.cache import (
 from reqfold.conformance.cache.model import ProcessKind
 from reqfold.conformance.probe.driver import ProbeEvidence
 from reqfold.conformance.verdict import Check
-from reqfold.fakes import CapturedRequest
+from reqfold.fakes import CapturedRequest, dump_captured_request
+from reqfold.fakes.jsontypes import JsonObject
 
 PART = "probe"
 
@@ -82,6 +83,29 @@ def expected_breaks(evidence: ProbeEvidence) -> dict[int, str]:
                 for index in mine[turn.captures_before : turn.captures_after]:
                     expected[index] = "compaction (--perturb compaction)"
     return expected
+
+
+def kept_capture_lines(evidence: ProbeEvidence) -> list[JsonObject]:
+    """Every captured request, the fresh session's too, in arrival order,
+    as ``--keep`` writes them: each process start and expected break marked
+    as the capture's writer alone knows them (`process_start`,
+    `expect_break`), so ``reqfold check --requests`` on the file judges as
+    the probe did."""
+    starts = {
+        start.first_index: start.kind
+        for start in process_starts(evidence)
+        if start.kind != "first"
+    }
+    expected = expected_breaks(evidence)
+    lines = []
+    for capture, _ in _all_captures(evidence):
+        line = dump_captured_request(capture)
+        if capture.index in starts:
+            line["process_start"] = starts[capture.index]
+        if capture.index in expected:
+            line["expect_break"] = expected[capture.index]
+        lines.append(line)
+    return lines
 
 
 def judge_probe_cache(

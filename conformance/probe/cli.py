@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -31,8 +32,17 @@ from reqfold.conformance.cache.options import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.options import add_show_argument
 from reqfold.conformance.outcomes import Outcome
-from reqfold.conformance.probe.cache import cache_alone, cache_checks, judge_probe_cache
-from reqfold.conformance.probe.config_files import parse_config_template
+from reqfold.conformance.probe.cache import (
+    cache_alone,
+    cache_checks,
+    judge_probe_cache,
+    kept_capture_lines,
+)
+from reqfold.conformance.probe.config_files import (
+    check_destinations,
+    parse_config_template,
+    unknown_placeholders,
+)
 from reqfold.conformance.probe.driver import (
     ProbeDriver,
     ProbeEvidence,
@@ -76,7 +86,7 @@ from reqfold.conformance.verdict import (
     verdict_text,
 )
 from reqfold.conformance.written_files import fresh_folder
-from reqfold.fakes import PROFILES, dump_capture_jsonl, get_profile
+from reqfold.fakes import PROFILES, get_profile
 from reqfold.reference.revisions import Revision
 
 DIALECTS = tuple(PROFILES)
@@ -229,6 +239,12 @@ def add_driver_arguments(parser: argparse.ArgumentParser) -> None:
         " folder); repeatable",
     )
     parser.add_argument(
+        "--config-overwrite",
+        action="store_true",
+        help="let --config-template write over an existing DEST outside the"
+        " working folder (it is put back when the probe ends)",
+    )
+    parser.add_argument(
         "--model",
         default="deepseek-chat",
         metavar="NAME",
@@ -375,6 +391,25 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
     uses_dir = any("{log_dir}" in word for word in [*command, *(resume or [])])
     no_log = args.log_dir is None and args.log_glob is None and not uses_dir
     log_paced = args.drive == "lines" and args.ready is None
+    readiness = driving.get("ready_when")
+    if no_log and getattr(readiness, "kind", None) == "log":
+        raise ValueError(
+            "--ready-when log waits for the harness's log, and none is looked for:"
+            " give --log-dir DIR, --log-glob PATTERN or {log_dir} in --cmd"
+        )
+    if args.drive != "process":
+        for option, words in (("--cmd", command), ("--resume-cmd", resume or [])):
+            per_turn = [
+                name
+                for name in ("{prompt}", "{prompt_file}")
+                if any(name in word for word in words)
+            ]
+            if per_turn:
+                raise ValueError(
+                    f"{option} holds {per_turn[0]}, which is filled in only with"
+                    f" --drive process (a process per turn); --drive {args.drive}"
+                    " writes each turn to the harness's stdin"
+                )
     if no_log and log_paced:
         raise ValueError(
             "say where the harness writes its log: --log-dir DIR, --log-glob"
@@ -382,6 +417,11 @@ def _settings(args: argparse.Namespace, log_dir: str) -> ProbeSettings:
             " for a harness that writes none, --ready TEXT (its prompt) paces"
             " the turns and the cache is judged from the requests alone"
         )
+    check_destinations(
+        driving["templates"],  # type: ignore[arg-type]
+        {"workdir": str(Path(log_dir) / "work"), "model": args.model},
+        overwrite=args.config_overwrite,
+    )
     if args.keep is not None:
         try:  # made last, once every other argument is right; before the probe
             Path(args.keep).mkdir(parents=True, exist_ok=True)
@@ -476,6 +516,15 @@ def _probe(args: argparse.Namespace, settings: ProbeSettings) -> int:
             f" ({'; '.join(where)})",
             flush=True,
         )
+        for template in settings.templates:
+            unknown = unknown_placeholders(template)
+            if unknown:
+                print(
+                    f"note: --config-template {template.source} holds"
+                    f" {', '.join(unknown)}, not a placeholder (only {{base_url}},"
+                    " {api_key}, {model} and {workdir} are filled in): left as"
+                    " it is"
+                )
         driver = ProbeDriver(settings, fake)
         with _stopping(driver):
             evidence = driver.run()
@@ -563,7 +612,9 @@ def _report(
             name = check.id.removeprefix("perturb/")
             print(f"  {name}: {check.outcome.value} {check.message}")
     rows = timeline(evidence)
-    if alone:
+    if not rows and (evidence.runs or evidence.fresh_runs) and startup is None:
+        print("\nno request reached the fake: there is no cache to judge")
+    elif alone:
         print(
             "\nno session log looked for (no --log-dir, --log-glob or {log_dir}):"
             " the cache is judged from the requests alone (docs/cache.md)\n"
@@ -656,7 +707,8 @@ def _keep(folder: Path, evidence: ProbeEvidence) -> bool:
         folder = fresh_folder(folder)
         capture = folder / "requests.jsonl"
         with open(capture, "x", encoding="utf-8") as handle:
-            handle.write(dump_capture_jsonl(evidence.captures))
+            for line in kept_capture_lines(evidence):
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
         kept = [f"the captured requests as {capture.name}"]
         if evidence.log_path is not None:
             name = Path(evidence.log_path).name

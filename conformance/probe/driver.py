@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reqfold.conformance.harness.log_file import read_log
-from reqfold.conformance.probe.config_files import ConfigTemplate, write_config_files
+from reqfold.conformance.probe.config_files import ConfigFiles, ConfigTemplate
 from reqfold.conformance.probe.fake import ProbeFake
 from reqfold.conformance.probe.harness import HarnessProcess
 from reqfold.conformance.probe.logs import LogFinder, LogWatch, Mark
@@ -206,12 +206,19 @@ class ProbeDriver:
         self._library = (
             faketime_library() if "next-day" in settings.perturbations else None
         )
+        self.config_files = ConfigFiles(settings.templates)
 
     # ------------------------------------------------------------ the session
 
     def run(self) -> ProbeEvidence:
         """Run the first process(es), then the resumed one(s), then the
         perturbations' extra session; gather the evidence."""
+        try:
+            return self._session()
+        finally:  # interrupted too: the user's files are put back
+            self.evidence.notes.extend(self.config_files.restore())
+
+    def _session(self) -> ProbeEvidence:
         settings = self.settings
         first, resumed = list(settings.first_turns), list(settings.resumed_turns)
         compaction = "compaction" in settings.perturbations and settings.compact
@@ -388,9 +395,12 @@ class ProbeDriver:
         if next_day:
             record.clock_problem = self._clock_problem(argv)
         try:
-            write_config_files(settings.templates, values)
+            self.config_files.write(values)
         except OSError as error:
-            record.start_error = f"a configuration template: {error.strerror or error}"
+            record.start_error = (
+                f"the configuration file {error.filename or '?'} cannot be"
+                f" written: {error.strerror or error}"
+            )
             return record
         readiness = settings.ready_when
         process = HarnessProcess(
@@ -426,6 +436,10 @@ class ProbeDriver:
             if not exited:
                 record.killed_at_end = True
             unseen = process.clock_seen is False
+            if next_day and record.clock_problem is None and process.clock_missed:
+                record.clock_problem = (
+                    f"{process.clock_missed}: a preloaded clock never reaches it"
+                )
             if next_day and record.clock_problem is None and unseen:
                 record.clock_problem = (
                     "no process of the harness mapped libfaketime (a static or"

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from reqfold.conformance.probe.perturb import maps_library
+from reqfold.conformance.probe.perturb import clock_missed
 from reqfold.conformance.probe.tree import ProcessTree
 
 TAIL_BYTES = 4096
@@ -125,6 +125,10 @@ class HarnessProcess:
         self.clock_seen: bool | None = None
         """Whether a process of the harness mapped the preloaded clock library
         (None: not looked, or no process could be read)."""
+        self.clock_missed: str | None = None
+        """A process of the harness the preloaded clock did not reach (a
+        static or Go program, or one without the library), named."""
+        self._clock_judged: set[tuple[int, str]] = set()
 
     def start(self) -> None:
         """Start the command; raises OSError when it cannot be run."""
@@ -222,18 +226,27 @@ class HarnessProcess:
 
     def scan(self, library: str | None = None) -> None:
         """Note the processes the harness started so far; with a preloaded
-        `library`, note whether any of them mapped it (`clock_seen`)."""
+        `library`, note whether they mapped it (`clock_seen`) and the first
+        one the clock did not reach (`clock_missed`)."""
         if self.tree is None:
             return
         self.tree.scan()
-        if library is None or self.clock_seen:
+        if library is None or self.clock_missed is not None:
             return
         for pid in self.tree.alive():
-            mapped = maps_library(pid, library)
-            if mapped is not None:
-                self.clock_seen = mapped or bool(self.clock_seen)
-            if self.clock_seen:
+            try:  # a pid is judged again once it runs another program
+                judged = (pid, os.readlink(f"/proc/{pid}/exe"))
+            except OSError:
+                continue
+            if judged in self._clock_judged:
+                continue
+            mapped, missed = clock_missed(pid, library)
+            if missed is not None:
+                self.clock_missed = missed
                 return
+            if mapped is not None:
+                self._clock_judged.add(judged)
+                self.clock_seen = mapped or bool(self.clock_seen)
 
     def end(self) -> None:
         """Kill the harness and everything it started; reap it; close stdin."""

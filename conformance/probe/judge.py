@@ -164,10 +164,10 @@ def _turn_check(run: RunRecord, *, has_log: bool = True) -> Check:
             else f"{run.handled} of {run.planned} turn(s) handled"
         )
     if silent:
+        where = " in the log" if has_log else ""
         problems.append(
-            "turn(s) "
-            + ", ".join(map(str, silent))
-            + " ended in the log without a request reaching the provider"
+            f"turn(s) {', '.join(map(str, silent))} of {run.name} ended{where}"
+            " without a request reaching the provider"
         )
     if problems and run.exit_status == 0:
         problems.append("(the harness exited 0 all the same)")
@@ -351,22 +351,28 @@ class TimelineRow:
 
 
 def timeline(evidence: ProbeEvidence) -> list[TimelineRow]:
-    """Per turn, each request's cached and uncached tokens and why it missed."""
+    """Per turn, each request's cached and uncached tokens and why it missed;
+    the fresh session's (perturbation) too, in arrival order."""
     turn_of: dict[int, tuple[str, int]] = {}
     number = 0
     by_run: dict[str, list[Any]] = {}
-    for capture, run in zip(evidence.captures, evidence.capture_runs, strict=True):
+    pairs = sorted(
+        [
+            *zip(evidence.captures, evidence.capture_runs, strict=True),
+            *zip(evidence.fresh_captures, evidence.fresh_capture_runs, strict=True),
+        ],
+        key=lambda pair: pair[0].index,
+    )
+    for capture, run in pairs:
         by_run.setdefault(run, []).append(capture)
-    for record in evidence.runs:
+    for record in [*evidence.runs, *evidence.fresh_runs]:
         mine = by_run.get(record.name, [])
         for turn in record.turns:
             number += 1
             for capture in mine[turn.captures_before : turn.captures_after]:
                 turn_of[capture.index] = (record.name, number)
     rows = []
-    for position, (capture, run) in enumerate(
-        zip(evidence.captures, evidence.capture_runs, strict=True)
-    ):
+    for position, (capture, run) in enumerate(pairs):
         diagnostic = capture.diagnostic
         usage = capture.usage or {}
         prompt = _int(usage.get("prompt_tokens"))

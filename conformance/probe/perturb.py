@@ -7,9 +7,10 @@ judged here from the fake's per-request diagnostics (pure):
 - ``next-day``: the resumed process runs with its clock a day ahead
   (libfaketime, preloaded), the fake's clock unmoved; its first request
   should still extend the last one of the process before (CACHE-3, and a
-  date in the opening is CACHE-2). Where the preload cannot reach (a
-  statically linked program; no process of the harness mapped the
-  library), the line says so and is skipped, never a pass;
+  date in the opening is CACHE-2). Where the preload cannot reach any
+  one process of the run (a statically linked or Go program, even one a
+  launcher started; a process that did not map the library), the line
+  says so and is skipped, never a pass;
 - ``workspace``: a file added and a git change made in the working folder
   before the resumed process; expected as for next-day;
 - ``fresh-session``: a second session in the same working folder; its
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reqfold.conformance.outcomes import Outcome
+from reqfold.fakes import PROFILES
 
 PERTURBATIONS = ("next-day", "workspace", "fresh-session", "compaction")
 AT_RESUME = ("next-day", "workspace")
@@ -40,6 +42,11 @@ FOLLOW_UP = "Go on: in one sentence, what have we talked about so far?"
 """The turn fed after a compaction: its request is the expected break."""
 FOLLOW_UP_AGAIN = "And in one word?"
 """The turn after that: its request should extend the one before."""
+CACHE_KEY_FIELDS = tuple(
+    sorted({name for profile in PROFILES.values() for name in profile.isolation_fields})
+)
+"""Request fields a provider keeps caches apart by (`prompt_cache_key`,
+`user_id`): a new value is a new cache partition, which shares nothing."""
 LIBRARY_GLOBS = (
     "/usr/lib/*/faketime/libfaketime.so.1",
     "/usr/lib/faketime/libfaketime.so.1",
@@ -174,6 +181,29 @@ def maps_library(pid: int, library: str) -> bool | None:
     return None
 
 
+def clock_missed(pid: int, library: str) -> tuple[bool | None, str | None]:
+    """Whether a live process runs on the preloaded clock: (mapped, why not).
+
+    `mapped` is `maps_library`'s answer; `why not` names the process when
+    the clock cannot reach it: a static program (`/proc/PID/exe`: never
+    loads a preload, and never maps libc, so its maps alone cannot tell),
+    a Go program (reads the clock past it), or one whose libc came without
+    the library (LD_PRELOAD cleared). (None, None): cannot be told yet.
+    """
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        exe = None
+    mapped = maps_library(pid, library)
+    if exe is not None and is_static_elf(exe):
+        return mapped, f"{exe} (pid {pid}) is statically linked"
+    if exe is not None and is_go_program(exe):
+        return mapped, f"{exe} (pid {pid}) is a Go program"
+    if mapped is False:
+        return mapped, f"{exe or 'pid ' + str(pid)} (pid {pid}) did not map libfaketime"
+    return mapped, None
+
+
 # ------------------------------------------------------------------ judging
 
 
@@ -255,7 +285,7 @@ def judge_resume(
         at=best.index,
         message=(
             f"expected: the resumed process extends the one before{did};"
-            f" the cache broke: {_describe_break(best)}"
+            f" the cache broke: {_describe_break(best, _earlier(requests, boundary))}"
         ),
     )
 
@@ -302,7 +332,7 @@ def judge_fresh_session(requests: Sequence[Request], boundary: int) -> Perturbat
         at=best.index,
         message=(
             "expected: the new session shares the static opening; lost:"
-            f" {_describe_break(best)}"
+            f" {_describe_break(best, _earlier(requests, boundary))}"
         ),
     )
 
@@ -403,7 +433,27 @@ def _closest_to(after: Sequence[Request], before: set[int]) -> Request:
     return max(after, key=shared)
 
 
-def _describe_break(request: Request) -> str:
+def _earlier(requests: Sequence[Request], boundary: int) -> list[Request]:
+    return [r for r in requests if r.process < boundary]
+
+
+def new_cache_key(request: Request, earlier: Sequence[Request]) -> str | None:
+    """The cache-key field whose value in `request` no earlier request sent
+    (a new partition), said with both values; None when there is none."""
+    body = request.body if isinstance(request.body, dict) else {}
+    for name in CACHE_KEY_FIELDS:
+        before = [r.body.get(name) for r in earlier if isinstance(r.body, dict)]
+        value = body.get(name)
+        if before and value not in before:
+            return (
+                f"its {name} {_short(value)} is new (earlier"
+                f" {_short(before[-1])}), and the provider keeps each {name}'s"
+                " cache apart, so nothing could be shared"
+            )
+    return None
+
+
+def _describe_break(request: Request, earlier: Sequence[Request] = ()) -> str:
     diagnostic = request.diagnostic or {}
     relation = diagnostic.get("relation")
     head = (
@@ -411,6 +461,9 @@ def _describe_break(request: Request) -> str:
         f" {diagnostic.get('prompt_tokens', 0)} tokens cached)"
     )
     if relation == "first" or diagnostic.get("closest_request") is None:
+        partition = new_cache_key(request, earlier)
+        if partition is not None:
+            return f"{head} starts a new cache partition: {partition}"
         return f"{head} shares no opening with any earlier request"
     divergence = diagnostic.get("divergence")
     if not isinstance(divergence, dict):

@@ -253,6 +253,28 @@ def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revisio
         (["--cmd", CHAT, "--log-dir", __file__], f"--log-dir {__file__!r} is a file"),
         (["--cmd", CHAT, "--log-dir", "x", "--keep", "/proc/x/y"], "cannot be made"),
         (["--cmd", CHAT, "--log-dir", "x", "--base-url-suffix", "v1"], "starts with"),
+        (
+            [
+                *("--cmd", CHAT, "--drive", "jsonl", "--send", '{"m": "{prompt}"}'),
+                *("--turn-end", "type=end", "--ready-when", "log"),
+            ],
+            "--ready-when log waits for the harness's log, and none is looked for",
+        ),
+        (
+            ["--cmd", f"{CHAT} {{prompt}}", "--log-dir", "x"],
+            "--cmd holds {prompt}, which is filled in only with --drive process",
+        ),
+        (
+            [
+                "--cmd",
+                CHAT,
+                "--log-dir",
+                "x",
+                "--resume-cmd",
+                f"{CHAT} {{prompt_file}}",
+            ],
+            "--resume-cmd holds {prompt_file}",
+        ),
     ],
 )
 def test_bad_arguments_exit_two_with_one_line_and_no_traceback(
@@ -389,8 +411,8 @@ def test_a_harness_whose_provider_calls_fail_fails_though_it_exits_zero() -> Non
     assert result.returncode == 1, out + result.stderr
     assert "run 1: 3 of 3 turn(s) fed, 3 handled, 0 request(s); exit status 0" in out
     assert (
-        "turn(s) 1, 2, 3 ended in the log without a request reaching the provider"
-        in out
+        "turn(s) 1, 2, 3 of run 1 ended in the log without a request reaching the"
+        " provider" in out
     )
     assert "(the harness exited 0 all the same)" in out
 
@@ -439,3 +461,13 @@ def test_turns_can_be_paced_by_the_harness_prompt_instead_of_the_log() -> None:
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
     assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s)" in out
+
+
+@pytest.mark.spec("CACHE-2")
+def test_the_turn_by_turn_table_shows_the_fresh_session_s_request() -> None:
+    result = probe(
+        "--cmd", f"{CHAT} --log-dir {{log_dir}}", "--perturb", "fresh-session"
+    )
+    table = result.stdout.split("Cache, turn by turn", 1)[1].split("total:", 1)[0]
+    assert re.search(r"^  run 2\s+4\s+#3\s", table, re.M), result.stdout
+    assert "run 2 (fresh session): 1 of 1 turn(s) fed" in result.stdout

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -386,3 +387,219 @@ def test_without_a_key_per_process_requests_go_by_the_process_boundaries() -> No
     assert "requests attributed to processes by when they ran" in out
     for number in (1, 2, 3):
         assert f"run {number}: 1 of 1 turn(s) fed, 1 handled, 1 request(s);" in out
+
+
+def timeline_relations(out: str) -> list[tuple[str, str]]:
+    """(index, relation) of every row of a cache judgement's timeline."""
+    return re.findall(
+        r"^\s+(\d+)  (?:run|process) \d+\s+\S+\s+\d+\s+\d+\s+\S+\s+\d+  (\w+)",
+        out,
+        re.M,
+    )
+
+
+@pytest.mark.spec("CACHE-2", "CACHE-3")
+def test_keep_holds_the_fresh_session_s_requests_and_check_judges_them_alike(
+    tmp_path: Path,
+) -> None:
+    result = probe(
+        *per_process(), "--perturb", "fresh-session", "--keep", str(tmp_path)
+    )
+    lines = [
+        json.loads(line)
+        for line in (tmp_path / "requests.jsonl").read_text().splitlines()
+    ]
+    assert [line["index"] for line in lines] == [0, 1, 2, 3], result.stdout
+    assert [line.get("process_start") for line in lines] == [
+        None,
+        "resume",
+        "resume",
+        "fresh",
+    ]
+    status, out, _ = reqfold_here(
+        "check", "--requests", str(tmp_path / "requests.jsonl")
+    )
+    assert status == result.returncode == 0, out
+    assert timeline_relations(out) == timeline_relations(result.stdout)
+    assert ("3", "fresh") in timeline_relations(out)
+    assert "pass  cache/fresh-session-keeps-opening" in out
+
+
+STATIC_SOURCE = """#include <time.h>
+int main(void) { struct timespec t = {1, 0}; nanosleep(&t, 0); return 0; }
+"""
+"""A program that lives a second: long enough for the probe's scans."""
+
+
+def static_program(folder: Path) -> Path:
+    """A statically linked (static-pie, as Codex's binary) program, or skip."""
+    source, program = folder / "lives.c", folder / "lives"
+    source.write_text(STATIC_SOURCE)
+    for flag in ("-static-pie", "-static"):
+        built = (
+            subprocess.run(
+                ["gcc", flag, "-O1", "-o", str(program), str(source)],
+                capture_output=True,
+                check=False,
+            )
+            if shutil.which("gcc")
+            else None
+        )
+        if built is not None and built.returncode == 0:
+            return program
+    pytest.skip("no C compiler that links statically here (gcc and libc6-dev)")
+
+
+@needs_faketime
+@pytest.mark.spec("CACHE-3", "CACHE-2")
+def test_the_next_day_is_not_judged_when_a_launcher_starts_a_static_program(
+    tmp_path: Path,
+) -> None:
+    launcher = HERE / "bad_probe_harnesses" / "launches_a_static_program.py"
+    static = static_program(tmp_path)
+    launch = f"{shlex.quote(sys.executable)} {shlex.quote(str(launcher))} {static} --"
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn --date --keep-system {{prompt}}",
+        "--next-cmd",
+        f"{launch} {TINY} turn --continue --date --keep-system {{prompt}}",
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+        "--perturb",
+        "next-day",
+    )
+    line = perturbation(result.stdout, "next-day")
+    assert line.startswith("skip"), result.stdout
+    assert f"{static} (pid " in line
+    assert "statically linked" in line
+
+
+def outside_config(destination: Path, *flags: str) -> list[str]:
+    """The tiny harness one process per turn, with a second template written
+    outside the working folder (the harness reads tiny.json)."""
+    return [*per_process(), "--config-template", f"{TEMPLATE}:{destination}", *flags]
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_config_destination_that_exists_outside_the_workdir_is_refused(
+    tmp_path: Path,
+) -> None:
+    mine = tmp_path / "settings.json"
+    mine.write_text("mine\n")
+    result = probe(*outside_config(mine))
+    assert result.returncode == 2
+    assert "exists outside the probe's working folder" in result.stderr
+    assert "--config-overwrite" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert mine.read_text() == "mine\n"
+
+
+@pytest.mark.spec("CHECK-3")
+def test_config_overwrite_puts_the_file_back_when_the_probe_ends(
+    tmp_path: Path,
+) -> None:
+    mine = tmp_path / "settings.json"
+    mine.write_text("mine\n")
+    result = probe(*outside_config(mine, "--config-overwrite"))
+    assert "run 3: 1 of 1 turn(s) fed, 1 handled" in result.stdout, result.stdout
+    assert mine.read_text() == "mine\n"
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_config_file_the_probe_made_outside_the_workdir_is_removed(
+    tmp_path: Path,
+) -> None:
+    made = tmp_path / "made.json"
+    result = probe(*outside_config(made))
+    assert "run 3: 1 of 1 turn(s) fed, 1 handled" in result.stdout, result.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_config_destination_in_a_missing_folder_outside_the_workdir_is_refused(
+    tmp_path: Path,
+) -> None:
+    result = probe(*outside_config(tmp_path / "new" / "deeper" / "c.json"))
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.spec("CACHE-2")
+def test_a_fresh_session_under_a_new_cache_key_is_said_to_start_a_new_partition() -> (
+    None
+):
+    result = probe(*per_process("--cache-key", "user_id"), "--perturb", "fresh-session")
+    line = perturbation(result.stdout, "fresh-session")
+    assert line.startswith("warn"), result.stdout
+    assert "starts a new cache partition: its user_id '" in line
+    assert "shares no opening" not in line
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_turn_with_no_request_and_no_log_names_its_run_and_no_log() -> None:
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{TINY} turn {{prompt}}",
+        "--next-cmd",
+        f"{shlex.quote(sys.executable)} -c pass",  # exits 0, sends nothing
+        "--config-template",
+        f"{TEMPLATE}:tiny.json",
+    )
+    out = result.stdout
+    assert result.returncode == 1, out
+    for run in ("run 2", "run 3"):
+        assert f"turn(s) 1 of {run} ended without a request reaching the" in out
+    assert "in the log" not in out
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_config_file_that_cannot_be_written_is_named() -> None:
+    args = per_process()
+    args[args.index(f"{TEMPLATE}:tiny.json")] = f"{TEMPLATE}:README.md/tiny.json"
+    result = probe(*args)
+    assert result.returncode == 3, result.stdout
+    assert re.search(
+        r"run 1: not started \(the configuration file /\S+/work/README\.md/tiny\.json"
+        r" cannot be written: ",
+        result.stdout,
+    ), result.stdout
+
+
+@pytest.mark.spec("CHECK-3")
+def test_a_template_word_that_is_no_placeholder_gets_a_note_naming_it(
+    tmp_path: Path,
+) -> None:
+    template = tmp_path / "tiny.json.template"
+    template.write_text(
+        '{"baseUrl": "{base_url}", "apiKey": "{api_key}", "note": "{apikey} {nope}"}'
+    )
+    args = per_process()
+    args[args.index(f"{TEMPLATE}:tiny.json")] = f"{template}:tiny.json"
+    result = probe(*args)
+    assert (
+        f"note: --config-template {template} holds {{apikey}}, {{nope}}, not a"
+        " placeholder" in result.stdout
+    ), result.stdout
+    assert "run 3: 1 of 1 turn(s) fed, 1 handled" in result.stdout
+
+
+@pytest.mark.spec("CHECK-3")
+def test_no_request_at_all_is_said_instead_of_an_empty_cache_judgement() -> None:
+    result = probe(
+        "--drive",
+        "process",
+        "--cmd",
+        f"{shlex.quote(sys.executable)} -c pass",
+        "--base-url-env",
+        "TINY_BASE_URL",
+    )
+    out = result.stdout
+    assert result.returncode == 1, out
+    assert "no request reached the fake: there is no cache to judge" in out
+    assert "timeline:" not in out
+    assert "cache judgement" not in out

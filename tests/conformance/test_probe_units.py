@@ -121,7 +121,7 @@ def test_a_turn_that_ended_without_a_request_fails_the_expected_counts() -> None
     evidence.runs = [_run([(0, 1, True), (1, 1, True)], planned=2)]
     [check] = count_checks(evidence)
     assert check.outcome is Outcome.FAIL
-    assert "turn(s) 2 ended in the log without a request" in check.message
+    assert "turn(s) 2 of run 1 ended in the log without a request" in check.message
     assert "exited 0 all the same" in check.message
 
 

@@ -110,7 +110,10 @@ def turn(args: argparse.Namespace, state: dict[str, Any], prompt: str) -> str:
         state["system"] = system_prompt(args, state["id"])
     state["messages"].append({"role": "user", "content": prompt})
     messages = [{"role": "system", "content": state["system"]}, *state["messages"]]
-    text = complete({"messages": messages, "tools": TOOLS})
+    body: dict[str, Any] = {"messages": messages, "tools": TOOLS}
+    if args.cache_key:
+        body[args.cache_key] = state["id"]
+    text = complete(body)
     state["messages"].append({"role": "assistant", "content": text})
     save(state)
     return text
@@ -167,6 +170,12 @@ def main() -> int:
         "--keep-system",
         action="store_true",
         help="compose the system prompt once per session, not once per process",
+    )
+    parser.add_argument(
+        "--cache-key",
+        metavar="FIELD",
+        help="send the session id in this request field (as Codex sends its"
+        " conversation id in prompt_cache_key): a new cache partition per session",
     )
     parser.add_argument("--prompt-file")
     parser.add_argument(
