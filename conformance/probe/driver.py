@@ -596,7 +596,13 @@ class ProbeDriver:
                     )
                 return done and self.fake.in_flight == 0 and process.unread_input() == 0
 
-            idle = _IdleWatch(process, self.fake, requests_before, seen_before)
+            idle = _IdleWatch(
+                process,
+                self.fake,
+                requests_before,
+                seen_before,
+                by_cpu=settings.timeout >= IDLE * 2,
+            )
             dropped = [False]
 
             def handled_or_dropped(
@@ -727,9 +733,18 @@ class _IdleWatch:
     seconds) with no request sent since the line and none in flight."""
 
     def __init__(
-        self, process: HarnessProcess, fake: ProbeFake, requests: int, signals: int
+        self,
+        process: HarnessProcess,
+        fake: ProbeFake,
+        requests: int,
+        signals: int,
+        *,
+        by_cpu: bool,
     ) -> None:
         self.process = process
+        self.by_cpu = by_cpu
+        """Whether idle CPU counts: only with a timeout of twice `IDLE` or
+        more, so the two never race to name one hang."""
         self.fake = fake
         self.requests = requests
         self.signals = signals
@@ -745,7 +760,7 @@ class _IdleWatch:
         if self.signals >= 0 and signals > self.signals:
             self.why = "it printed its readiness text again"
             return True
-        if process.tree is None:
+        if process.tree is None or not self.by_cpu:
             return False
         ticks = process.tree.cpu_ticks()
         now = time.monotonic()
