@@ -463,6 +463,25 @@ def test_turns_can_be_paced_by_the_harness_prompt_instead_of_the_log() -> None:
     assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s)" in out
 
 
+@pytest.mark.spec("CACHE-2", "CHECK-1")
+def test_keep_pairs_each_session_s_log_with_its_own_requests(tmp_path: Path) -> None:
+    result = probe(
+        *("--cmd", f"{CHAT} --log-dir {{log_dir}}", "--perturb", "fresh-session"),
+        *("--keep", str(tmp_path)),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "with main-requests.jsonl" in result.stdout, result.stdout
+    assert "with fresh-requests.jsonl" in result.stdout, result.stdout
+    logs = [path for path in tmp_path.glob("*.jsonl") if "requests" not in path.name]
+    assert len(logs) == 2, logs
+    for session in ("main", "fresh"):
+        [log] = [p for p in logs if p.name.startswith("fresh-") == (session == "fresh")]
+        capture = tmp_path / f"{session}-requests.jsonl"
+        status, out, _ = reqfold_here("check", str(log), "--requests", str(capture))
+        assert status == 0, (session, out)
+        assert "matched to captured requests" in out
+
+
 @pytest.mark.spec("CACHE-2")
 def test_the_turn_by_turn_table_shows_the_fresh_session_s_request() -> None:
     result = probe(
