@@ -37,16 +37,13 @@ from reqfold.conformance.summary import colour_wanted
 
 
 def named_starts(starts: list[ProcessStart]) -> list[ProcessStart]:
-    """Process starts in index order, named `process 1`, `process 2`, ..."""
+    """Process starts in index order, from a first one at index 0; unnamed,
+    so the judgement names them `process 1`, `process 2`, ... with the
+    capture's own marks among them."""
     ordered = sorted(starts, key=lambda start: start.first_index)
     if not ordered or ordered[0].first_index > 0:
         ordered.insert(0, ProcessStart(first_index=0, name="", kind="first"))
-    return [
-        ProcessStart(
-            first_index=start.first_index, name=f"process {n}", kind=start.kind
-        )
-        for n, start in enumerate(ordered, start=1)
-    ]
+    return ordered
 
 
 def declared_breaks(args: argparse.Namespace) -> dict[int, str] | None:

@@ -163,6 +163,30 @@ def test_a_new_api_key_starts_a_process_when_none_is_given(tmp_path: Path) -> No
     assert "      2  process 2" in result.stdout
 
 
+@pytest.mark.spec("CACHE-1", "CACHE-3")
+def test_a_declared_process_start_keeps_the_capture_s_own_marks_elsewhere(
+    tmp_path: Path,
+) -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.system = SYSTEM.replace("2026-12-06", "2026-12-07")
+    session.turn("turn 2")
+    session.system = SYSTEM.replace("2026-12-06", "2026-12-08")
+    session.turn("turn 3")
+    lines = [json.loads(line) for line in session.lines()]
+    lines[2]["process_start"] = "resume"
+    lines[3]["process_start"] = "fresh"  # the declared start below wins here
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = check_here("--requests", capture, "--process-start", "3:resume")
+    assert result.returncode == 0, result.stdout
+    assert "request 2 (main, resume of request 1): date-time" in result.stdout
+    assert "request 3 (main, resume of request 2): date-time" in result.stdout
+    assert "      2  process 2" in result.stdout
+    assert "      3  process 3" in result.stdout
+
+
 def test_a_price_table_gives_the_tokens_lost_as_a_cost(resumed_next_day: Path) -> None:
     base = ("--requests", resumed_next_day, "--process-start", "2:resume")
     document = json.loads(check_here(*base, "--format", "json").stdout)
