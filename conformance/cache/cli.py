@@ -135,6 +135,7 @@ def run_requests(args: argparse.Namespace) -> int:
     # A reader that leaves (``| head -c 600``) is no verdict of the harness:
     # the rest is dropped quietly and the status stands.
     stdout = ReaderMayLeave(sys.stdout)
+    status = cache_status(judgement, strict=args.strict)
     if args.format == "json":
         document = judgement_json(judgement, args.price, strict=args.strict)
         print(json.dumps(document, ensure_ascii=True, indent=1), file=stdout)
@@ -145,12 +146,8 @@ def run_requests(args: argparse.Namespace) -> int:
             price=args.price,
             colour=colour_wanted(sys.stdout, os.environ),
         )
+        if status == NO_VERDICT:  # nothing was judged: the verdict line alone
+            text = text.rstrip("\n").rsplit("\n", 1)[-1]
         print(text, file=stdout)
     stdout.flush()
-    status = cache_status(judgement, strict=args.strict)
-    if status == NO_VERDICT:
-        print(
-            f"reqfold check: {args.requests}: no request the fake answered; no verdict",
-            file=sys.stderr,
-        )
     return status
