@@ -100,11 +100,35 @@ def unheld_index(
                 f"{option}: the capture {args.requests} holds no request {index}"
                 f" ({held})"
             )
+    for start in args.process_start:
+        if start.first_index == min(indices):
+            return (
+                f"--process-start {start.first_index}:{start.kind}: the capture's"
+                " first request starts the first process already"
+            )
+    return None
+
+
+def repeated_declaration(args: argparse.Namespace) -> str | None:
+    """An index given twice to ``--process-start`` or ``--expect-break``, in
+    one line, or None: the last would silently win over the first."""
+    for option, given in (
+        ("--process-start", [s.first_index for s in args.process_start]),
+        ("--expect-break", [index for index, _ in args.expect_break]),
+    ):
+        seen: set[int] = set()
+        for index in given:
+            if index in seen:
+                return f"{option}: index {index} is given twice; give it once"
+            seen.add(index)
     return None
 
 
 def run_requests(args: argparse.Namespace) -> int:
     """Judge the capture named by ``--requests``; print; return the status."""
+    if (repeated := repeated_declaration(args)) is not None:
+        print(f"reqfold check: {repeated}", file=sys.stderr)
+        return 2
     expected = declared_breaks(args)
     if expected is None:
         return 2

@@ -54,6 +54,34 @@ def test_a_capture_alone_is_judged_with_no_log_rule_in_the_verdict(
         assert rule not in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ("--process-start", "2", "--process-start", "2:fresh"),
+            "--process-start: index 2 is given twice",
+        ),
+        (
+            ("--expect-break", "2=a", "--expect-break", "2=b"),
+            "--expect-break: index 2 is given twice",
+        ),
+        (
+            ("--process-start", "0:resume"),
+            "--process-start 0:resume: the capture's first request starts",
+        ),
+    ],
+    ids=["start-twice", "break-twice", "start-at-the-first"],
+)
+def test_a_declaration_given_twice_or_meaningless_is_refused_in_one_line(
+    resumed_next_day: Path, args: tuple[str, ...], says: str
+) -> None:
+    result = check_here("--requests", resumed_next_day, *args)
+    assert result.returncode == 2, result.stdout
+    assert result.stdout == ""
+    assert result.stderr.startswith("reqfold check: " + says), result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
 @pytest.mark.spec("CACHE-3")
 def test_strict_and_the_gates_turn_the_warning_into_status_one(
     resumed_next_day: Path,

@@ -244,6 +244,10 @@ def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revisio
         (["--cmd", CHAT, "--log-dir", "x", "--timeout", "0"], "--timeout"),
         (["--cmd", CHAT, "--log-glob", ""], "--log-glob is empty"),
         (["--cmd", CHAT, "--log-dir", "x", "--keep", ""], "--keep is empty"),
+        (
+            ["--cmd", CHAT, "--log-dir", "x", "--perturb", "next-day,next-day"],
+            "next-day is given twice",
+        ),
         (["--cmd", CHAT, "--log-dir", "x", "--keep", __file__], "is a file"),
         (["--cmd", CHAT, "--log-dir", "x", "--keep", f"{__file__}/sub"], "is a file"),
         (
