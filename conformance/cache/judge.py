@@ -196,12 +196,17 @@ def judge_cache(
             if marked is not None and call.index not in declared_firsts:
                 bisect.insort(
                     pending,
-                    ProcessStart(first_index=call.index, name="", kind=marked),
+                    ProcessStart(
+                        first_index=call.index,
+                        name=call.process_name or "",
+                        kind=marked,
+                    ),
                     key=lambda start: start.first_index,
                 )
             while pending and pending[0].first_index <= call.index:
                 start = pending.pop(0)
-                name = start.name or f"process {len(ordered) + 1}"
+                told = call.process_name if start.first_index == call.index else None
+                name = start.name or told or f"process {len(ordered) + 1}"
                 ordered.append(
                     ProcessStart(
                         first_index=start.first_index, name=name, kind=start.kind
@@ -216,7 +221,7 @@ def judge_cache(
                 ordered.append(
                     ProcessStart(
                         first_index=call.index,
-                        name=f"process {len(ordered) + 1}",
+                        name=call.process_name or f"process {len(ordered) + 1}",
                         kind=begins if ordered and begins else "first",
                     )
                 )

@@ -106,6 +106,7 @@ def kept_capture_lines(
         if session != "all" and (run in fresh) != (session == "fresh"):
             continue
         line = dump_captured_request(capture)
+        line["process_name"] = run  # the probe's name for it: `run 2`
         if capture.index in starts and (lines or session == "all"):
             line["process_start"] = starts[capture.index]
         if capture.index in expected:

@@ -422,6 +422,10 @@ def test_keep_holds_the_fresh_session_s_requests_and_check_judges_them_alike(
     assert status == result.returncode == 0, out
     assert timeline_relations(out) == timeline_relations(result.stdout)
     assert ("3", "fresh") in timeline_relations(out)
+    # the processes carry the probe's names for them: one naming in both
+    assert re.search(r"^\s+3  run 4\s", out, re.M), out
+    assert re.search(r"^\s+3  run 4\s", result.stdout, re.M), result.stdout
+    assert not re.search(r"process \d", out), out
     assert "pass  cache/fresh-session-keeps-opening" in out
 
 
