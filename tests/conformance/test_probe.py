@@ -494,3 +494,27 @@ def test_the_turn_by_turn_table_shows_the_fresh_session_s_request() -> None:
     table = result.stdout.split("Cache, turn by turn", 1)[1].split("total:", 1)[0]
     assert re.search(r"^  run 2\s+4\s+#3\s", table, re.M), result.stdout
     assert "run 2 (fresh session): 1 of 1 turn(s) fed" in result.stdout
+
+
+def _comparable(text: str) -> list[str]:
+    """Probe output without what changes from run to run: temporary folders,
+    the port, the session id, the time taken."""
+    text = re.sub(r"/tmp/reqfold-probe-\w+", "/tmp/reqfold-probe-X", text)
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+    text = re.sub(r"/[0-9a-f]{32}\.jsonl", "/SESSION.jsonl", text)
+    text = re.sub(r" in \d+\.\d s$", " in T s", text, flags=re.M)
+    return text.splitlines()
+
+
+def test_the_worked_example_in_docs_probe_md_is_the_real_output() -> None:
+    docs = (ROOT / "docs/probe.md").read_text(encoding="utf-8")
+    example = docs.split("## A worked example: the reference chat", 1)[1]
+    block = example.split("```console\n", 1)[1].split("```", 1)[0]
+    shown = block.split("\nreqfold probe: ", 1)[1].split("\n", 1)[1]
+    result = probe(
+        *("--cmd", f"{CHAT} --log-dir {{log_dir}}"),
+        *("--resume-cmd", f"{CHAT} --resume {{log_path}}"),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    real = result.stdout.split("\n", 1)[1]
+    assert _comparable(real) == _comparable(shown)
