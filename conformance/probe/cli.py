@@ -284,11 +284,12 @@ def _driver_settings(
                 "--ready paces turns on stdin; --drive process ends a turn when its"
                 " process exits"
             )
-        settings["next_command"] = (
-            split_command(args.next_cmd, "--next-cmd")
-            if args.next_cmd is not None
-            else None
-        )
+        if args.next_cmd is None:
+            raise ValueError(
+                "--drive process needs --next-cmd, the command that continues the"
+                " conversation (a harness that continues by itself: give --cmd again)"
+            )
+        settings["next_command"] = split_command(args.next_cmd, "--next-cmd")
     if (args.send is not None or args.turn_end) and style != "jsonl":
         raise ValueError("--send and --turn-end are for --drive jsonl")
     if style == "jsonl":
@@ -501,6 +502,11 @@ def _probe(args: argparse.Namespace, settings: ProbeSettings) -> int:
         print(f"working folder: {settings.workdir} (a git repository the probe owns)")
         if workdir_note:
             print(f"note: {workdir_note}")
+        if settings.style == "process" and settings.next_command == settings.command:
+            print(
+                "note: --next-cmd is --cmd: every turn runs the same command, so"
+                " the harness must continue the conversation by itself"
+            )
         key_note = (
             f", a fresh key per process in {settings.api_key_env}"
             if settings.api_key_env

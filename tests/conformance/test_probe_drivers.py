@@ -599,11 +599,14 @@ def test_no_request_at_all_is_said_instead_of_an_empty_cache_judgement() -> None
         "process",
         "--cmd",
         f"{shlex.quote(sys.executable)} -c pass",
+        "--next-cmd",
+        f"{shlex.quote(sys.executable)} -c pass",
         "--base-url-env",
         "TINY_BASE_URL",
     )
     out = result.stdout
     assert result.returncode == 1, out
     assert "no request reached the fake: there is no cache to judge" in out
+    assert "note: --next-cmd is --cmd: every turn runs the same command" in out
     assert "timeline:" not in out
     assert "cache judgement" not in out
