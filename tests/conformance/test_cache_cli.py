@@ -224,6 +224,11 @@ def test_a_price_table_gives_the_tokens_lost_as_a_cost(resumed_next_day: Path) -
         check_here(*base, "--format", "json", "--price", "2,0.5").stdout
     )
     assert priced["lost_cost"] == pytest.approx(document["lost_tokens"] * 1.5 / 1e6)
+    tenth = check_here(*base, "--format", "json", "--price", "0.3,0.2").stdout
+    cost = json.loads(tenth)["lost_cost"]
+    assert cost == round(document["lost_tokens"] * 0.1 / 1e6, 10)
+    assert f'"lost_cost": {cost!r}' in tenth  # no float noise in the digits
+    assert len(repr(cost).replace("e-", "").replace(".", "")) <= 10, cost
     text = check_here(*base, "--price", "2,0.5").stdout
     assert f"(costing {priced['lost_cost']:.6f} at the prices given)" in text
     refused = check_here(*base, "--price", "0.5,2")
