@@ -30,8 +30,9 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from reqfold.conformance.output import ReaderMayLeave
 from reqfold.conformance.written_files import default_mode
 from reqfold.fakes import (
     FakeProvider,
@@ -404,25 +405,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
-class Output:
+class Output(ReaderMayLeave):
     """Standard output that its reader may leave (``| head``): what is left
-    unread is dropped, and the demo goes on to write its files."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.gone = False
+    unread is dropped, and the demo goes on to write its files. Each write
+    is flushed, so the transcript shows turn by turn even through a pipe."""
 
     def write(self, text: str) -> int:
-        if not self.gone:
-            try:
-                self.stream.write(text)
-                self.stream.flush()
-            except BrokenPipeError:
-                self.gone = True
-                # nothing more reaches the reader, nor fails at exit
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, self.stream.fileno())
-                os.close(devnull)
+        super().write(text)
+        self.flush()
         return len(text)
 
 

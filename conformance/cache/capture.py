@@ -89,15 +89,8 @@ def read_capture_lines(lines: Iterable[bytes | str]) -> Iterator[CapturedCall]:
             raise CaptureLineError(
                 f"line {number}: not a captured request ({error})"
             ) from None
-        yield CapturedCall(
-            index=item.index,
-            path=item.path,
-            status=item.status,
-            body=item.body,
-            reply=item.reply,
-            usage=item.usage,
-            key=item.key,
-            provider=_provider(item.diagnostic),
+        yield _call(
+            item,
             expect_break=item.expect_break
             if isinstance(item.expect_break, str) and item.expect_break
             else None,
@@ -113,16 +106,31 @@ def read_capture_lines(lines: Iterable[bytes | str]) -> Iterator[CapturedCall]:
 def calls_from_records(records: Iterable[CapturedRequest]) -> Iterator[CapturedCall]:
     """The fake's in-memory captures (`FakeProvider.capture`) as calls."""
     for record in records:
-        yield CapturedCall(
-            index=record.index,
-            path=record.path,
-            status=record.status,
-            body=record.body,
-            reply=record.reply,
-            usage=record.usage,
-            key=record.key,
-            provider=_provider(record.diagnostic),
-        )
+        yield _call(record)
+
+
+def _call(
+    captured: _Line | CapturedRequest,
+    *,
+    expect_break: str | None = None,
+    process_start: Literal["resume", "fresh"] | None = None,
+    process_name: str | None = None,
+) -> CapturedCall:
+    """What the judgement reads of a captured request, decoded from a line or
+    kept in memory (only a line can carry what its writer said)."""
+    return CapturedCall(
+        index=captured.index,
+        path=captured.path,
+        status=captured.status,
+        body=captured.body,
+        reply=captured.reply,
+        usage=captured.usage,
+        key=captured.key,
+        provider=_provider(captured.diagnostic),
+        expect_break=expect_break,
+        process_start=process_start,
+        process_name=process_name,
+    )
 
 
 def _process_start(value: object) -> Literal["resume", "fresh"] | None:

@@ -667,6 +667,17 @@ def _findings(
     def breaks_of(rule: str) -> list[Break]:
         return [item for item in unexpected if rule in item.rules]
 
+    def warns_on_breaks(finding_id: str, rule: str, kept: str) -> Finding:
+        """A warning listing the unexpected breaks of `rule`; a pass that
+        says `kept` where there are none."""
+        broken = breaks_of(rule)
+        return Finding(
+            id=finding_id,
+            rules=(rule,),
+            outcome=Outcome.WARN if broken else Outcome.PASS,
+            message=_describe(broken) if broken else kept,
+        )
+
     findings: list[Finding] = []
     main = next((s for s in judgement.streams if s.main), None)
     if main is not None:
@@ -693,40 +704,28 @@ def _findings(
         )
     sides = [s for s in judgement.streams if not s.main]
     if sides:
-        broken = breaks_of("STREAM-3")
         findings.append(
-            Finding(
-                id="cache/side-streams-extend",
-                rules=("STREAM-3",),
-                outcome=Outcome.WARN if broken else Outcome.PASS,
-                message=_describe(broken)
-                if broken
-                else f"{len(sides)} side stream(s); none broke within a process",
+            warns_on_breaks(
+                "cache/side-streams-extend",
+                "STREAM-3",
+                f"{len(sides)} side stream(s); none broke within a process",
             )
         )
     if "resume" in state.crossings:
-        broken = breaks_of("CACHE-3")
         findings.append(
-            Finding(
-                id="cache/resume-extends",
-                rules=("CACHE-3",),
-                outcome=Outcome.WARN if broken else Outcome.PASS,
-                message=_describe(broken)
-                if broken
-                else "each resumed process extends the process before"
+            warns_on_breaks(
+                "cache/resume-extends",
+                "CACHE-3",
+                "each resumed process extends the process before"
                 + _as_expected(judgement.breaks, "CACHE-3"),
             )
         )
     if "fresh" in state.crossings:
-        broken = breaks_of("STREAM-2")
         findings.append(
-            Finding(
-                id="cache/fresh-session-keeps-opening",
-                rules=("STREAM-2",),
-                outcome=Outcome.WARN if broken else Outcome.PASS,
-                message=_describe(broken)
-                if broken
-                else "each fresh session keeps the previous session's opening",
+            warns_on_breaks(
+                "cache/fresh-session-keeps-opening",
+                "STREAM-2",
+                "each fresh session keeps the previous session's opening",
             )
         )
     volatile = breaks_of("CACHE-2")

@@ -290,17 +290,24 @@ class _Session:
         self.end(graceful=True)
 
 
-def _error_result(scenario: Scenario, revision: Revision, message: str) -> CheckResult:
-    """A scenario run with no verdict: one ``run`` error under its rules."""
+def _run_result(
+    scenario: Scenario, revision: Revision, outcome: Outcome, message: str
+) -> CheckResult:
+    """The one result that stands for a whole scenario run, under its rules."""
     return CheckResult(
         check_id=f"{scenario.id}@{revision.value}/{BROKEN_RUN}",
         scenario=scenario.id,
         revision=revision.value,
         rules=scenario.rules,
         level=level_of(scenario.rules),
-        outcome=Outcome.ERROR,
+        outcome=outcome,
         message=message,
     )
+
+
+def _error_result(scenario: Scenario, revision: Revision, message: str) -> CheckResult:
+    """A scenario run with no verdict: one ``run`` error under its rules."""
+    return _run_result(scenario, revision, Outcome.ERROR, message)
 
 
 def _not_covered(scenario: Scenario, revision: Revision, reason: str) -> CheckResult:
@@ -310,15 +317,7 @@ def _not_covered(scenario: Scenario, revision: Revision, reason: str) -> CheckRe
     and none against the harness (docs/adapter-protocol.md, "Optional
     features").
     """
-    return CheckResult(
-        check_id=f"{scenario.id}@{revision.value}/{BROKEN_RUN}",
-        scenario=scenario.id,
-        revision=revision.value,
-        rules=scenario.rules,
-        level=level_of(scenario.rules),
-        outcome=Outcome.SKIP,
-        message=NOT_COVERED + reason,
-    )
+    return _run_result(scenario, revision, Outcome.SKIP, NOT_COVERED + reason)
 
 
 def _play(

@@ -316,26 +316,22 @@ def judge_fresh_session(requests: Sequence[Request], boundary: int) -> Perturbat
             if isinstance(divergence, dict)
             else ""
         )
-        return PerturbationLine(
-            name="fresh-session",
-            rules=rules,
-            outcome=Outcome.PASS,
-            at=best.index,
-            message=(
-                "expected: the new session shares the static opening; shared"
-                f" (#{best.index}: {cached} tokens cached from"
-                f" #{diagnostic.get('closest_request')}{where})"
-            ),
+        outcome, found = (
+            Outcome.PASS,
+            f"shared (#{best.index}: {cached} tokens cached from"
+            f" #{diagnostic.get('closest_request')}{where})",
+        )
+    else:
+        outcome, found = (
+            Outcome.WARN,
+            f"lost: {_describe_break(best, _earlier(requests, boundary))}",
         )
     return PerturbationLine(
         name="fresh-session",
         rules=rules,
-        outcome=Outcome.WARN,
+        outcome=outcome,
         at=best.index,
-        message=(
-            "expected: the new session shares the static opening; lost:"
-            f" {_describe_break(best, _earlier(requests, boundary))}"
-        ),
+        message=f"expected: the new session shares the static opening; {found}",
     )
 
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from reqfold.fakes.cache_index import PrefixCacheIndex
-from reqfold.fakes.dialects.common import derive_hex, split_text
+from reqfold.fakes.dialects.common import derive_hex, request_object, split_text
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import (
     JsonObject,
@@ -245,10 +245,7 @@ def parse_messages_request(value: JsonValue) -> MessagesCall:
     Raises:
         InvalidRequest: the body violates the API's request schema.
     """
-    if not isinstance(value, dict):
-        raise InvalidRequest(
-            f"the request body must be a JSON object, got {type_name(value)}"
-        )
+    value = request_object(value)
     model = value.get("model")
     if not isinstance(model, str) or not model:
         raise InvalidRequest(

@@ -4,8 +4,9 @@ The provider core asks its dialect (`reqfold.fakes.dialects.table`) for
 everything that differs between wire formats; this module holds the
 interface it asks through (`Dialect`), the plain data the answers come in
 (`Accounting`, `Answer`, `CacheState`), and what several dialects share:
-the automatic-prefix cache rule (`cache_rule`, `account_blocks`) and the
-unknown-model hint (`served_hint`).
+the automatic-prefix cache rule (`cache_rule`, `account_blocks`), the
+OpenAI error envelope (`OpenAIErrorEnvelope`) and the unknown-model hint
+(`served_hint`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from reqfold.fakes.diagnostics import Comparison, DivergenceLedger
 from reqfold.fakes.dialects import anthropic, openai_chat, responses
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.errors import InvalidRequest
-from reqfold.fakes.jsontypes import JsonObject, JsonValue
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
 from reqfold.fakes.native_diagnostics import (
     NOT_ASKED,
     Fingerprint,
@@ -179,6 +180,31 @@ class Dialect(ABC, Generic[CallT]):
     @abstractmethod
     def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:
         """The error the real provider answers for a model it does not serve."""
+
+
+class OpenAIErrorEnvelope(Dialect[CallT]):
+    """The error bodies of OpenAI's two APIs (chat completions and Responses),
+    which answer errors and faults in the same envelope."""
+
+    def error_body(
+        self,
+        status: int,
+        message: str,
+        *,
+        error_type: str,
+        param: str | None,
+        code: str | None,
+    ) -> JsonObject:
+        return json_object(
+            openai_chat.chat_error_body(
+                message, error_type=error_type, param=param, code=code
+            )
+        )
+
+    def fault_body(self, fault: Fault) -> JsonObject:
+        return json_object(
+            openai_chat.chat_fault_body(fault.status, fault.message, fault.error_type)
+        )
 
 
 def served_hint(profile: Profile) -> str:

@@ -1,4 +1,5 @@
-"""Helpers shared by the dialects: deterministic ids, chunking, counts.
+"""Helpers shared by the dialects: deterministic ids, chunking, counts, and
+the first check of every request body (`request_object`).
 
 Ids look like the real providers' (UUIDs, `chatcmpl-...`, `call_...`,
 `msg_...`, `toolu_...`) but are derived from the profile seed and the
@@ -11,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import uuid
 
+from reqfold.fakes.errors import InvalidRequest
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, type_name
 from reqfold.fakes.script import Reply
 from reqfold.fakes.tokenizer import count_tokens
 
@@ -50,3 +53,16 @@ def output_tokens(reply: Reply) -> tuple[int, int]:
     if reply.completion_tokens is not None:
         total = reply.completion_tokens
     return total, reasoning
+
+
+def request_object(value: JsonValue) -> JsonObject:
+    """The parsed request body, which every dialect requires to be an object.
+
+    Raises:
+        InvalidRequest: the body is some other JSON value.
+    """
+    if not isinstance(value, dict):
+        raise InvalidRequest(
+            f"the request body must be a JSON object, got {type_name(value)}"
+        )
+    return value

@@ -46,7 +46,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from reqfold.fakes.dialects.common import derive_hex, derive_uuid, split_text
+from reqfold.fakes.dialects.common import (
+    derive_hex,
+    derive_uuid,
+    request_object,
+    split_text,
+)
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import (
     JsonObject,
@@ -123,10 +128,7 @@ def parse_chat_request(value: JsonValue) -> ChatCall:
     Raises:
         InvalidRequest: the body violates the API's request schema.
     """
-    if not isinstance(value, dict):
-        raise InvalidRequest(
-            f"the request body must be a JSON object, got {type_name(value)}"
-        )
+    value = request_object(value)
     model = value.get("model")
     if not isinstance(model, str) or not model:
         raise InvalidRequest(

@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 
 import msgspec
 
+from reqfold.fakes.dialects.common import request_object
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact, type_name
 from reqfold.fakes.profiles import RenderSection
@@ -145,10 +146,7 @@ def parse_responses_request(value: JsonValue) -> ResponsesCall:
     Raises:
         InvalidRequest: the body violates the API's request schema.
     """
-    if not isinstance(value, dict):
-        raise InvalidRequest(
-            f"the request body must be a JSON object, got {type_name(value)}"
-        )
+    value = request_object(value)
     model = value.get("model")
     if not isinstance(model, str) or not model:
         raise InvalidRequest(_expected("model", "a string", model), param="model")

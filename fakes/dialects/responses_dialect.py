@@ -15,7 +15,7 @@ from reqfold.fakes.dialects.base import (
     Accounting,
     Answer,
     CacheState,
-    Dialect,
+    OpenAIErrorEnvelope,
     account_blocks,
     served_hint,
 )
@@ -31,11 +31,11 @@ from reqfold.fakes.native_diagnostics import (
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.prompt import RenderedPrompt, Segment
 from reqfold.fakes.routes import RequestTexts
-from reqfold.fakes.script import Fault, Reply
+from reqfold.fakes.script import Reply
 
 
 @dataclass(frozen=True, slots=True)
-class ResponsesDialect(Dialect[responses.ResponsesCall]):
+class ResponsesDialect(OpenAIErrorEnvelope[responses.ResponsesCall]):
     """The OpenAI Responses API (automatic prefix cache, stored responses)."""
 
     family: str = "openai-responses"
@@ -144,26 +144,6 @@ class ResponsesDialect(Dialect[responses.ResponsesCall]):
             keepalive=openai_chat.KEEPALIVE_FRAME,
             answer_id=responses_output.response_id(profile, index),
             conversation=call.items + items if call.store else None,
-        )
-
-    def error_body(
-        self,
-        status: int,
-        message: str,
-        *,
-        error_type: str,
-        param: str | None,
-        code: str | None,
-    ) -> JsonObject:
-        return json_object(
-            openai_chat.chat_error_body(
-                message, error_type=error_type, param=param, code=code
-            )
-        )
-
-    def fault_body(self, fault: Fault) -> JsonObject:
-        return json_object(
-            openai_chat.chat_fault_body(fault.status, fault.message, fault.error_type)
         )
 
     def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:

@@ -33,6 +33,7 @@ from reqfold.fakes.dialects.base import (
     Answer,
     CacheState,
     Dialect,
+    OpenAIErrorEnvelope,
     account_blocks,
     cache_rule,
     served_hint,
@@ -70,7 +71,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class ChatDialect(Dialect[openai_chat.ChatCall]):
+class ChatDialect(OpenAIErrorEnvelope[openai_chat.ChatCall]):
     """Chat completions, DeepSeek or OpenAI flavour (automatic prefix cache).
 
     The flavours differ in data: the unknown-model error's status, code
@@ -175,26 +176,6 @@ class ChatDialect(Dialect[openai_chat.ChatCall]):
                 else None
             ),
             keepalive=openai_chat.KEEPALIVE_FRAME,
-        )
-
-    def error_body(
-        self,
-        status: int,
-        message: str,
-        *,
-        error_type: str,
-        param: str | None,
-        code: str | None,
-    ) -> JsonObject:
-        return json_object(
-            openai_chat.chat_error_body(
-                message, error_type=error_type, param=param, code=code
-            )
-        )
-
-    def fault_body(self, fault: Fault) -> JsonObject:
-        return json_object(
-            openai_chat.chat_fault_body(fault.status, fault.message, fault.error_type)
         )
 
     def unknown_model(self, profile: Profile, model: str) -> InvalidRequest:

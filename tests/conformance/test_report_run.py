@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import shlex
 import subprocess
@@ -29,6 +28,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import reqfold_here
 from processes import run_with_small_files
+from terminal import reqfold_on_a_terminal
 
 from reqfold.conformance.report.json_report import read_report, schema_problems
 
@@ -571,28 +571,7 @@ def test_two_outputs_into_one_file_exit_2_and_the_file_is_untouched(
 
 def run_on_a_terminal(*args: str) -> tuple[int, str]:
     """Run with stderr on a pseudo-terminal; returns the status and what it showed."""
-    primary, secondary = pty.openpty()
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "reqfold.conformance.cli", "run", *args],
-            stdout=subprocess.DEVNULL,
-            stderr=secondary,
-            cwd=ROOT,
-        )
-        os.close(secondary)
-        shown = bytearray()
-        while True:
-            try:
-                chunk = os.read(primary, 4096)
-            except OSError:  # the terminal closed: the run is over
-                break
-            if not chunk:
-                break
-            shown += chunk
-        status = process.wait(timeout=RUN_TIMEOUT)
-    finally:
-        os.close(primary)
-    return status, shown.decode("utf-8", "replace")
+    return reqfold_on_a_terminal("run", *args, stream="stderr", timeout=RUN_TIMEOUT)
 
 
 QUICK = (

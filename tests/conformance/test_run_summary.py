@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import reqfold_here
+from terminal import reqfold_on_a_terminal, xterm_environment
 
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.summary import (
@@ -164,30 +165,7 @@ def test_show_all_prints_every_check_as_it_comes_and_every_rule() -> None:
 
 def on_a_terminal(*args: str, **env: str) -> tuple[int, str]:
     """``reqfold run ARGS`` with stdout on a pseudo-terminal; what it showed."""
-    primary, secondary = pty.openpty()
-    environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "reqfold.conformance.cli", "run", *args],
-            stdout=secondary,
-            stderr=subprocess.DEVNULL,
-            cwd=ROOT,
-            env={**environment, "TERM": "xterm", **env},
-        )
-        os.close(secondary)
-        shown = bytearray()
-        while True:
-            try:
-                chunk = os.read(primary, 4096)
-            except OSError:  # the terminal closed: the run is over
-                break
-            if not chunk:
-                break
-            shown += chunk
-        status = process.wait(timeout=120)
-    finally:
-        os.close(primary)
-    return status, shown.decode("utf-8", "replace")
+    return reqfold_on_a_terminal("run", *args, env=xterm_environment(**env))
 
 
 @pytest.mark.slow

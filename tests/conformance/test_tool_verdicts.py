@@ -7,8 +7,6 @@ process shows), the implementations too."""
 
 from __future__ import annotations
 
-import os
-import pty
 import shlex
 import subprocess
 import sys
@@ -16,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import reqfold_here
+from terminal import reqfold_on_a_terminal, xterm_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 ESC = "\x1b["
@@ -23,30 +22,7 @@ ESC = "\x1b["
 
 def on_a_terminal(*args: str, **env: str) -> tuple[int, str]:
     """``reqfold ARGS`` with stdout on a pseudo-terminal; what it showed."""
-    primary, secondary = pty.openpty()
-    environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "reqfold.conformance.cli", *args],
-            stdout=secondary,
-            stderr=subprocess.DEVNULL,
-            cwd=ROOT,
-            env={**environment, "TERM": "xterm", **env},
-        )
-        os.close(secondary)
-        shown = bytearray()
-        while True:
-            try:
-                chunk = os.read(primary, 4096)
-            except OSError:  # the terminal closed: the command is over
-                break
-            if not chunk:
-                break
-            shown += chunk
-        status = process.wait(timeout=120)
-    finally:
-        os.close(primary)
-    return status, shown.decode("utf-8", "replace")
+    return reqfold_on_a_terminal(*args, env=xterm_environment(**env))
 
 
 @pytest.fixture(scope="module")
