@@ -6,7 +6,8 @@ those lines. The judgement needs only `index`, `path`, `status`, `key`, `body`,
 `reply` (the assistant message the fake sent back), `usage`, the
 provider's own answer in `diagnostic`, and what only the capture's writer
 can know: `process_start` (`resume` or `fresh`: a harness process began
-with this request) and `expect_break` (why a break there is expected);
+with this request), `process_name` (the name of the process that sent it)
+and `expect_break` (why a break there is expected);
 `reqfold demo` writes both, from its log. Every other
 member (`raw_body` above all, which holds the body a second time) is
 skipped by the decoder without being built.
@@ -49,7 +50,11 @@ class CapturedCall:
     (an ``--expect-break`` for the same index wins)."""
     process_start: Literal["resume", "fresh"] | None = None
     """A harness process began with this request, as the capture's writer
-    said (``--process-start`` options replace every such start)."""
+    said (a ``--process-start`` for the same index wins)."""
+    process_name: str | None = None
+    """The name the capture's writer gives the process that sent it
+    (``reqfold probe --keep``: its run's, ``run 2``); the judgement names a
+    process it starts here so, else ``process N``."""
 
 
 class _Line(msgspec.Struct):
@@ -63,6 +68,7 @@ class _Line(msgspec.Struct):
     diagnostic: Any = None
     expect_break: Any = None
     process_start: Any = None
+    process_name: Any = None
 
 
 _DECODER = msgspec.json.Decoder(_Line)
@@ -89,6 +95,11 @@ def read_capture_lines(lines: Iterable[bytes | str]) -> Iterator[CapturedCall]:
             if isinstance(item.expect_break, str) and item.expect_break
             else None,
             process_start=_process_start(item.process_start),
+            process_name=item.process_name
+            if isinstance(item.process_name, str)
+            and item.process_name
+            and item.process_name.isprintable()
+            else None,
         )
 
 
@@ -103,6 +114,7 @@ def _call(
     *,
     expect_break: str | None = None,
     process_start: Literal["resume", "fresh"] | None = None,
+    process_name: str | None = None,
 ) -> CapturedCall:
     """What the judgement reads of a captured request, decoded from a line or
     kept in memory (only a line can carry what its writer said)."""
@@ -117,6 +129,7 @@ def _call(
         provider=_provider(captured.diagnostic),
         expect_break=expect_break,
         process_start=process_start,
+        process_name=process_name,
     )
 
 

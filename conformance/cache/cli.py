@@ -37,16 +37,13 @@ from reqfold.conformance.summary import colour_wanted
 
 
 def named_starts(starts: list[ProcessStart]) -> list[ProcessStart]:
-    """Process starts in index order, named `process 1`, `process 2`, ..."""
+    """Process starts in index order, from a first one at index 0; unnamed,
+    so the judgement names them `process 1`, `process 2`, ... with the
+    capture's own marks among them."""
     ordered = sorted(starts, key=lambda start: start.first_index)
     if not ordered or ordered[0].first_index > 0:
         ordered.insert(0, ProcessStart(first_index=0, name="", kind="first"))
-    return [
-        ProcessStart(
-            first_index=start.first_index, name=f"process {n}", kind=start.kind
-        )
-        for n, start in enumerate(ordered, start=1)
-    ]
+    return ordered
 
 
 def declared_breaks(args: argparse.Namespace) -> dict[int, str] | None:
@@ -103,11 +100,35 @@ def unheld_index(
                 f"{option}: the capture {args.requests} holds no request {index}"
                 f" ({held})"
             )
+    for start in args.process_start:
+        if start.first_index == min(indices):
+            return (
+                f"--process-start {start.first_index}:{start.kind}: the capture's"
+                " first request starts the first process already"
+            )
+    return None
+
+
+def repeated_declaration(args: argparse.Namespace) -> str | None:
+    """An index given twice to ``--process-start`` or ``--expect-break``, in
+    one line, or None: the last would silently win over the first."""
+    for option, given in (
+        ("--process-start", [s.first_index for s in args.process_start]),
+        ("--expect-break", [index for index, _ in args.expect_break]),
+    ):
+        seen: set[int] = set()
+        for index in given:
+            if index in seen:
+                return f"{option}: index {index} is given twice; give it once"
+            seen.add(index)
     return None
 
 
 def run_requests(args: argparse.Namespace) -> int:
     """Judge the capture named by ``--requests``; print; return the status."""
+    if (repeated := repeated_declaration(args)) is not None:
+        print(f"reqfold check: {repeated}", file=sys.stderr)
+        return 2
     expected = declared_breaks(args)
     if expected is None:
         return 2
@@ -138,6 +159,7 @@ def run_requests(args: argparse.Namespace) -> int:
     # A reader that leaves (``| head -c 600``) is no verdict of the harness:
     # the rest is dropped quietly and the status stands.
     stdout = ReaderMayLeave(sys.stdout)
+    status = cache_status(judgement, strict=args.strict)
     if args.format == "json":
         document = judgement_json(judgement, args.price, strict=args.strict)
         print(json.dumps(document, ensure_ascii=True, indent=1), file=stdout)
@@ -148,12 +170,8 @@ def run_requests(args: argparse.Namespace) -> int:
             price=args.price,
             colour=colour_wanted(sys.stdout, os.environ),
         )
+        if status == NO_VERDICT:  # nothing was judged: the verdict line alone
+            text = text.rstrip("\n").rsplit("\n", 1)[-1]
         print(text, file=stdout)
     stdout.flush()
-    status = cache_status(judgement, strict=args.strict)
-    if status == NO_VERDICT:
-        print(
-            f"reqfold check: {args.requests}: no request the fake answered; no verdict",
-            file=sys.stderr,
-        )
     return status

@@ -147,7 +147,10 @@ def judge_cache(
             (`capture.read_capture_lines` of a `requests.jsonl`, or
             `capture.calls_from_records` of the fake's own capture).
         starts: where each harness process started (first request index,
-            name, kind `resume` or `fresh`); none: one process.
+            name, kind `resume` or `fresh`); none: one process. They win
+            per index over a capture line's own `process_start`, which
+            starts a process elsewhere; a start without a name is named
+            `process N` by its place.
         expected: request index -> why a break there is expected
             (a compaction, a model switch, a `/clear`).
         fail_on: causes that fail the verdict wherever they appear
@@ -161,8 +164,10 @@ def judge_cache(
             capture line's own `process_start` starts one too.
     """
     declared = dict(expected or {})
-    ordered = sorted(starts, key=lambda start: start.first_index)
-    firsts = [start.first_index for start in ordered]
+    pending = sorted(starts, key=lambda start: start.first_index)
+    declared_firsts = {start.first_index for start in pending}
+    ordered: list[ProcessStart] = []
+    firsts: list[int] = []
     last_key: str | None = None
     encoder = SegmentEncoder(max_bytes=MEMO_BYTES)
     memo = MessagePrefixMemo(max_prompts=4, max_bytes=MEMO_BYTES)
@@ -185,7 +190,30 @@ def judge_cache(
         if prompt is None:
             state.skipped.append((call.index, "not a request the fake renders"))
             continue
-        if not starts:
+        if starts:
+            # declared starts win per index; the capture's own marks elsewhere
+            marked = call.process_start
+            if marked is not None and call.index not in declared_firsts:
+                bisect.insort(
+                    pending,
+                    ProcessStart(
+                        first_index=call.index,
+                        name=call.process_name or "",
+                        kind=marked,
+                    ),
+                    key=lambda start: start.first_index,
+                )
+            while pending and pending[0].first_index <= call.index:
+                start = pending.pop(0)
+                told = call.process_name if start.first_index == call.index else None
+                name = start.name or told or f"process {len(ordered) + 1}"
+                ordered.append(
+                    ProcessStart(
+                        first_index=start.first_index, name=name, kind=start.kind
+                    )
+                )
+                firsts.append(start.first_index)
+        else:
             begins = call.process_start
             if begins is None and starts_by_key and call.key != last_key:
                 begins = "resume"
@@ -193,7 +221,7 @@ def judge_cache(
                 ordered.append(
                     ProcessStart(
                         first_index=call.index,
-                        name=f"process {len(ordered) + 1}",
+                        name=call.process_name or f"process {len(ordered) + 1}",
                         kind=begins if ordered and begins else "first",
                     )
                 )

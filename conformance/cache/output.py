@@ -87,7 +87,12 @@ def judgement_json(
     provider's own diagnostics said (`provider_said`, null when the request
     did not opt in)."""
     said = judgement.provider_said
-    extra = {} if price is None else {"lost_cost": lost_cost(judgement, price)}
+    # to 1e-10 of the currency unit: a price per million tokens (1e-6 per
+    # token, four digits) needs no more, and the float's noise goes
+    # (1.2800000000000001e-05 is 1.28e-05)
+    extra = (
+        {} if price is None else {"lost_cost": round(lost_cost(judgement, price), 10)}
+    )
     status = cache_status(judgement, strict=strict)
     return {
         "status": status,

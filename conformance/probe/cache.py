@@ -85,22 +85,29 @@ def expected_breaks(evidence: ProbeEvidence) -> dict[int, str]:
     return expected
 
 
-def kept_capture_lines(evidence: ProbeEvidence) -> list[JsonObject]:
+def kept_capture_lines(
+    evidence: ProbeEvidence, session: str = "all"
+) -> list[JsonObject]:
     """Every captured request, the fresh session's too, in arrival order,
     as ``--keep`` writes them: each process start and expected break marked
     as the capture's writer alone knows them (`process_start`,
     `expect_break`), so ``reqfold check --requests`` on the file judges as
-    the probe did."""
+    the probe did. `session` ``main`` or ``fresh`` keeps only that
+    session's requests (the ones its log explains), its first unmarked."""
     starts = {
         start.first_index: start.kind
         for start in process_starts(evidence)
         if start.kind != "first"
     }
     expected = expected_breaks(evidence)
-    lines = []
-    for capture, _ in _all_captures(evidence):
+    fresh = {run.name for run in evidence.fresh_runs}
+    lines: list[JsonObject] = []
+    for capture, run in _all_captures(evidence):
+        if session != "all" and (run in fresh) != (session == "fresh"):
+            continue
         line = dump_captured_request(capture)
-        if capture.index in starts:
+        line["process_name"] = run  # the probe's name for it: `run 2`
+        if capture.index in starts and (lines or session == "all"):
             line["process_start"] = starts[capture.index]
         if capture.index in expected:
             line["expect_break"] = expected[capture.index]

@@ -87,6 +87,7 @@ from reqfold.conformance.verdict import (
 )
 from reqfold.conformance.written_files import fresh_folder
 from reqfold.fakes import PROFILES, get_profile
+from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
 DIALECTS = tuple(PROFILES)
@@ -283,11 +284,12 @@ def _driver_settings(
                 "--ready paces turns on stdin; --drive process ends a turn when its"
                 " process exits"
             )
-        settings["next_command"] = (
-            split_command(args.next_cmd, "--next-cmd")
-            if args.next_cmd is not None
-            else None
-        )
+        if args.next_cmd is None:
+            raise ValueError(
+                "--drive process needs --next-cmd, the command that continues the"
+                " conversation (a harness that continues by itself: give --cmd again)"
+            )
+        settings["next_command"] = split_command(args.next_cmd, "--next-cmd")
     if (args.send is not None or args.turn_end) and style != "jsonl":
         raise ValueError("--send and --turn-end are for --drive jsonl")
     if style == "jsonl":
@@ -500,6 +502,11 @@ def _probe(args: argparse.Namespace, settings: ProbeSettings) -> int:
         print(f"working folder: {settings.workdir} (a git repository the probe owns)")
         if workdir_note:
             print(f"note: {workdir_note}")
+        if settings.style == "process" and settings.next_command == settings.command:
+            print(
+                "note: --next-cmd is --cmd: every turn runs the same command, so"
+                " the harness must continue the conversation by itself"
+            )
         key_note = (
             f", a fresh key per process in {settings.api_key_env}"
             if settings.api_key_env
@@ -695,6 +702,32 @@ def _print_timeline(rows: list[TimelineRow]) -> None:
     print(f"  total: {cached} of {prompt} prompt tokens cached ({ratio})")
 
 
+_KEPT_CAPTURES = frozenset(
+    {"requests.jsonl", "main-requests.jsonl", "fresh-requests.jsonl"}
+)
+"""The names ``--keep`` gives captured requests."""
+
+
+def _write_capture(path: Path, lines: list[JsonObject]) -> None:
+    """Write captured requests as JSON lines to a new file."""
+    with open(path, "x", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def _copy_log(folder: Path, log_path: str | None, prefix: str) -> str | None:
+    """Copy a session's log into `folder` under its own name (with `prefix`;
+    ``log-`` in front of a name the kept captures use); the name, or None."""
+    if log_path is None:
+        return None
+    name = prefix + Path(log_path).name
+    if name in _KEPT_CAPTURES:  # the harness's own name for its log
+        name = f"log-{name}"
+    with open(log_path, "rb") as source, open(folder / name, "xb") as copy:
+        shutil.copyfileobj(source, copy)
+    return name
+
+
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """What a POSIX shell takes as an environment variable name."""
 
@@ -702,24 +735,32 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def _keep(folder: Path, evidence: ProbeEvidence) -> bool:
     """Copy the log and the captured requests into `folder`, or a fresh
     sub-folder of it when it holds files already (`fresh_folder`: nothing
-    there is overwritten); False if it failed."""
+    there is overwritten); False if it failed. With a fresh session, each
+    session's log and its own requests are kept too, as pairs that
+    ``reqfold check LOG --requests CAPTURE`` takes."""
     try:
         folder = fresh_folder(folder)
         capture = folder / "requests.jsonl"
-        with open(capture, "x", encoding="utf-8") as handle:
-            for line in kept_capture_lines(evidence):
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        _write_capture(capture, kept_capture_lines(evidence))
         kept = [f"the captured requests as {capture.name}"]
-        if evidence.log_path is not None:
-            name = Path(evidence.log_path).name
-            if name == capture.name:  # the harness's own name for its log
-                name = f"log-{name}"
-            with (
-                open(evidence.log_path, "rb") as source,
-                open(folder / name, "xb") as copy,
+        log_name = _copy_log(folder, evidence.log_path, "")
+        if log_name is not None:
+            kept.insert(0, f"the log as {log_name}")
+        if evidence.fresh_runs:
+            pairs = []
+            for session, log_path in (
+                ("main", evidence.log_path),
+                ("fresh", evidence.fresh_log_path),
             ):
-                shutil.copyfileobj(source, copy)
-            kept.insert(0, f"the log as {name}")
+                requests = folder / f"{session}-requests.jsonl"
+                _write_capture(requests, kept_capture_lines(evidence, session))
+                name = (
+                    log_name
+                    if session == "main"
+                    else _copy_log(folder, log_path, "fresh-")
+                )
+                pairs.append(f"{name or '(no log)'} with {requests.name}")
+            kept.append(f"each session's log with its requests ({'; '.join(pairs)})")
         print(f"kept: {' and '.join(kept)} in {folder}")
     except OSError as error:
         _stderr(f"reqfold probe: --keep {folder}: {error.strerror or error}")

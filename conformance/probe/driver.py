@@ -136,6 +136,8 @@ class ProbeEvidence:
     """The fresh session's processes (perturbation): judged apart."""
     fresh_captures: list[CapturedRequest] = field(default_factory=list)
     fresh_capture_runs: list[str] = field(default_factory=list)
+    fresh_log_path: str | None = None
+    """The fresh session's own log (perturbation), kept apart by ``--keep``."""
     unserved: list[CapturedRequest] = field(default_factory=list)
     """Requests to paths the fake does not serve: shown, never judged."""
     workspace_change: str = ""
@@ -267,6 +269,7 @@ class ProbeDriver:
             fresh_watch, self.watch = self.watch, main_watch
             self._runs = self.evidence.runs
         if fresh_watch is not None:
+            self.evidence.fresh_log_path = fresh_watch.path
             self.evidence.notes.append(f"fresh session's log: {fresh_watch.path}")
 
     def _phase(

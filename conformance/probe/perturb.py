@@ -64,6 +64,8 @@ def parse_perturbations(text: str) -> tuple[str, ...]:
         raise ValueError(
             f"--perturb {text!r}: give some of {', '.join(PERTURBATIONS)}, or all"
         )
+    if (twice := next((n for n in names if names.count(n) > 1), None)) is not None:
+        raise ValueError(f"--perturb {text!r}: {twice} is given twice; give it once")
     return tuple(name for name in PERTURBATIONS if name in names)
 
 

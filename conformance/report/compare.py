@@ -12,7 +12,11 @@ prompts, so its fix can lower the ratio): otherwise the numbers are shown
 but not judged. A regression is a newly failing
 check, a check of the old report missing from the new one (when both ran
 the same suite: a run that stopped, was interrupted or lost a part checks
-less, which must not read as "no regression"), a verdict that was
+less, which must not read as "no regression"; but a ``request-N`` or
+``cache/request-N`` check whose scenario run is there and sent another
+number of requests, or a request N with other prompt tokens, cache
+relation or judging check, is listed apart as a request no longer sent: a
+fixed harness may send other requests than a broken one), a verdict that was
 conformant and is not any more (an implementation that did not start
 checks nothing, and fails nothing), or a lower hit ratio, or (same
 suite) a scenario run with more unexpected cache breaks or more tokens
@@ -23,6 +27,7 @@ validated reports in, a `Comparison` out.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +99,13 @@ class Comparison:
     newly_passing: list[Change] = field(default_factory=list)
     vanished: list[Change] = field(default_factory=list)
     """Checks the old report has (skips aside) and the new one lacks."""
+    unsent: list[Change] = field(default_factory=list)
+    """``request-N`` and ``cache/request-N`` checks of the old report whose
+    request the new run did not send the same way: their scenario run is
+    there but sent a different number of requests, or a request N with
+    other prompt tokens, cache relation or judging check (a fixed harness
+    may send other requests than a broken one). Not a regression: the run's
+    own checks judge the requests it sent."""
     cleared: list[Change] = field(default_factory=list)
     """Checks that failed or errored in the old report and are absent from the
     new one while their scenario run's other checks are there: a
@@ -133,6 +145,39 @@ def _scenario_runs(report: JsonObject) -> dict[str, str]:
     }
 
 
+_REQUEST_CHECK = re.compile(r"(?:cache/)?request-(\d+)")
+
+
+def _sent(report: JsonObject) -> dict[str, list[tuple[Any, ...]]]:
+    """Per scenario run (``scenario@revision``): each request it sent, as its
+    prompt tokens, the fake's relation and the cache check that judged it."""
+    return {
+        f"{trace['scenario']}@{trace['revision']}": [
+            (point["promptTokens"], point["relation"], point.get("check"))
+            for point in trace.get("requests", [])
+        ]
+        for trace in report["scenarios"]
+    }
+
+
+def _request_not_sent(
+    check_id: str,
+    sent_before: dict[str, list[tuple[Any, ...]]],
+    sent_now: dict[str, list[tuple[Any, ...]]],
+) -> bool:
+    """A ``request-N``/``cache/request-N`` check whose scenario run is in the
+    new report but sent another number of requests, or a request N that is
+    not the old one (other prompt tokens, relation or judging check)."""
+    run, _, name = check_id.partition("/")
+    match = _REQUEST_CHECK.fullmatch(name)
+    if match is None or run not in sent_now or run not in sent_before:
+        return False
+    before, now, position = sent_before[run], sent_now[run], int(match.group(1))
+    if len(before) != len(now) or position >= len(now):
+        return True
+    return before[position] != now[position]
+
+
 def _statuses(report: JsonObject) -> dict[str, tuple[str, tuple[str, ...]]]:
     return {
         check["id"]: (check["status"], tuple(check["rules"]))
@@ -168,12 +213,15 @@ def compare_reports(old: JsonObject, new: JsonObject) -> Comparison:
     )
     runs_before = _scenario_runs(old)
     runs_now = set(_scenario_runs(new).values())
+    sent_before, sent_now = _sent(old), _sent(new)
     for check_id, (status, rules) in before.items():
         if check_id in after or status == "skip":
             continue
         change = Change(id=check_id, old=status, new="absent", rules=rules)
         if status in ("fail", "error") and runs_before.get(check_id) in runs_now:
             comparison.cleared.append(change)
+        elif _request_not_sent(check_id, sent_before, sent_now):
+            comparison.unsent.append(change)
         else:
             comparison.vanished.append(change)
     for check_id, (status, rules) in after.items():
@@ -252,6 +300,17 @@ def render_comparison(
             f"  {change.old:<5} {change.id}  [{','.join(change.rules)}]"
             for change in comparison.cleared
         )
+    if comparison.unsent:
+        lines.append(
+            f"requests no longer sent: {len(comparison.unsent)}"
+            " (their scenario run sent other requests: not judged)"
+        )
+        lines.extend(
+            f"  {change.old:<5} {change.id}  [{','.join(change.rules)}]"
+            for change in comparison.unsent[:20]
+        )
+        if len(comparison.unsent) > 20:
+            lines.append(f"  ... and {len(comparison.unsent) - 20} more")
     lines.append(
         f"missing from the new report: {len(comparison.vanished)}"
         + ("" if comparison.same_suite else " (different suites: not judged)")

@@ -54,6 +54,34 @@ def test_a_capture_alone_is_judged_with_no_log_rule_in_the_verdict(
         assert rule not in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ("--process-start", "2", "--process-start", "2:fresh"),
+            "--process-start: index 2 is given twice",
+        ),
+        (
+            ("--expect-break", "2=a", "--expect-break", "2=b"),
+            "--expect-break: index 2 is given twice",
+        ),
+        (
+            ("--process-start", "0:resume"),
+            "--process-start 0:resume: the capture's first request starts",
+        ),
+    ],
+    ids=["start-twice", "break-twice", "start-at-the-first"],
+)
+def test_a_declaration_given_twice_or_meaningless_is_refused_in_one_line(
+    resumed_next_day: Path, args: tuple[str, ...], says: str
+) -> None:
+    result = check_here("--requests", resumed_next_day, *args)
+    assert result.returncode == 2, result.stdout
+    assert result.stdout == ""
+    assert result.stderr.startswith("reqfold check: " + says), result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
 @pytest.mark.spec("CACHE-3")
 def test_strict_and_the_gates_turn_the_warning_into_status_one(
     resumed_next_day: Path,
@@ -119,8 +147,8 @@ def test_a_capture_with_no_answered_request_is_no_verdict(tmp_path: Path) -> Non
     )
     result = check_here("--requests", capture)
     assert result.returncode == 3
-    assert "no verdict" in result.stderr
-    assert "left out: answered 400" in result.stdout
+    assert result.stdout == "Verdict: NO VERDICT: no request the fake answered\n"
+    assert result.stderr == ""
 
 
 @pytest.mark.parametrize(
@@ -144,6 +172,8 @@ def test_no_answered_request_prints_one_verdict_no_verdict_matching_status_three
         if line.lower().startswith("verdict:")
     ]
     assert verdicts == ["Verdict: NO VERDICT: no request the fake answered"]
+    assert result.stdout.splitlines() == verdicts  # no empty report around it
+    assert result.stderr == ""
 
 
 @pytest.mark.spec("CACHE-3")
@@ -163,6 +193,30 @@ def test_a_new_api_key_starts_a_process_when_none_is_given(tmp_path: Path) -> No
     assert "      2  process 2" in result.stdout
 
 
+@pytest.mark.spec("CACHE-1", "CACHE-3")
+def test_a_declared_process_start_keeps_the_capture_s_own_marks_elsewhere(
+    tmp_path: Path,
+) -> None:
+    session = Session()
+    session.turn("turn 0")
+    session.turn("turn 1")
+    session.system = SYSTEM.replace("2026-12-06", "2026-12-07")
+    session.turn("turn 2")
+    session.system = SYSTEM.replace("2026-12-06", "2026-12-08")
+    session.turn("turn 3")
+    lines = [json.loads(line) for line in session.lines()]
+    lines[2]["process_start"] = "resume"
+    lines[3]["process_start"] = "fresh"  # the declared start below wins here
+    capture = tmp_path / "requests.jsonl"
+    capture.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = check_here("--requests", capture, "--process-start", "3:resume")
+    assert result.returncode == 0, result.stdout
+    assert "request 2 (main, resume of request 1): date-time" in result.stdout
+    assert "request 3 (main, resume of request 2): date-time" in result.stdout
+    assert "      2  process 2" in result.stdout
+    assert "      3  process 3" in result.stdout
+
+
 def test_a_price_table_gives_the_tokens_lost_as_a_cost(resumed_next_day: Path) -> None:
     base = ("--requests", resumed_next_day, "--process-start", "2:resume")
     document = json.loads(check_here(*base, "--format", "json").stdout)
@@ -170,6 +224,11 @@ def test_a_price_table_gives_the_tokens_lost_as_a_cost(resumed_next_day: Path) -
         check_here(*base, "--format", "json", "--price", "2,0.5").stdout
     )
     assert priced["lost_cost"] == pytest.approx(document["lost_tokens"] * 1.5 / 1e6)
+    tenth = check_here(*base, "--format", "json", "--price", "0.3,0.2").stdout
+    cost = json.loads(tenth)["lost_cost"]
+    assert cost == round(document["lost_tokens"] * 0.1 / 1e6, 10)
+    assert f'"lost_cost": {cost!r}' in tenth  # no float noise in the digits
+    assert len(repr(cost).replace("e-", "").replace(".", "")) <= 10, cost
     text = check_here(*base, "--price", "2,0.5").stdout
     assert f"(costing {priced['lost_cost']:.6f} at the prices given)" in text
     refused = check_here(*base, "--price", "0.5,2")

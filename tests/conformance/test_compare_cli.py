@@ -206,6 +206,39 @@ def test_a_scenario_runs_error_gone_with_its_fix_is_no_regression(
 
 
 @pytest.mark.slow
+def test_fixing_a_harness_that_sent_other_requests_is_no_regression(
+    reports: dict[str, Path], tmp_path: Path
+) -> None:
+    built_once = shlex.join(
+        [
+            sys.executable,
+            str(ROOT / "tests/conformance/bad_harnesses/config_built_once.py"),
+        ]
+    )
+    old = tmp_path / "built-once.json"
+    done = reqfold("run", "--impl", built_once, "--report-json", str(old))
+    assert done.returncode == 1, done.stdout
+    good = tmp_path / "reference.json"
+    assert reqfold("run", "--report-json", str(good)).returncode == 0
+    done = reqfold("compare", str(old), str(good))
+    assert done.returncode == 0, done.stdout
+    assert "newly failing: 0" in done.stdout
+    assert "missing from the new report: 0" in done.stdout
+    assert "requests no longer sent: " in done.stdout
+    assert "Regression: no" in done.stdout
+    # a request check gone while its run sent the same requests: still lost
+    fewer = json.loads(good.read_text())
+    gone = next(c for c in fewer["checks"] if c["id"].endswith("/cache/request-2"))
+    fewer["checks"].remove(gone)
+    shorter = tmp_path / "fewer.json"
+    shorter.write_text(json.dumps(fewer))
+    done = reqfold("compare", str(good), str(shorter))
+    assert done.returncode == 1, done.stdout
+    assert "missing from the new report: 1" in done.stdout
+    assert "requests no longer sent" not in done.stdout
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("part", ["checks", "scenarios"])
 def test_a_report_listing_one_check_or_trace_twice_exits_2(
     reports: dict[str, Path], tmp_path: Path, part: str

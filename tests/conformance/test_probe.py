@@ -244,6 +244,10 @@ def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revisio
         (["--cmd", CHAT, "--log-dir", "x", "--timeout", "0"], "--timeout"),
         (["--cmd", CHAT, "--log-glob", ""], "--log-glob is empty"),
         (["--cmd", CHAT, "--log-dir", "x", "--keep", ""], "--keep is empty"),
+        (
+            ["--cmd", CHAT, "--log-dir", "x", "--perturb", "next-day,next-day"],
+            "next-day is given twice",
+        ),
         (["--cmd", CHAT, "--log-dir", "x", "--keep", __file__], "is a file"),
         (["--cmd", CHAT, "--log-dir", "x", "--keep", f"{__file__}/sub"], "is a file"),
         (
@@ -463,6 +467,25 @@ def test_turns_can_be_paced_by_the_harness_prompt_instead_of_the_log() -> None:
     assert "run 1: 3 of 3 turn(s) fed, 3 handled, 3 request(s)" in out
 
 
+@pytest.mark.spec("CACHE-2", "CHECK-1")
+def test_keep_pairs_each_session_s_log_with_its_own_requests(tmp_path: Path) -> None:
+    result = probe(
+        *("--cmd", f"{CHAT} --log-dir {{log_dir}}", "--perturb", "fresh-session"),
+        *("--keep", str(tmp_path)),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "with main-requests.jsonl" in result.stdout, result.stdout
+    assert "with fresh-requests.jsonl" in result.stdout, result.stdout
+    logs = [path for path in tmp_path.glob("*.jsonl") if "requests" not in path.name]
+    assert len(logs) == 2, logs
+    for session in ("main", "fresh"):
+        [log] = [p for p in logs if p.name.startswith("fresh-") == (session == "fresh")]
+        capture = tmp_path / f"{session}-requests.jsonl"
+        status, out, _ = reqfold_here("check", str(log), "--requests", str(capture))
+        assert status == 0, (session, out)
+        assert "matched to captured requests" in out
+
+
 @pytest.mark.spec("CACHE-2")
 def test_the_turn_by_turn_table_shows_the_fresh_session_s_request() -> None:
     result = probe(
@@ -471,3 +494,27 @@ def test_the_turn_by_turn_table_shows_the_fresh_session_s_request() -> None:
     table = result.stdout.split("Cache, turn by turn", 1)[1].split("total:", 1)[0]
     assert re.search(r"^  run 2\s+4\s+#3\s", table, re.M), result.stdout
     assert "run 2 (fresh session): 1 of 1 turn(s) fed" in result.stdout
+
+
+def _comparable(text: str) -> list[str]:
+    """Probe output without what changes from run to run: temporary folders,
+    the port, the session id, the time taken."""
+    text = re.sub(r"/tmp/reqfold-probe-\w+", "/tmp/reqfold-probe-X", text)
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+    text = re.sub(r"/[0-9a-f]{32}\.jsonl", "/SESSION.jsonl", text)
+    text = re.sub(r" in \d+\.\d s$", " in T s", text, flags=re.M)
+    return text.splitlines()
+
+
+def test_the_worked_example_in_docs_probe_md_is_the_real_output() -> None:
+    docs = (ROOT / "docs/probe.md").read_text(encoding="utf-8")
+    example = docs.split("## A worked example: the reference chat", 1)[1]
+    block = example.split("```console\n", 1)[1].split("```", 1)[0]
+    shown = block.split("\nreqfold probe: ", 1)[1].split("\n", 1)[1]
+    result = probe(
+        *("--cmd", f"{CHAT} --log-dir {{log_dir}}"),
+        *("--resume-cmd", f"{CHAT} --resume {{log_path}}"),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    real = result.stdout.split("\n", 1)[1]
+    assert _comparable(real) == _comparable(shown)

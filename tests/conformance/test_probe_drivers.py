@@ -422,6 +422,10 @@ def test_keep_holds_the_fresh_session_s_requests_and_check_judges_them_alike(
     assert status == result.returncode == 0, out
     assert timeline_relations(out) == timeline_relations(result.stdout)
     assert ("3", "fresh") in timeline_relations(out)
+    # the processes carry the probe's names for them: one naming in both
+    assert re.search(r"^\s+3  run 4\s", out, re.M), out
+    assert re.search(r"^\s+3  run 4\s", result.stdout, re.M), result.stdout
+    assert not re.search(r"process \d", out), out
     assert "pass  cache/fresh-session-keeps-opening" in out
 
 
@@ -595,11 +599,14 @@ def test_no_request_at_all_is_said_instead_of_an_empty_cache_judgement() -> None
         "process",
         "--cmd",
         f"{shlex.quote(sys.executable)} -c pass",
+        "--next-cmd",
+        f"{shlex.quote(sys.executable)} -c pass",
         "--base-url-env",
         "TINY_BASE_URL",
     )
     out = result.stdout
     assert result.returncode == 1, out
     assert "no request reached the fake: there is no cache to judge" in out
+    assert "note: --next-cmd is --cmd: every turn runs the same command" in out
     assert "timeline:" not in out
     assert "cache judgement" not in out

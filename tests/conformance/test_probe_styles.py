@@ -149,6 +149,7 @@ def test_the_working_folder_is_a_git_repository_the_workspace_change_moves(
     [
         (["--drive", "jsonl"], "--drive jsonl needs --send"),
         (["--drive", "process", "--resume-cmd", "x"], "not --resume-cmd"),
+        (["--drive", "process"], "--drive process needs --next-cmd"),
         (["--next-cmd", "x"], "--next-cmd is for --drive process"),
         (["--perturb", "compaction"], "needs --compact TEXT"),
         (["--perturb", "workspace"], "give --resume-cmd"),
