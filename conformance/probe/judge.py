@@ -205,15 +205,19 @@ def log_checks(
         instance_starts=[(run.name, run.events_before) for run in runs],
         wire_compared=wire is None,
     )
-    prefix = f"{PART}@{choice.revision.value}/"
     checks = [
         Check(
             part=PART,
-            id=result.check_id.removeprefix(prefix),
+            id=result.name,
             revision=result.revision,
             rules=result.rules,
             outcome=result.outcome,
             message=result.message,
+            name=result.name,
+            expected=result.expected,
+            found=result.found,
+            first_difference=result.first_difference,
+            detail=result.detail,
         )
         for result in judge(harness_evidence)
     ]

@@ -91,7 +91,7 @@ class Plan:
     vectors: list[tuple[str, str]] = field(default_factory=list)
     """``(revision, case id)`` of every vector to run, in corpus order."""
     checks: list[JsonObject] = field(default_factory=list)
-    """Every scenario check result (`CheckResult.dump`), in play order."""
+    """Every scenario check result (`Check.dump`), in play order."""
     notes: list[str] = field(default_factory=list)
     """What was left out, and why (shown at the end of the session)."""
     error: str | None = None

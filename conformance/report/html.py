@@ -28,7 +28,6 @@ from html import escape
 
 from reqfold.conformance.report.model import (
     PROBLEMS,
-    STATUSES,
     CheckRecord,
     RequestPoint,
     RunReport,
@@ -37,6 +36,7 @@ from reqfold.conformance.report.model import (
 from reqfold.conformance.report.notes import split_notes
 from reqfold.conformance.rules import load_rules
 from reqfold.conformance.terminal_text import printable
+from reqfold.conformance.verdict import STATUSES
 
 SEVERITY = ("skip", "pass", "xfail", "warn", "error", "xpass", "fail")
 """Statuses from least to most severe: a matrix cell shows the worst."""

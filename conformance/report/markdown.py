@@ -12,9 +12,10 @@ from __future__ import annotations
 import html
 import json
 
-from reqfold.conformance.report.model import PROBLEMS, STATUSES, CheckRecord, RunReport
+from reqfold.conformance.report.model import PROBLEMS, CheckRecord, RunReport
 from reqfold.conformance.report.notes import split_notes
 from reqfold.conformance.terminal_text import printable
+from reqfold.conformance.verdict import STATUSES
 
 
 def _cell(value: object) -> str:

@@ -20,15 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from reqfold.conformance.outcomes import Outcome
-from reqfold.conformance.verdict import Check, rule_table, status_of
+from reqfold.conformance.verdict import STATUSES, Check, RuleRow, rule_table, status_of
 from reqfold.reference.json_values import JsonObject, JsonValue
 
 FORMAT = "reqfold-run/1"
 """The format id of the JSON report; the number changes when a member's
 meaning changes, never for a member added."""
-
-STATUSES = ("pass", "warn", "fail", "error", "skip", "xfail", "xpass")
-"""Every status a check can have, in the order reports list them."""
 
 PROBLEMS = frozenset({"warn", "fail", "error", "xpass"})
 """Statuses a report expands with their message (and reproduction)."""
@@ -219,25 +216,6 @@ class ScenarioTrace:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RuleTally:
-    """One rule over every check that names it."""
-
-    rule: str
-    level: str
-    counts: Mapping[str, int]
-    first_problem: str
-
-    def dump(self) -> JsonObject:
-        """The JSON form (see run-report.schema.json)."""
-        return {
-            "rule": self.rule,
-            "level": self.level,
-            "counts": {status: self.counts.get(status, 0) for status in STATUSES},
-            "firstProblem": self.first_problem or None,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class RunReport:
     """Everything one run's reports show (module docstring)."""
 
@@ -246,7 +224,7 @@ class RunReport:
     command: str
     options: JsonObject
     checks: tuple[CheckRecord, ...]
-    rules: tuple[RuleTally, ...]
+    rules: tuple[RuleRow, ...]
     traces: tuple[ScenarioTrace, ...]
     notes: tuple[str, ...]
     startup_error: str | None
@@ -291,13 +269,6 @@ class RunReport:
         }
 
 
-def scenario_of(check: Check) -> str | None:
-    """The scenario a check judged (None for the codec parts)."""
-    if check.part != "scenarios":
-        return None
-    return check.id.partition("@")[0]
-
-
 def build_report(
     *,
     suite: JsonObject,
@@ -335,21 +306,13 @@ def build_report(
                 message=check.message,
                 reason=reason,
                 duration=check.duration,
-                scenario=scenario_of(check),
+                scenario=check.scenario,
                 reproduction=reproductions.get(check.id)
                 if status in PROBLEMS or status == "xfail"
                 else None,
             )
         )
-    rows = tuple(
-        RuleTally(
-            rule=row.rule,
-            level=row.level,
-            counts=dict(row.counts),
-            first_problem=row.first_problem,
-        )
-        for row in rule_table(checks, expected=expected)
-    )
+    rows = tuple(rule_table(checks, expected=expected))
     return RunReport(
         suite=suite,
         implementation=implementation,

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 from reqfold.conformance.adapters.connection import Connection
 from reqfold.conformance.adapters.lifecycle import declared_revisions
 from reqfold.conformance.codec.cases import STRICT
-from reqfold.conformance.codec.runner import judged_profiles, run_vectors
+from reqfold.conformance.codec.runner import CaseResult, judged_profiles, run_vectors
 from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.results import level_of
 from reqfold.conformance.harness.runner import ClosableHarness, run_scenarios
-from reqfold.conformance.harness.scenarios import iter_runs
+from reqfold.conformance.harness.scenarios import Scenario, iter_runs
+from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.report.model import Reproduction
 from reqfold.conformance.report.reproduction import (
     property_reproduction,
@@ -33,6 +35,12 @@ from reqfold.reference.revisions import Revision
 
 if TYPE_CHECKING:
     from reqfold.conformance.snapshots.recorder import SnapshotRecorder
+
+
+def _level(outcome: Outcome, rules: tuple[str, ...]) -> str:
+    """The level a codec result fails at: SHOULD for a warning, else its
+    rules' level."""
+    return "SHOULD" if outcome is Outcome.WARN else level_of(rules)
 
 
 def quiet(check: Check) -> None:
@@ -59,7 +67,7 @@ def run_vector_part(
     # loses nothing.
     judged = judged_profiles(outcome.identity, profile)
 
-    def add(result: Any) -> None:
+    def add(result: CaseResult) -> None:
         check_id = f"{result.revision}/{result.case_id}"
         if result.profile not in judged:
             outcome.unjudged.add(check_id)
@@ -77,9 +85,16 @@ def run_vector_part(
             )
 
         check = outcome.record(
-            "vectors",
-            check_id,
-            result,
+            Check(
+                part="vectors",
+                id=check_id,
+                revision=result.revision,
+                rules=result.rules,
+                outcome=result.outcome,
+                message=result.message,
+                level=result.level or _level(result.outcome, result.rules),
+                name=result.case_id,
+            ),
             quiet if result.not_run else show,  # counted, not listed
             reproduce=reproduce,
         )
@@ -119,7 +134,7 @@ def run_property_part(
     total = sum(1 for p in PROPERTIES for r in chosen if r in p.revisions)
     outcome.progress.start("properties", total)
 
-    def add(result: Any) -> None:
+    def add(result: properties.PropertyResult) -> None:
         message = result.message
         if result.vector is not None:
             message += "\ncounterexample, as a vector ready to commit:\n"
@@ -136,11 +151,17 @@ def run_property_part(
             )
 
         check = outcome.record(
-            "properties",
-            result.id,
-            result,
+            Check(
+                part="properties",
+                id=result.id,
+                revision=result.revision,
+                rules=result.rules,
+                outcome=result.outcome,
+                message=message,
+                level=_level(result.outcome, result.rules),
+                name=result.id,
+            ),
             show,
-            message=message,
             reproduce=reproduce,
         )
         outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
@@ -161,7 +182,7 @@ def run_scenario_part(
     outcome: RunRecord,
     connect: Callable[[], ClosableHarness],
     revisions: list[Revision] | None,
-    scenarios: Any,
+    scenarios: list[Scenario],
     keep: Path | None,
     show: Callable[[Check], None],
     recorder: SnapshotRecorder | None = None,
@@ -184,29 +205,20 @@ def run_scenario_part(
         if recorder is not None:
             recorder.record(evidence)
 
-    def add(result: Any) -> None:
-        run_key = f"{result.scenario}@{result.revision}"
+    def add(check: Check) -> None:
+        run_key = check.run or ""
         if run_key not in played:
             played.add(run_key)
             outcome.progress.advance()
 
         def reproduce() -> Reproduction | None:
-            scenario = by_id.get(result.scenario)
+            scenario = by_id.get(check.scenario or "")
             if scenario is None:
                 return None
-            return scenario_reproduction(
-                result.check_id,
-                scenario,
-                result.revision,
-                outcome.evidence.get(run_key),
-                outcome.impl,
-                result.message,
-            )
+            return scenario_reproduction(check, scenario, outcome.impl)
 
-        check = outcome.record(
-            "scenarios", result.check_id, result, show, reproduce=reproduce
-        )
-        if check.outcome in PROBLEM_OUTCOMES:
+        recorded = outcome.record(check, show, reproduce=reproduce)
+        if recorded.outcome in PROBLEM_OUTCOMES:
             outcome.progress.problems += 1
 
     if keep is not None:
