@@ -59,8 +59,6 @@ REACTIONS: Final = (
 """What the suite may do inside a send, when a contributor's call starts or
 a request is held at a gate (``open`` opens a fake provider's gate)."""
 
-EXPECTATIONS: Final = ("calls", "absent", "request")
-
 
 class ScenarioError(ValueError):
     """A scenario file that cannot be used (the message names the file)."""
@@ -189,6 +187,14 @@ def iter_runs(
                 yield scenario, revision
 
 
+def scenario_kinds() -> frozenset[str]:
+    """The kinds a scenario's top-level ``expect`` may hold: the rows of
+    the expectation table declared there."""
+    from reqfold.conformance.harness.expectations import KINDS, SCENARIO
+
+    return frozenset(name for name, kind in KINDS.items() if kind.where == SCENARIO)
+
+
 def load_scenario(path: Path) -> Scenario:
     """Load and check one scenario file."""
     try:
@@ -234,7 +240,7 @@ def _scenario(raw: Any, path: Path) -> Scenario:
         raise ScenarioError(f"{path.name}: the first step must start an instance")
     expect = tuple(raw.get("expect", ()))
     for item in expect:
-        if item.get("check") not in EXPECTATIONS:
+        if item.get("check") not in scenario_kinds():
             raise ScenarioError(f"{path.name}: unknown expectation {item!r}")
     return Scenario(
         id=raw["id"],

@@ -20,10 +20,10 @@ from reqfold.conformance.harness.expectations import (
 )
 from reqfold.conformance.harness.results import Judge
 from reqfold.conformance.harness.scenarios import (
-    EXPECTATIONS,
     SCENARIOS_DIR,
     Scenario,
     load_scenarios,
+    scenario_kinds,
 )
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.report.reproduction import scenario_reproduction
@@ -65,7 +65,7 @@ def test_every_kind_the_schema_allows_has_a_row_declared_where_the_schema_puts_i
     allowed = schema_kinds()
     assert {"calls", "absent", "request", "end", "requests", "steps"} <= set(allowed)
     assert {name: kind.where for name, kind in KINDS.items()} == allowed
-    assert set(EXPECTATIONS) == {
+    assert scenario_kinds() == {
         name for name, where in allowed.items() if where == SCENARIO
     }
 
