@@ -23,7 +23,6 @@ from reqfold.conformance.harness.scenarios import (
     SCENARIOS_DIR,
     Scenario,
     load_scenarios,
-    scenario_kinds,
 )
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.report.reproduction import scenario_reproduction
@@ -65,9 +64,6 @@ def test_every_kind_the_schema_allows_has_a_row_declared_where_the_schema_puts_i
     allowed = schema_kinds()
     assert {"calls", "absent", "request", "end", "requests", "steps"} <= set(allowed)
     assert {name: kind.where for name, kind in KINDS.items()} == allowed
-    assert scenario_kinds() == {
-        name for name, where in allowed.items() if where == SCENARIO
-    }
 
 
 def test_every_kind_a_scenario_uses_has_a_row() -> None:
