@@ -108,6 +108,13 @@ class Check:
         }
 
 
+def rules_level(rules: Sequence[str]) -> str:
+    """``MUST`` when any of `rules` is a MUST rule, else ``SHOULD``: the
+    level a check of those rules fails at."""
+    registry = load_rules()
+    return "MUST" if any(registry[rule].is_must for rule in rules) else "SHOULD"
+
+
 NO_EXPECTED: Mapping[str, str] = {}
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reqfold.conformance.check import MUST, SHOULD
+from reqfold.conformance.check import MUST
 from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.json_text.paths import first_difference
 from reqfold.conformance.outcomes import Outcome
-from reqfold.conformance.rules import load_rules
-from reqfold.conformance.verdict import Check
+from reqfold.conformance.verdict import Check, rules_level
 from reqfold.reference.json_values import JsonObject, JsonValue
 
 PART = "scenarios"
@@ -76,10 +75,8 @@ def scenario_check(
     )
 
 
-def level_of(rules: Sequence[str]) -> str:
-    """MUST when any of `rules` is a MUST rule, else SHOULD."""
-    registry = load_rules()
-    return MUST if any(registry[rule].is_must for rule in rules) else SHOULD
+level_of = rules_level
+"""MUST when any of the rules is a MUST rule, else SHOULD (`rules_level`)."""
 
 
 class Judge:

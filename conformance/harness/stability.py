@@ -176,8 +176,14 @@ def stability_checks(
             ok,
             "" if ok else _cache_message(earlier, later, diagnostic, same_instance),
             step=judge.step_of_request(later),
+            detail={CACHE_REQUEST: later},
             **_cache_facts(captures, later),
         )
+
+
+CACHE_REQUEST = "cacheRequest"
+"""The `Check.detail` member of a cache check that holds the position of the
+request it judged (reports draw the check on that request)."""
 
 
 class _CacheFacts(TypedDict):

@@ -28,10 +28,10 @@ from html import escape
 
 from reqfold.conformance.report.model import (
     PROBLEMS,
-    CheckRecord,
     RequestPoint,
     RunReport,
     ScenarioTrace,
+    ShownCheck,
 )
 from reqfold.conformance.report.notes import split_notes
 from reqfold.conformance.rules import load_rules
@@ -219,7 +219,7 @@ def _worst(statuses: Sequence[str]) -> str:
 
 
 def _matrix(report: RunReport) -> list[str]:
-    columns: dict[str, list[CheckRecord]] = {}
+    columns: dict[str, list[ShownCheck]] = {}
     for check in report.checks:
         columns.setdefault(check.scenario or check.part, []).append(check)
     if not columns or not report.rules:

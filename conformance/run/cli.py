@@ -522,7 +522,7 @@ def _kept(folder: Path, outcome: RunRecord) -> list[str]:
             logs[key]
             for check in outcome.checks
             if status_of(check, outcome.expected) in ("fail", "warn", "error")
-            and (key := check.id.partition("/")[0]) in logs
+            and (key := check.run or "") in logs
             and logs[key].is_file()
         ),
         None,

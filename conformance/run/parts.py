@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reqfold.conformance.adapters.connection import Connection
 from reqfold.conformance.adapters.lifecycle import declared_revisions
 from reqfold.conformance.codec.cases import STRICT
-from reqfold.conformance.codec.runner import CaseResult, judged_profiles, run_vectors
+from reqfold.conformance.codec.runner import (
+    is_not_run,
+    judged_profiles,
+    profile_of,
+    run_vectors,
+)
 from reqfold.conformance.harness.evidence import Evidence
-from reqfold.conformance.harness.results import level_of
 from reqfold.conformance.harness.runner import ClosableHarness, run_scenarios
 from reqfold.conformance.harness.scenarios import Scenario, iter_runs
-from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.report.model import Reproduction
 from reqfold.conformance.report.reproduction import (
     property_reproduction,
@@ -35,12 +39,6 @@ from reqfold.reference.revisions import Revision
 
 if TYPE_CHECKING:
     from reqfold.conformance.snapshots.recorder import SnapshotRecorder
-
-
-def _level(outcome: Outcome, rules: tuple[str, ...]) -> str:
-    """The level a codec result fails at: SHOULD for a warning, else its
-    rules' level."""
-    return "SHOULD" if outcome is Outcome.WARN else level_of(rules)
 
 
 def quiet(check: Check) -> None:
@@ -67,13 +65,12 @@ def run_vector_part(
     # loses nothing.
     judged = judged_profiles(outcome.identity, profile)
 
-    def add(result: CaseResult) -> None:
-        check_id = f"{result.revision}/{result.case_id}"
-        if result.profile not in judged:
-            outcome.unjudged.add(check_id)
+    def add(result: Check) -> None:
+        if profile_of(result) not in judged:
+            outcome.unjudged.add(result.id)
             outcome.progress.advance()
             return
-        case = cases.get((result.revision, result.case_id))
+        case = cases.get((result.revision, result.name))
 
         def reproduce() -> Reproduction | None:
             if case is None:
@@ -85,17 +82,8 @@ def run_vector_part(
             )
 
         check = outcome.record(
-            Check(
-                part="vectors",
-                id=check_id,
-                revision=result.revision,
-                rules=result.rules,
-                outcome=result.outcome,
-                message=result.message,
-                level=result.level or _level(result.outcome, result.rules),
-                name=result.case_id,
-            ),
-            quiet if result.not_run else show,  # counted, not listed
+            result,
+            quiet if is_not_run(result) else show,  # counted, not listed
             reproduce=reproduce,
         )
         outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
@@ -134,35 +122,25 @@ def run_property_part(
     total = sum(1 for p in PROPERTIES for r in chosen if r in p.revisions)
     outcome.progress.start("properties", total)
 
-    def add(result: properties.PropertyResult) -> None:
+    def add(result: Check) -> None:
         message = result.message
-        if result.vector is not None:
+        vector = properties.counterexample(result)
+        if vector is not None:
             message += "\ncounterexample, as a vector ready to commit:\n"
             message += properties.render_vector(result)
 
         def reproduce() -> Reproduction | None:
-            vector = result.vector
             if vector is None:
                 return None
+            method = properties.method_of(result)
             params = {**vector["params"], "revision": result.revision}
-            found = outcome.recorder.answer(result.method, params)
+            found = outcome.recorder.answer(method, params)
             return property_reproduction(
-                vector, result.method, result.revision, found, outcome.impl
+                vector, method, result.revision, found, outcome.impl
             )
 
         check = outcome.record(
-            Check(
-                part="properties",
-                id=result.id,
-                revision=result.revision,
-                rules=result.rules,
-                outcome=result.outcome,
-                message=message,
-                level=_level(result.outcome, result.rules),
-                name=result.id,
-            ),
-            show,
-            reproduce=reproduce,
+            replace(result, message=message), show, reproduce=reproduce
         )
         outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
 
