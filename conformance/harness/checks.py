@@ -186,15 +186,7 @@ def _log_checks(judge: Judge) -> bool:
             f"the checker could not check the log: {_said(first['CHECK-2'])}",
         )
         for rule in sorted(failing - READER_DUTIES - {"CHECK-2"}):
-            finding = first[rule]
-            judge.add(
-                f"log/{rule}",
-                (rule,),
-                False,
-                _said(finding),
-                level=MUST,
-                **_finding_facts(finding),
-            )
+            _broken_rule(judge, first[rule], MUST)
         return True
     harness_rules = [
         rule
@@ -206,17 +198,20 @@ def _log_checks(judge: Judge) -> bool:
         if rule not in first:
             judge.add(f"log/{rule}", (rule,), True)
             continue
-        level = MUST if rule in failing else SHOULD
-        finding = first[rule]
-        judge.add(
-            f"log/{rule}",
-            (rule,),
-            False,
-            _said(finding),
-            level=level,
-            **_finding_facts(finding),
-        )
+        _broken_rule(judge, first[rule], MUST if rule in failing else SHOULD)
     return any(rule in first for rule in [*harness_rules, *extra])
+
+
+def _broken_rule(judge: Judge, finding: Finding, level: str) -> None:
+    """``log/<RULE>`` fails (or warns, at `level`) with the rule's first finding."""
+    judge.add(
+        f"log/{finding.rule}",
+        (finding.rule,),
+        False,
+        _said(finding),
+        level=level,
+        **_finding_facts(finding),
+    )
 
 
 def _where(finding: Finding) -> str:

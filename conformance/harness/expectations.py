@@ -145,6 +145,21 @@ def _send_judged(
         )
 
 
+def _reproduce_send(what: str) -> Reproduce:
+    """The reproduction of the send expectation `what` (``end``, ...): what
+    the send's `expect` said against what was seen, at the send's step."""
+
+    def reproduce(judge: Judge, declared: Declared, judged: Judged) -> Facts:
+        return Facts(
+            step=judge.send_step(declared.send or 0),
+            expected={what: declared.item[what]},
+            found={what: judged.seen},
+            difference=COMPARED,
+        )
+
+    return reproduce
+
+
 def _check_end(judge: Judge, declared: Declared) -> Iterator[Judged]:
     """``end``: how the send's turn ended (``turn/ended``'s reason kind)."""
     send = judge.evidence.sends[(declared.send or 0) - 1]
@@ -157,15 +172,6 @@ def _check_end(judge: Judge, declared: Declared) -> Iterator[Judged]:
     yield from _send_judged(judge, declared, "end", found == wanted, message, found)
 
 
-def _reproduce_end(judge: Judge, declared: Declared, judged: Judged) -> Facts:
-    return Facts(
-        step=judge.send_step(declared.send or 0),
-        expected={"end": declared.item["end"]},
-        found={"end": judged.seen},
-        difference=COMPARED,
-    )
-
-
 def _check_requests(judge: Judge, declared: Declared) -> Iterator[Judged]:
     """``requests``: how many requests the send's turn sent."""
     send = judge.evidence.sends[(declared.send or 0) - 1]
@@ -176,15 +182,6 @@ def _check_requests(judge: Judge, declared: Declared) -> Iterator[Judged]:
     )
     ok = sent == declared.item["requests"]
     yield from _send_judged(judge, declared, "requests", ok, message, sent)
-
-
-def _reproduce_requests(judge: Judge, declared: Declared, judged: Judged) -> Facts:
-    return Facts(
-        step=judge.send_step(declared.send or 0),
-        expected={"requests": declared.item["requests"]},
-        found={"requests": judged.seen},
-        difference=COMPARED,
-    )
 
 
 def _check_steps(judge: Judge, declared: Declared) -> Iterator[Judged]:
@@ -205,15 +202,6 @@ def _check_steps(judge: Judge, declared: Declared) -> Iterator[Judged]:
         else f"turn {logged.turn} of {send.instance} ({send.prompt!r})"
         f" opened {logged.opened} step(s) in the log, expected {expected}",
         seen=logged.opened,
-    )
-
-
-def _reproduce_steps(judge: Judge, declared: Declared, judged: Judged) -> Facts:
-    return Facts(
-        step=judge.send_step(declared.send or 0),
-        expected={"steps": declared.item["steps"]},
-        found={"steps": judged.seen},
-        difference=COMPARED,
     )
 
 
@@ -379,14 +367,21 @@ def _reproduce_request(judge: Judge, declared: Declared, judged: Judged) -> Fact
 KINDS: Mapping[str, Kind] = {
     kind.name: kind
     for kind in (
-        Kind(name="end", where=SEND, check=_check_end, reproduce=_reproduce_end),
+        Kind(
+            name="end", where=SEND, check=_check_end, reproduce=_reproduce_send("end")
+        ),
         Kind(
             name="requests",
             where=SEND,
             check=_check_requests,
-            reproduce=_reproduce_requests,
+            reproduce=_reproduce_send("requests"),
         ),
-        Kind(name="steps", where=SEND, check=_check_steps, reproduce=_reproduce_steps),
+        Kind(
+            name="steps",
+            where=SEND,
+            check=_check_steps,
+            reproduce=_reproduce_send("steps"),
+        ),
         Kind(
             name="calls", where=SCENARIO, check=_check_calls, reproduce=_reproduce_calls
         ),
