@@ -10,6 +10,7 @@ themselves live in `reqfold.conformance.harness.checks`,
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from reqfold.conformance.check import MUST
@@ -85,6 +86,8 @@ class Judge:
     def __init__(self, evidence: Evidence) -> None:
         self.evidence = evidence
         self.results: list[Check] = []
+        self.taken: Counter[str] = Counter()
+        """How many checks were added under each name (before any ``#N``)."""
         self.one_shots: frozenset[int] = frozenset()
         """Indexes of captured requests the log checks recognised as no step
         of the log (one-shot requests): ``request`` expectations skip them."""
@@ -126,11 +129,8 @@ class Judge:
         (`scenario_check`).
         """
         level = level or level_of(rules)
-        taken = sum(
-            1
-            for result in self.results
-            if result.name == name or result.name.startswith(name + "#")
-        )
+        taken = self.taken[name]
+        self.taken[name] += 1
         if taken:  # two expectations of one kind on one request: keep ids unique
             name += f"#{taken + 1}"
         if ok is None:
