@@ -59,7 +59,7 @@ from reqfold.conformance.harness.log_file import (
     MAX_LOG_IN_MEMORY,
     log_pieces,
 )
-from reqfold.conformance.harness.results import Judge
+from reqfold.conformance.harness.results import COMPARED, Judge
 from reqfold.conformance.harness.stability import stability_checks
 from reqfold.conformance.rules import load_rules
 from reqfold.conformance.verdict import Check
@@ -338,6 +338,7 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
         limit = sends[number].logged_before if number < len(sends) else len(events)
         span = _logged_turn(events, send.logged_before, max(limit, send.logged_before))
         told = f"turn/ended said turn {send.turn} ended {send.reason.get('kind')!r}"
+        said: JsonObject = {"turn": send.turn, "end": send.reason.get("kind")}
         if span is None:
             judge.add(
                 f"{name}/ended",
@@ -345,11 +346,16 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
                 False,
                 f"{told}, but the log holds no turn/start after the"
                 f" {send.logged_before} event(s) logged before the send",
+                step=judge.send_step(number),
+                expected=said,
+                found={"turn": None, "end": None},
+                difference=COMPARED,
             )
             continue
         start, end = span
         logged_turn = events[start]["data"].get("turn")
         problems = []
+        logged_end: JsonObject = {"turn": logged_turn, "end": None}
         if logged_turn != send.turn:
             problems.append(f"the log's turn is {logged_turn!r}")
         if end is None:
@@ -357,6 +363,7 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
         else:
             logged = events[end]["data"].get("reason")
             logged = logged if isinstance(logged, dict) else {}
+            logged_end["end"] = logged.get("kind")
             if logged.get("kind") != send.reason.get("kind"):
                 problems.append(
                     f"the log's turn/end (seq {events[end].get('seq')}) says"
@@ -367,11 +374,19 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
                     f"the log's reason is {logged['reason']!r}, turn/ended's"
                     f" {send.reason.get('reason')!r}"
                 )
+        if "reason" in send.reason:
+            said["reason"] = send.reason["reason"]
+            if end is not None and isinstance(logged, dict):
+                logged_end["reason"] = logged.get("reason")
         judge.add(
             f"{name}/ended",
             ("TURN-5",),
             not problems,
             f"{told}; " + "; ".join(problems) if problems else "",
+            step=judge.send_step(number),
+            expected=said,
+            found=logged_end,
+            difference=COMPARED,
         )
         if "steps" in send.expect:
             stop = end if end is not None else limit

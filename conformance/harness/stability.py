@@ -127,6 +127,9 @@ def _anchor_checks(
             f" step {step.step}) logged "
             + (f"a snapshot with reason {found!r}" if found else "no snapshot")
             + f"; expected {'an' if wanted == 'initial' else 'a'} {wanted!r} snapshot",
+            expected={"reason": wanted},
+            found={"reason": found},
+            difference=COMPARED,
         )
 
 

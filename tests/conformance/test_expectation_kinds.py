@@ -213,3 +213,25 @@ def test_a_passing_check_keeps_no_evidence() -> None:
     (check,) = judge.results
     assert check.outcome is Outcome.PASS
     assert (check.expected, check.found, check.step) == (None, None, None)
+
+
+@pytest.mark.spec("TURN-5")
+def test_a_turn_the_log_ends_otherwise_records_both_ends_at_the_send_step() -> None:
+    from reqfold.conformance.harness.checks import _turn_checks
+
+    played = evidence()
+    played.sends[0].reason = {"kind": "aborted"}
+    played.sends[0].expect = {}
+    events: list[JsonObject] = [
+        {"seq": 1, "type": "turn/start", "data": {"turn": 1}},
+        {"seq": 2, "type": "turn/end", "data": {"turn": 1, "reason": {"kind": "x"}}},
+    ]
+    judge = Judge(played)
+    _turn_checks(judge, events)
+    (ended,) = judge.results
+    assert ended.name == "send-1/ended"
+    assert ended.outcome is Outcome.FAIL
+    assert ended.expected == {"turn": 1, "end": "aborted"}
+    assert ended.found == {"turn": 1, "end": "x"}
+    assert ended.first_difference == "$.end"
+    assert ended.step == judge.send_step(1) is not None
