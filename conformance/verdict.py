@@ -107,6 +107,26 @@ class Check:
             "detail": dict(self.detail),
         }
 
+    @classmethod
+    def load(cls, data: JsonObject) -> Check:
+        """The check `dump` wrote."""
+        return cls(
+            part=str(data["part"]),
+            id=str(data["id"]),
+            scenario=data["scenario"],
+            revision=str(data["revision"]),
+            name=str(data["name"]),
+            rules=tuple(data["rules"]),
+            level=str(data["level"]),
+            outcome=Outcome(data["outcome"]),
+            message=str(data["message"]),
+            step=data["step"],
+            expected=data["expected"],
+            found=data["found"],
+            first_difference=data["firstDifference"],
+            detail=dict(data["detail"]),
+        )
+
 
 def rules_level(rules: Sequence[str]) -> str:
     """``MUST`` when any of `rules` is a MUST rule, else ``SHOULD``: the
