@@ -4,9 +4,11 @@ It sits below every tool (`run`, `probe`, `report`, `cache`, the pytest
 plugin): each judges with these words and statuses, none imports another's.
 
 `reqfold run` judges an implementation with up to three parts (the codec
-vectors, the differential properties, the harness scenarios); each result
-names the rules it shows. This module turns them all into `Check` rows,
-tallies them per rule (`rule_table`) and decides the single verdict:
+vectors, the differential properties, the harness scenarios); every part
+(and ``reqfold probe``, the cache judgement and the pytest plugin) makes
+its results as `Check`, the one result model, which names the rules it
+shows (the words: docs/glossary.md). This module tallies checks per rule
+(`rule_table`) and decides the single verdict:
 
 * ``1`` (NOT CONFORMANT): a MUST check failed (or, with ``strict``, a
   SHOULD check warned); also (STALE EXPECTED FAILURE) when nothing failed
