@@ -47,7 +47,7 @@ from reqfold.conformance.probe.driver import (
     ProbeDriver,
     ProbeEvidence,
     ProbeSettings,
-    RunRecord,
+    ProcessRecord,
 )
 from reqfold.conformance.probe.fake import ProbeFake
 from reqfold.conformance.probe.judge import (
@@ -655,7 +655,9 @@ def _report(
     return status
 
 
-def _print_run(run: RunRecord, evidence: ProbeEvidence, *, fresh: bool = False) -> None:
+def _print_run(
+    run: ProcessRecord, evidence: ProbeEvidence, *, fresh: bool = False
+) -> None:
     if run.start_error is not None:
         print(f"{run.name}: not started ({run.start_error})")
         return
