@@ -32,10 +32,10 @@ from reqfold.fakes.http import (
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object, type_name
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.provider import FakeProvider
+from reqfold.fakes.provider_json import parse_json_body
 from reqfold.fakes.routes import parse_match
 from reqfold.fakes.script import actions_from, dump_script_item
 from reqfold.fakes.stats import dump_stats
-from reqfold.fakes.strict_json import parse_json_body
 from reqfold.fakes.tokenizer import TOKENIZER_NAME, count_tokens
 
 PREFIX = "/_fake"

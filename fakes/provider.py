@@ -34,7 +34,7 @@ What differs between wire formats is asked of the dialect's object
 ~500, because it is one class: the lock, the request index and the state
 they guard (script, cache index, ledger, capture, totals) belong to one
 object, and its Python control API takes the same lock. What needs none of
-that state lives elsewhere: parsing (`reqfold.fakes.strict_json`), plans
+that state lives elsewhere: parsing (`reqfold.fakes.provider_json`), plans
 (`reqfold.fakes.plans`), totals (`reqfold.fakes.stats`), dialects and memos.
 """
 
@@ -89,6 +89,7 @@ from reqfold.fakes.native_diagnostics import (
 from reqfold.fakes.plans import error_plan, json_plan, stream_plan
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.prompt import RenderedPrompt, Segment, render_prompt
+from reqfold.fakes.provider_json import parse_json_body
 from reqfold.fakes.routes import RequestMatch
 from reqfold.fakes.script import (
     Action,
@@ -99,7 +100,6 @@ from reqfold.fakes.script import (
     ScriptedRequest,
 )
 from reqfold.fakes.stats import ProviderStats, Totals
-from reqfold.fakes.strict_json import parse_json_body
 from reqfold.fakes.tokenizer import SegmentEncoder
 
 

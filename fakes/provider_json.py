@@ -1,4 +1,8 @@
-"""Strict JSON for request bodies: what a real provider's parser accepts.
+"""JSON as a provider's parser reads a request body: what it accepts.
+
+Named for what it does: of the suite's three strict JSON readers this is
+the one that answers a request body as a real provider would (it keeps a
+duplicated member's last value, and refuses with an `InvalidRequest`).
 
 A body must be UTF-8 JSON text without `NaN`/`Infinity`, numbers out of
 double range (`1e400`), integers longer than Python converts (4300
