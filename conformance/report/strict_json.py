@@ -7,7 +7,7 @@ parser (a ValueError, never a RecursionError escaping to the caller).
 
 One of three strict JSON readers, each kept for a real difference: this one
 refuses a file at its first problem, in words `reqfold compare` prints;
-`reqfold.conformance.check.strict_json` reads a log on, recording every
+`reqfold.conformance.check.recording_json` reads a log on, recording every
 JSON-1 problem so the checker can name each; `reqfold.fakes.provider_json`
 answers a request body as a provider would (and the fakes import nothing of
 the suite).

@@ -1,4 +1,6 @@
-"""A strict, lenient-recovering JSON parser for the checker's slow path.
+"""A strict JSON parser that records every problem and reads on, for the
+checker's slow path (named for that: it records, where the suite's other
+strict readers refuse).
 
 Implements the text side of docs/spec.md JSON-1 for `reqfold.conformance.check.lines`
 (and the capture reader, `reqfold.conformance.check.reconstruction`): `parse_json`
