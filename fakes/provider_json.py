@@ -19,7 +19,7 @@ says what the standard parser says (line and column), and a body that
 only msgspec refuses would still be accepted.
 
 The suite has strict readers of its own (`conformance/check/recording_json.py`
-records every problem of a log, `conformance/report/strict_json.py` refuses
+records every problem of a log, `conformance/report/refusing_json.py` refuses
 a report file); the fakes import nothing of the suite, and a provider's
 parser differs from both (it keeps a duplicated member's last value).
 """

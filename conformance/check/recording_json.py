@@ -14,7 +14,7 @@ hooks that record problems. Nesting too deep for its recursion falls back
 to `_parse_iteratively`, a stack machine over a token regex, so no input
 can overflow a stack.
 
-Not `reqfold.conformance.report.strict_json`, which refuses a file at its
+Not `reqfold.conformance.report.refusing_json`, which refuses a file at its
 first problem, nor `reqfold.fakes.provider_json`, which judges a request
 body as a provider would: this one goes on past every problem.
 """

@@ -1,4 +1,5 @@
-"""Reading the JSON files the reports side takes (reports, expected failures).
+"""Reading the JSON files the reports side takes (reports, expected failures),
+refusing a file at its first problem (hence the name).
 
 Stricter than `json.loads`: ``NaN`` and ``Infinity`` are not JSON values,
 and a member given twice would be read as its last value, so both are
