@@ -2,7 +2,8 @@
 a dialect is named.
 
 A row (`DialectRow`) holds everything about one dialect: its profile
-(the name a user picks it by, its cache rules and models, as data), and
+(the name a user picks it by, its cache rules and models, as data; the
+built-in profiles are the module's constants, one to a row), and
 the object that speaks it (`Dialect`: the paths it serves, how a body is
 parsed and cut into prompt segments, how an answer, an error and a fault
 are rendered, and the provider's own cache diagnostics). Everything else
@@ -70,7 +71,18 @@ class DialectRow:
         return self.speaks.paths
 
 
-_OPENAI = Profile(
+DEEPSEEK = Profile(
+    dialect="deepseek",
+    block_size=64,
+    min_cacheable_tokens=64,
+    withhold_last_token=True,
+    ttl=6 * HOUR,
+    isolation_fields=("user_id",),
+    stream_usage="finish_chunk",
+    models=("deepseek-chat", "deepseek-reasoner"),
+)
+
+OPENAI = Profile(
     dialect="openai",
     block_size=128,
     min_cacheable_tokens=1024,
@@ -92,18 +104,36 @@ _OPENAI = Profile(
     ),
 )
 
+ANTHROPIC = Profile(
+    dialect="anthropic",
+    block_size=1,
+    min_cacheable_tokens=1024,
+    withhold_last_token=False,
+    ttl=5 * MINUTE,
+    ttl_long=HOUR,
+    refresh_on_hit=True,
+    models=(
+        "claude-opus-4-1",
+        "claude-opus-4-0",
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-0",
+        "claude-3-7-sonnet-latest",
+        "claude-haiku-4-5",
+        "claude-3-5-haiku-latest",
+    ),
+)
+
+OPENAI_RESPONSES = dataclasses.replace(
+    OPENAI,
+    dialect="openai-responses",
+    # A different prompt_cache_key is routed to another machine, which
+    # misses (OpenAI's prompt caching guide): the fake isolates by it.
+    isolation_fields=("prompt_cache_key",),
+)
+
 REGISTRY: tuple[DialectRow, ...] = (
     DialectRow(
-        Profile(
-            dialect="deepseek",
-            block_size=64,
-            min_cacheable_tokens=64,
-            withhold_last_token=True,
-            ttl=6 * HOUR,
-            isolation_fields=("user_id",),
-            stream_usage="finish_chunk",
-            models=("deepseek-chat", "deepseek-reasoner"),
-        ),
+        DEEPSEEK,
         ChatDialect(
             flavour=ChatFlavour(
                 uuid_ids=True,
@@ -117,7 +147,7 @@ REGISTRY: tuple[DialectRow, ...] = (
         ),
     ),
     DialectRow(
-        _OPENAI,
+        OPENAI,
         ChatDialect(
             flavour=ChatFlavour(
                 uuid_ids=False,
@@ -132,37 +162,8 @@ REGISTRY: tuple[DialectRow, ...] = (
             ),
         ),
     ),
-    DialectRow(
-        Profile(
-            dialect="anthropic",
-            block_size=1,
-            min_cacheable_tokens=1024,
-            withhold_last_token=False,
-            ttl=5 * MINUTE,
-            ttl_long=HOUR,
-            refresh_on_hit=True,
-            models=(
-                "claude-opus-4-1",
-                "claude-opus-4-0",
-                "claude-sonnet-4-5",
-                "claude-sonnet-4-0",
-                "claude-3-7-sonnet-latest",
-                "claude-haiku-4-5",
-                "claude-3-5-haiku-latest",
-            ),
-        ),
-        MessagesDialect(),
-    ),
-    DialectRow(
-        dataclasses.replace(
-            _OPENAI,
-            dialect="openai-responses",
-            # A different prompt_cache_key is routed to another machine, which
-            # misses (OpenAI's prompt caching guide): the fake isolates by it.
-            isolation_fields=("prompt_cache_key",),
-        ),
-        ResponsesDialect(),
-    ),
+    DialectRow(ANTHROPIC, MessagesDialect()),
+    DialectRow(OPENAI_RESPONSES, ResponsesDialect()),
 )
 """Every dialect the fake speaks, one row each; the first is the default."""
 
@@ -172,7 +173,6 @@ PROFILES: dict[str, Profile] = {row.name: row.profile for row in REGISTRY}
 """The built-in profile of each dialect, by name."""
 DIALECTS: dict[str, Dialect[Any]] = {row.name: row.speaks for row in REGISTRY}
 """What speaks each dialect, by name."""
-DEEPSEEK, OPENAI, ANTHROPIC, OPENAI_RESPONSES = (row.profile for row in REGISTRY)
 
 
 def _unknown(name: str) -> ValueError:
