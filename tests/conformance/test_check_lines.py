@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from reqfold.conformance.check import check_lines
 from reqfold.conformance.check.lines import WINDOW, has_long_integer
-from reqfold.conformance.check.strict_json import (
+from reqfold.conformance.check.recording_json import (
     JsonDamaged,
     _parse_iteratively,
     parse_json,
