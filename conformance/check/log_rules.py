@@ -150,6 +150,10 @@ class LogChecker:
         self._forced_revision = revision
         self.evidence = RevisionEvidence() if infer and revision is None else None
         """What the header events say of the revision, while it is inferred."""
+        self._revision_bound = False
+        """Whether a header event read so far named a field beyond the ones
+        every revision has, so what it was judged to do depends on the
+        revision (a switch in place would change it)."""
         self.thorough = thorough
         self.reconstruction = reconstruction
         self.envelope = EnvelopeRules()
@@ -236,14 +240,15 @@ class LogChecker:
         evidence = self.evidence
         if evidence is None:
             return []
-        before = evidence.fitting
+        before, bound = evidence.fitting, self._revision_bound
+        self._revision_bound = bound or _names_message_fields(event.type, data)
         if not evidence.header_event(event.type, data, number):
             return []
         inference = evidence.inference()
         if inference.revision is self.summary.revision:
             return []
         if self.opening.fold.events_seen and (
-            before != ALL_REVISIONS or self.reconstruction is not None
+            before != ALL_REVISIONS or bound or self.reconstruction is not None
         ):
             raise RevisionRuledOut(inference)
         self.opening.fold.read_as(inference.revision)
@@ -510,6 +515,18 @@ def _header_event(event: Envelope | None, raw: Line) -> bool:
         except DECODE_ERRORS:
             return False
     return event is not None and event.type in (SNAPSHOT, DELTA)
+
+
+NEUTRAL_FIELDS = frozenset({"config", "system", "tools"})
+"""The header fields every revision has, read alike under each."""
+
+
+def _names_message_fields(kind: str, data: Any) -> bool:
+    """Whether a header event's fields (a delta's arms, a snapshot's header)
+    go beyond `NEUTRAL_FIELDS`, or cannot be told: its judgement may then
+    depend on the revision it is read under."""
+    fields = data.get("header") if kind == SNAPSHOT and type(data) is dict else data
+    return type(fields) is not dict or not NEUTRAL_FIELDS.issuperset(fields)
 
 
 def _without(
