@@ -9,7 +9,10 @@ other property test covers:
 - *the revision of an undeclared log*: inferred riding the single pass
   (switching in place, or `RevisionRuledOut` and a second pass under the
   revision inferred, as ``reqfold check`` does) against the two-pass way it
-  replaced, `infer_revision` over the whole log and then a check.
+  replaced, `infer_revision` over the whole log and then a check;
+- *the bounded read* of ``reqfold check`` (`cli._Prefix` under an
+  `io.BufferedReader`, lines split in C, a long line in pieces the checker
+  joins) against the file's lines handed to `check_lines` whole.
 
 (The others have theirs: tests/conformance/test_check_header_fast.py for
 the header fold, test_check_reader.py for the chunks the reader passes
@@ -20,7 +23,9 @@ test_check_requests.py for the request rules' first response.)
 
 from __future__ import annotations
 
+import argparse
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +33,7 @@ import pytest
 from example_counts import scaled_examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from reqfold.conformance.check import FileReport, Finding, check_lines, log_rules
+from reqfold.conformance.check import FileReport, Finding, check_lines, cli, log_rules
 from reqfold.conformance.check.lines import Envelope, Line, explain_line
 from reqfold.conformance.check.log_rules import LogChecker
 from reqfold.conformance.check.revision_inference import (
@@ -217,3 +222,27 @@ def test_a_finding_that_names_the_revision_is_not_left_behind_by_a_switch() -> N
     assert [f.message for f in in_one_pass(lines).findings] == [
         "unknown delta arm 'messages' in revision request-messages"
     ]
+
+
+ARGUMENTS = argparse.ArgumentParser()
+cli.add_arguments(ARGUMENTS)
+
+
+@pytest.mark.spec("JSONL-2", "JSONL-3", "JSONL-4", "LOG-2")
+@settings(max_examples=scaled_examples(100), deadline=None)
+@given(respelt_logs(), st.sampled_from([7, 64, 1 << 20]), st.booleans())
+def test_the_bounded_read_finds_what_the_whole_lines_find(
+    lines: list[bytes], buffer: int, torn: bool
+) -> None:
+    """Through ``reqfold check``'s reader, with read buffers small enough
+    that most lines come in pieces, and a last line torn or not."""
+    if torn:
+        lines = [*lines[:-1], lines[-1][: len(lines[-1]) // 2]]
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as mp:
+        log = Path(folder) / "log.jsonl"
+        log.write_bytes(b"".join(lines))
+        mp.setattr(cli, "READ_BUFFER", buffer)
+        bounded = cli.check_one(str(log), ARGUMENTS.parse_args([str(log)]))
+    whole = check_lines(b"".join(lines).splitlines(keepends=True), infer=True)
+    assert seen(bounded.findings) == seen(whole.findings)
+    assert bounded.summary == whole.summary
