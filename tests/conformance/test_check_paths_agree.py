@@ -10,6 +10,10 @@ other property test covers:
   (switching in place, or `RevisionRuledOut` and a second pass under the
   revision inferred, as ``reqfold check`` does) against the two-pass way it
   replaced, `infer_revision` over the whole log and then a check;
+- *passing chunks over with* ``--requests``: the reader passes over a
+  step's chunks and the driver resolves its request after the first
+  (`LogChecker._passed_over`), against reading every chunk, while each
+  step is compared with its captured request;
 - *the bounded read* of ``reqfold check`` (`cli._Prefix` under an
   `io.BufferedReader`, lines split in C, a long line in pieces the checker
   joins) against the file's lines handed to `check_lines` whole.
@@ -36,6 +40,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from reqfold.conformance.check import FileReport, Finding, check_lines, cli, log_rules
 from reqfold.conformance.check.lines import Envelope, Line, explain_line
 from reqfold.conformance.check.log_rules import LogChecker
+from reqfold.conformance.check.reconstruction import read_captures
 from reqfold.conformance.check.revision_inference import (
     RevisionRuledOut,
     infer_revision,
@@ -246,3 +251,28 @@ def test_the_bounded_read_finds_what_the_whole_lines_find(
     whole = check_lines(b"".join(lines).splitlines(keepends=True), infer=True)
     assert seen(bounded.findings) == seen(whole.findings)
     assert bounded.summary == whole.summary
+
+
+REQUESTS = FIXTURES / "requests"
+
+
+@pytest.mark.spec("REQ-1", "REQ-2", "CHECK-1", "CACHE-2")
+@settings(max_examples=scaled_examples(100), deadline=None)
+@given(
+    respelt_logs(),
+    st.sampled_from(sorted(path.name for path in REQUESTS.glob("*.jsonl"))),
+)
+def test_passing_chunks_over_with_captures_finds_what_reading_every_line_does(
+    lines: list[bytes], capture: str
+) -> None:
+    """`thorough` reads every line (the reader passes over none, and no
+    first response is deferred); the findings of the rules that compare
+    requests must not move."""
+    captured = (REQUESTS / capture).read_bytes().splitlines(keepends=True)
+    fast = check_lines(lines, captures=read_captures(captured))
+    every = check_lines(lines, captures=read_captures(captured), thorough=True)
+    assert [f for f in seen(fast.findings) if f[0] != "JSON-1"] == [
+        f for f in seen(every.findings) if f[0] != "JSON-1"
+    ]
+    assert fast.summary.requests_matched == every.summary.requests_matched
+    assert fast.summary.steps_dispatched == every.summary.steps_dispatched
