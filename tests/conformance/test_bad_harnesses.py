@@ -116,6 +116,9 @@ class Bad:
     fails and names the rule."""
     also: tuple[str, ...] = ()
     """Rules the row demonstrates besides those of `caught_by`."""
+    errors: tuple[str, ...] = ()
+    """The checks that error; no other may (a harness that crashes is not
+    showing its defect)."""
     strict: bool = False
     """Run with ``--strict``: the defect breaks a SHOULD only, so it warns."""
     only: bool = False
@@ -138,7 +141,16 @@ class Bad:
         return f"{self.scenario}@{self.revision}/{check}"
 
 
-ROW_KEYS = {"harness", "scenario", "revision", "fails", "also", "only", "strict"}
+ROW_KEYS = {
+    "harness",
+    "scenario",
+    "revision",
+    "fails",
+    "also",
+    "errors",
+    "only",
+    "strict",
+}
 
 
 def load_catches(path: Path = CATCHES) -> list[Bad]:
@@ -154,6 +166,7 @@ def load_catches(path: Path = CATCHES) -> list[Bad]:
                 row["scenario"],
                 tuple((check, rule) for check, rule in row["fails"]),
                 also=tuple(row.get("also", ())),
+                errors=tuple(row.get("errors", ())),
                 strict=row.get("strict", False),
                 only=row.get("only", False),
                 revision=row.get("revision", REVISION),
@@ -199,8 +212,11 @@ def test_a_known_bad_harness_fails_the_checks_that_show_its_bug(
             (found == wanted or found.startswith(wanted + "#")) and rule in rules
             for found, rules in failing
         ), f"no failing check {wanted} naming {rule}: {run.problems()}"
+    erroring = {found for status, found, _ in run.problems() if status == "error"}
+    assert erroring == {bad.check_id(check) for check in bad.errors}, run.problems()
     if bad.only:
         expected = {bad.check_id(check) for check, _ in bad.caught_by}
+        expected |= {bad.check_id(check) for check in bad.errors}
         problems = {found.partition("#")[0] for _, found, _ in run.problems()}
         assert problems == expected, run.problems()
 
