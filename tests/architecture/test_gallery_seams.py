@@ -13,9 +13,12 @@ library modules (``os._exit``) are not the reference's and stay allowed.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
+
+from reqfold.reference.loop import AgentLoop
 
 GALLERY = Path(__file__).resolve().parents[1] / "conformance"
 FOLDERS = ("bad_harnesses", "chaos_harnesses", "partial_harnesses", "drift_harnesses")
@@ -95,3 +98,43 @@ def test_each_kind_of_private_use_is_found(source: str, use: str) -> None:
 def test_a_standard_library_modules_private_name_is_not_the_references() -> None:
     assert private_uses("import os\nos._exit(3)") == []
     assert private_uses("from _chaos import serve\n__name__.upper()") == []
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "reference-harness.md"
+
+
+def documented_loop_seams() -> list[str]:
+    """The method names of the ``AgentLoop`` seam table in the docs."""
+    _, heading, section = DOCS.read_text(encoding="utf-8").partition(
+        "\n## Seams for known-bad variants\n"
+    )
+    assert heading
+    return re.findall(r"^\| `(\w+)\(", section.split("\n## ")[0], re.MULTILINE)
+
+
+def test_every_documented_seam_is_a_public_method_of_the_loop() -> None:
+    seams = documented_loop_seams()
+    assert len(seams) >= 10
+    assert [
+        name for name in seams if not callable(getattr(AgentLoop, name, None))
+    ] == []
+
+
+def test_every_seam_the_gallery_overrides_is_documented() -> None:
+    """A loop method a known-bad harness overrides is a seam the docs list."""
+    public = {name for name in vars(AgentLoop) if not name.startswith("_")}
+    overridden: set[str] = set()
+    for path in HARNESSES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                isinstance(base, ast.Name) and base.id == "AgentLoop"
+                for base in node.bases
+            ):
+                overridden.update(
+                    item.name
+                    for item in node.body
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                )
+    assert overridden & public
+    undocumented = (overridden & public) - set(documented_loop_seams())
+    assert undocumented <= {"dispose"}  # the loop's own public API
