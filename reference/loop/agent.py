@@ -57,7 +57,7 @@ variants"). The loop's private state stays private: the few state changes
 a variant needs are methods too (`forget_prefix`, `adopt_prefix`,
 `forget_interruption`).
 
-Seams (`Hooks`), with the dispatch semantics of `reqfold.reference.loop.waterfall`:
+Listener seams (`Hooks`), dispatched as `reqfold.reference.loop.waterfall` says:
 
 ==================  ==========  =====================================  ==========
 seam                kind        seed / context                         revisions
@@ -617,6 +617,7 @@ class AgentLoop:
         return Assembly(system=self.system, tools=names)
 
     async def assemble(self, turn: int, step: int) -> tuple[str, list[JsonObject]]:
+        """The step's system prompt and tool schemas (system-prompt waterfall)."""
         assembly = await self.hooks.system_prompt.dispatch(
             AssembleContext(loop=self, turn=turn, step=step), self._seed_assembly()
         )
@@ -629,6 +630,8 @@ class AgentLoop:
         return assembly.system, [self.tools[name].schema() for name in assembly.tools]
 
     async def compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        """Run the session-prefix waterfall once; `run_step` caches the result
+        only after its checkpoint (PREFIX-1, PREFIX-5)."""
         self.compositions += 1
         composed = await self.hooks.session_prefix.dispatch(
             PrefixContext(loop=self, turn=turn, signal=signal), ()
@@ -640,6 +643,8 @@ class AgentLoop:
     async def request_config(
         self, turn: int, step: int, signal: AbortSignal
     ) -> JsonObject:
+        """The step's request config (request waterfall) over the configured
+        config on the instance's first request, the folded one afterwards."""
         baseline = self.session.request_header()
         source = baseline["config"] if self.logged_header and baseline else self.config
         config = await self.hooks.request.dispatch(
@@ -662,6 +667,7 @@ class AgentLoop:
         derived: list[JsonObject],
         signal: AbortSignal,
     ) -> Framing:
+        """The step's framing messages (request-messages revision only)."""
         if self.revision is not Revision.REQUEST_MESSAGES:
             return Framing()
         framing = await self.hooks.request_messages.dispatch(
@@ -685,6 +691,7 @@ class AgentLoop:
         prefix: tuple[FrozenObject, ...],
         framing: Framing,
     ) -> Header:
+        """The canonical header this step assembled (HDR-4)."""
         header: Header = {"config": config, "system": system, "tools": tools}
         if self.revision is Revision.SESSION_PREFIX:
             header["messagePrefix"] = thaw(prefix)
@@ -752,6 +759,8 @@ class AgentLoop:
     async def run_turn(
         self, content: list[JsonObject], source: JsonObject
     ) -> TurnResult:
+        """Run one turn (`send` holds the lock): ``turn/start``, the user's
+        message, steps until one ends the turn, then `finish_turn`."""
         self._repair_open_turn()
         turn = self._log.turns.last_turn + 1
         self._state = replace(self._state, running=True)
@@ -843,10 +852,10 @@ class AgentLoop:
         instance's next turn (or idle inject) closes it first, with `reason`.
         """
         try:
-            failures: list[Exception | None] = []
-            if self._log.turns.open_step is None or self.ends_open_step(reason):
-                failures.append(self._answer_unanswered(reason))
-            if self._log.turns.open_step is not None and self.ends_open_step(reason):
+            left_open = self._log.turns.open_step is not None
+            closing = not left_open or self.ends_open_step(reason)
+            failures = [self._answer_unanswered(reason)] if closing else []
+            if left_open and closing:
                 event = self._log.commit("step/end", self._step_end())
                 failures.append(self._log.notify_quietly(event))
             event = self._log.commit("turn/end", {"turn": turn, "reason": reason})
@@ -858,6 +867,7 @@ class AgentLoop:
         return next((failure for failure in failures if failure is not None), None)
 
     def close_step(self) -> None:
+        """Append ``step/end`` for the open step, if one is open."""
         if self._log.turns.open_step is not None:
             self.append("step/end", self._step_end())
 
