@@ -3,10 +3,7 @@
 Each subcommand lives in its own module and exposes `add_arguments(parser)`
 and `run(args) -> int`; this module only wires them together, so adding a
 tool never touches another tool's code. Imports are lazy so `reqfold check`
-does not pay for the fake provider's server stack; a module may also expose
-`add_arguments_for(parser, words)`, to leave out the options (and their
-imports) a command line cannot use (`reqfold check LOG` and the cache
-judgement's options).
+does not pay for the fake provider's server stack.
 """
 
 from __future__ import annotations
@@ -77,15 +74,8 @@ def _epilog(command: str | None) -> str:
     return f"docs: {docs_page(command)}\n(also docs/{_DOCS[command]} in the repository)"
 
 
-def build_parser(
-    names: Sequence[str] | None = None, words: Sequence[str] | None = None
-) -> argparse.ArgumentParser:
-    """Build the parser; `names` limits which subcommand modules get imported.
-
-    `words`, the command line to parse, lets a module that has
-    ``add_arguments_for`` leave out the options that line cannot use (and
-    the imports they need); None: every option.
-    """
+def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Build the parser; `names` limits which subcommand modules get imported."""
     parser = argparse.ArgumentParser(
         prog="reqfold",
         description="Conformance suite for reconstructable, cache-stable "
@@ -107,11 +97,7 @@ def build_parser(
             epilog=_epilog(name),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        adding_for = getattr(module, "add_arguments_for", None)
-        if adding_for is not None and words is not None:
-            adding_for(command, words)
-        else:
-            module.add_arguments(command)
+        module.add_arguments(command)
         command.set_defaults(_run=module.run, _parser=command)
     return parser
 
@@ -182,7 +168,7 @@ def _main(args_list: list[str]) -> int:
     # Only the subcommand's module is imported, none for ``reqfold
     # --version``, ``--help`` or a word that is no subcommand.
     first = _subcommand_word(args_list)
-    parser = build_parser([first] if first in _SUBCOMMANDS else [], args_list)
+    parser = build_parser([first] if first in _SUBCOMMANDS else [])
     bare = _bare_command(parser, args_list)
     if bare is not None:  # no command or no action: its list, not one error line
         bare.print_help(sys.stderr)

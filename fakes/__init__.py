@@ -37,17 +37,17 @@ from reqfold.fakes.capture import (
 )
 from reqfold.fakes.clock import LogicalClock
 from reqfold.fakes.diagnostics import Diagnostic, Divergence
-from reqfold.fakes.errors import FakeProviderError, InvalidRequest, ScriptError
-from reqfold.fakes.gate import Gate
-from reqfold.fakes.http import HttpRequest, ResponsePlan, key_digest
-from reqfold.fakes.profiles import (
+from reqfold.fakes.dialects.registry import (
     ANTHROPIC,
     DEEPSEEK,
     OPENAI,
     PROFILES,
-    Profile,
     get_profile,
 )
+from reqfold.fakes.errors import FakeProviderError, InvalidRequest, ScriptError
+from reqfold.fakes.gate import Gate
+from reqfold.fakes.http import HttpRequest, ResponsePlan, key_digest
+from reqfold.fakes.profiles import Profile
 from reqfold.fakes.provider import FakeProvider
 from reqfold.fakes.script import (
     Fault,

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from reqfold.fakes.body_delta import Packed, Whole, pack_delta, pack_whole, unpack
 from reqfold.fakes.diagnostics import Diagnostic
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
+from reqfold.fakes.provider_json import parse_json_body
 from reqfold.fakes.stats import CaptureStats
-from reqfold.fakes.strict_json import parse_json_body
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -288,7 +288,7 @@ class CaptureLog:
         """Add a record, dropping the oldest beyond the bounds.
 
         `parsed`: `record.body` is `raw_body` parsed by
-        `reqfold.fakes.strict_json.parse_json_body`, so it need not be kept.
+        `reqfold.fakes.provider_json.parse_json_body`, so it need not be kept.
         """
         if self.max_records == 0:
             self._dropped += 1

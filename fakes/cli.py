@@ -26,7 +26,7 @@ from reqfold.fakes.capture import (
     CapturedRequest,
     dump_captured_request,
 )
-from reqfold.fakes.profiles import PROFILES
+from reqfold.fakes.dialects.registry import DEFAULT_DIALECT, PROFILES
 from reqfold.fakes.server import LOOPBACK, base_url, bind_socket, serve
 from reqfold.fakes.stats import CaptureStats
 
@@ -106,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve_parser.add_argument(
         "--dialect",
         choices=sorted(PROFILES),
-        default="deepseek",
+        default=DEFAULT_DIALECT,
         help="wire dialect and cache rules (default: %(default)s)",
     )
     serve_parser.add_argument(

@@ -1,7 +1,9 @@
 """Dialect profiles: the per-provider rules and knobs, as data.
 
 A `Profile` says which wire format the fake speaks and how its cache
-behaves. The numbers come from the providers' caching documentation (the
+behaves. The built-in profiles are rows of the dialect registry
+(`reqfold.fakes.dialects.registry`), the one place a dialect is named.
+The numbers come from the providers' caching documentation (the
 table in docs/fake-provider.md, "Knobs") and drift between model
 generations, so they are configuration, not constants: override any
 field with `dataclasses.replace` or the `FakeProvider(..., **overrides)`
@@ -26,18 +28,13 @@ model minimum (1024 by default), 5-minute TTL refreshed on hit.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal
 
 from reqfold.fakes.jsontypes import has_lone_surrogate
 
-Dialect = Literal["deepseek", "openai", "anthropic", "openai-responses"]
-DIALECT_NAMES: tuple[Dialect, ...] = get_args(Dialect)
-"""Every dialect name a profile may give (the table in
-`reqfold.fakes.dialects.table` has one entry per name)."""
 StreamUsage = Literal["finish_chunk", "include_usage"]
 RenderSection = Literal["tools", "system", "messages"]
 
@@ -50,9 +47,10 @@ class Profile:
     """Everything that makes the fake behave like one provider.
 
     Attributes:
-        dialect: wire format and usage fields (`deepseek`, `openai` speak
-            chat completions; `anthropic` speaks messages;
-            `openai-responses` the Responses API).
+        dialect: the name of the dialect registry's row this profile
+            belongs to (`reqfold.fakes.dialects.registry`: wire format,
+            usage fields and answers); a provider refuses a name the
+            registry does not have.
         block_size: cache granularity in tokens (automatic-prefix dialects).
         min_cacheable_tokens: prompts (or breakpoint prefixes) shorter than
             this are never cached.
@@ -84,7 +82,7 @@ class Profile:
             model" error. `"*"` serves any model.
     """
 
-    dialect: Dialect
+    dialect: str
     block_size: int
     min_cacheable_tokens: int
     withhold_last_token: bool
@@ -107,7 +105,7 @@ class Profile:
     models: tuple[str, ...] = ("*",)
 
     def __post_init__(self) -> None:
-        _check_choice("dialect", self.dialect, DIALECT_NAMES)
+        _check_text("dialect", self.dialect)
         _check_choice(
             "stream_usage", self.stream_usage, ("finish_chunk", "include_usage")
         )
@@ -149,11 +147,6 @@ class Profile:
             _check_text("model_minimums", pair[0])
             _check_int(f"model_minimums[{pair[0]!r}]", pair[1], 0)
 
-    @property
-    def speaks_chat(self) -> bool:
-        """Whether this profile serves the chat-completions endpoints."""
-        return self.dialect in ("deepseek", "openai")
-
     def serves(self, model: str) -> bool:
         """Whether requests for `model` are answered."""
         return (
@@ -194,80 +187,3 @@ def _check_text(name: str, value: object) -> None:
         raise TypeError(f"{name} must be a string, got {value!r}")
     if has_lone_surrogate(value):
         raise ValueError(f"{name} must be valid Unicode (no lone surrogates)")
-
-
-DEEPSEEK = Profile(
-    dialect="deepseek",
-    block_size=64,
-    min_cacheable_tokens=64,
-    withhold_last_token=True,
-    ttl=6 * HOUR,
-    isolation_fields=("user_id",),
-    stream_usage="finish_chunk",
-    models=("deepseek-chat", "deepseek-reasoner"),
-)
-
-OPENAI = Profile(
-    dialect="openai",
-    block_size=128,
-    min_cacheable_tokens=1024,
-    withhold_last_token=False,
-    ttl=10 * MINUTE,
-    max_age=HOUR,
-    stream_usage="include_usage",
-    models=(
-        "gpt-4o",
-        "gpt-4o-mini",
-        "gpt-4.1",
-        "gpt-4.1-mini",
-        "gpt-4.1-nano",
-        "gpt-5",
-        "gpt-5-mini",
-        "gpt-5-nano",
-        "o3",
-        "o4-mini",
-    ),
-)
-
-ANTHROPIC = Profile(
-    dialect="anthropic",
-    block_size=1,
-    min_cacheable_tokens=1024,
-    withhold_last_token=False,
-    ttl=5 * MINUTE,
-    ttl_long=HOUR,
-    refresh_on_hit=True,
-    models=(
-        "claude-opus-4-1",
-        "claude-opus-4-0",
-        "claude-sonnet-4-5",
-        "claude-sonnet-4-0",
-        "claude-3-7-sonnet-latest",
-        "claude-haiku-4-5",
-        "claude-3-5-haiku-latest",
-    ),
-)
-
-OPENAI_RESPONSES = dataclasses.replace(
-    OPENAI,
-    dialect="openai-responses",
-    # A different prompt_cache_key is routed to another machine, which
-    # misses (OpenAI's prompt caching guide): the fake isolates by it.
-    isolation_fields=("prompt_cache_key",),
-)
-
-PROFILES: dict[str, Profile] = {
-    "deepseek": DEEPSEEK,
-    "openai": OPENAI,
-    "anthropic": ANTHROPIC,
-    "openai-responses": OPENAI_RESPONSES,
-}
-
-
-def get_profile(name: str) -> Profile:
-    """Return the built-in profile called `name`."""
-    try:
-        return PROFILES[name]
-    except KeyError:
-        known = ", ".join(sorted(PROFILES))
-        raise ValueError(f"unknown dialect {name!r}; known: {known}") from None

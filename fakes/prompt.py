@@ -62,7 +62,7 @@ class Segment(NamedTuple):
         """Bytes that determine `text`, cheaper to make than the text.
 
         Precondition: the value is strict JSON (no NaN or infinities, which
-        msgspec would write as `null`), as `reqfold.fakes.strict_json` parses it.
+        msgspec would write as `null`), as `reqfold.fakes.provider_json` parses it.
         """
         if self.verbatim and isinstance(self.value, str):
             text = self.value.encode("utf-8", "surrogatepass")

@@ -30,11 +30,11 @@ index, the ledger and the capture log consistent. The shells
 (`reqfold.fakes.app`, `reqfold.fakes.transport`) only play the plan back.
 
 What differs between wire formats is asked of the dialect's object
-(`reqfold.fakes.dialects.table`). This module is about 600 lines, above the house's
+(`reqfold.fakes.dialects.registry`). This module is about 600 lines, above the house's
 ~500, because it is one class: the lock, the request index and the state
 they guard (script, cache index, ledger, capture, totals) belong to one
 object, and its Python control API takes the same lock. What needs none of
-that state lives elsewhere: parsing (`reqfold.fakes.strict_json`), plans
+that state lives elsewhere: parsing (`reqfold.fakes.provider_json`), plans
 (`reqfold.fakes.plans`), totals (`reqfold.fakes.stats`), dialects and memos.
 """
 
@@ -63,14 +63,15 @@ from reqfold.fakes.diagnostics import (
     make_diagnostic,
     segment_chain,
 )
+from reqfold.fakes.dialects.base import CacheState, cache_rule
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
-from reqfold.fakes.dialects.responses import ConversationStore
-from reqfold.fakes.dialects.table import (
-    DIALECTS,
-    CacheState,
-    cache_rule,
-    dialect_serving,
+from reqfold.fakes.dialects.registry import (
+    DEFAULT_DIALECT,
+    dialect_named,
+    get_profile,
+    serving_name,
 )
+from reqfold.fakes.dialects.responses import ConversationStore
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.gate import Gate
 from reqfold.fakes.http import HttpRequest, ResponsePlan, api_key_digest, json_headers
@@ -86,8 +87,9 @@ from reqfold.fakes.native_diagnostics import (
     fingerprint,
 )
 from reqfold.fakes.plans import error_plan, json_plan, stream_plan
-from reqfold.fakes.profiles import Profile, get_profile
+from reqfold.fakes.profiles import Profile
 from reqfold.fakes.prompt import RenderedPrompt, Segment, render_prompt
+from reqfold.fakes.provider_json import parse_json_body
 from reqfold.fakes.routes import RequestMatch
 from reqfold.fakes.script import (
     Action,
@@ -98,7 +100,6 @@ from reqfold.fakes.script import (
     ScriptedRequest,
 )
 from reqfold.fakes.stats import ProviderStats, Totals
-from reqfold.fakes.strict_json import parse_json_body
 from reqfold.fakes.tokenizer import SegmentEncoder
 
 
@@ -106,8 +107,9 @@ class FakeProvider:
     """A deterministic fake LLM provider that simulates prompt caching.
 
     Args:
-        profile: a `Profile` or a built-in dialect name (`"deepseek"`,
-            `"openai"`, `"anthropic"`, `"openai-responses"`).
+        profile: a `Profile` or a built-in dialect name (a row of
+            `reqfold.fakes.dialects.registry`: `"deepseek"`, `"openai"`,
+            `"anthropic"`, `"openai-responses"`); the first row's by default.
         clock: the logical clock cache lifetimes are measured on.
         capture_limit: keep at most this many captured requests.
         capture_max_bytes: keep captured requests whose bodies, as the
@@ -124,7 +126,7 @@ class FakeProvider:
 
     def __init__(
         self,
-        profile: Profile | str = "deepseek",
+        profile: Profile | str = DEFAULT_DIALECT,
         *,
         clock: LogicalClock | None = None,
         capture_limit: int | None = None,
@@ -134,7 +136,7 @@ class FakeProvider:
     ) -> None:
         base = get_profile(profile) if isinstance(profile, str) else profile
         self._profile = dataclasses.replace(base, **overrides) if overrides else base
-        self._dialect = DIALECTS[self._profile.dialect]
+        self._dialect = dialect_named(self._profile.dialect)
         self.clock = clock if clock is not None else LogicalClock()
         self.script = Script()
         self.capture = CaptureLog(capture_limit, capture_max_bytes)
@@ -395,7 +397,7 @@ class FakeProvider:
         return error_plan(status, body, headers), body
 
     def _refuse_route(self, request: HttpRequest) -> ResponsePlan | None:
-        serving = dialect_serving(request.path)
+        serving = serving_name(request.path)
         if serving is None:
             plan, _ = self._error_plan(
                 404,
@@ -418,7 +420,7 @@ class FakeProvider:
             plan, _ = self._error_plan(
                 404,
                 f"This fake speaks the {self._profile.dialect} dialect; {request.path} "
-                f"needs a provider started with the {serving.family} dialect "
+                f"needs a provider started with the {serving} dialect "
                 "(reqfold fake serve --dialect ...).",
                 code="unknown_url",
             )

@@ -33,26 +33,76 @@ How to call it::
 `render_text(judgement)` prints the timeline, the breaks, the findings and
 the verdict (`cache_verdict`: the words every command uses);
 `judgement_json(judgement)` is the JSON form (docs/cache.md).
+
+The names are imported on first use (`_EXPORTS`): the judgement imports the
+fake's prompt rendering, and a command that only declares the judgement's
+options (`reqfold check LOG`, through `options` and `cause_names`) must not
+pay for it at start-up.
 """
 
-from reqfold.conformance.cache.capture import (
-    CapturedCall,
-    CaptureLineError,
-    calls_from_records,
-    read_capture_lines,
-)
-from reqfold.conformance.cache.causes import CAUSES
-from reqfold.conformance.cache.judge import judge_cache
-from reqfold.conformance.cache.model import (
-    Break,
-    CacheJudgement,
-    EchoFinding,
-    ProcessStart,
-    Row,
-    StaticOpening,
-    StreamSummary,
-)
-from reqfold.conformance.cache.output import cache_status, judgement_json, render_text
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # mypy sees every name; at run time they come lazily
+    from reqfold.conformance.cache.capture import (
+        CapturedCall,
+        CaptureLineError,
+        calls_from_records,
+        read_capture_lines,
+    )
+    from reqfold.conformance.cache.cause_names import CAUSES
+    from reqfold.conformance.cache.judge import judge_cache
+    from reqfold.conformance.cache.model import (
+        Break,
+        CacheJudgement,
+        EchoFinding,
+        ProcessStart,
+        Row,
+        StaticOpening,
+        StreamSummary,
+    )
+    from reqfold.conformance.cache.output import (
+        cache_status,
+        judgement_json,
+        render_text,
+    )
+
+_EXPORTS = {
+    "CAUSES": "cause_names",
+    "Break": "model",
+    "CacheJudgement": "model",
+    "CaptureLineError": "capture",
+    "CapturedCall": "capture",
+    "EchoFinding": "model",
+    "ProcessStart": "model",
+    "Row": "model",
+    "StaticOpening": "model",
+    "StreamSummary": "model",
+    "cache_status": "output",
+    "calls_from_records": "capture",
+    "judge_cache": "judge",
+    "judgement_json": "output",
+    "read_capture_lines": "capture",
+    "render_text": "output",
+}
+"""Each exported name and the module of this package that holds it."""
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        """An exported name, its module imported when first asked for."""
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(
+                f"module 'reqfold.conformance.cache' has no attribute {name!r}"
+            )
+        return getattr(import_module(f"reqfold.conformance.cache.{module}"), name)
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "CAUSES",

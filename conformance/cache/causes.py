@@ -26,30 +26,6 @@ from reqfold.fakes.diagnostics import EXCERPT_BEFORE, Divergence, describe_diver
 from reqfold.fakes.jsontypes import JsonValue
 from reqfold.fakes.prompt import Segment
 
-CAUSES = (
-    "model-change",
-    "parameters",
-    "tools-added",
-    "tools-removed",
-    "tools-reordered",
-    "tool-changed",
-    "cache-markers",
-    "shape-only",
-    "date-time",
-    "nonce",
-    "environment",
-    "system-edited",
-    "reasoning-stripped",
-    "tool-output-truncated",
-    "messages-dropped",
-    "summary-inserted",
-    "conversation-cleared",
-    "message-edited",
-    "new-opening",
-    "unclassified",
-)
-"""Every cause the judgement names (`--fail-on` takes these)."""
-
 BENIGN = frozenset({"cache-markers"})
 """Causes that cost nothing: the prompt text did not change."""
 

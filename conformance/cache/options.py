@@ -6,9 +6,12 @@ imports the other's.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from reqfold.conformance.cache.causes import CAUSES
-from reqfold.conformance.cache.model import ProcessKind, ProcessStart
+from reqfold.conformance.cache.cause_names import CAUSES
+
+if TYPE_CHECKING:  # the model is imported when a --process-start is read
+    from reqfold.conformance.cache.model import ProcessKind, ProcessStart
 
 KINDS: tuple[ProcessKind, ...] = ("resume", "fresh")
 
@@ -77,6 +80,8 @@ def process_start(text: str) -> ProcessStart:
     kind = kind or "resume"
     if not index.isdigit() or kind not in KINDS:
         raise argparse.ArgumentTypeError(f"expected INDEX[:resume|fresh], got {text!r}")
+    from reqfold.conformance.cache.model import ProcessStart
+
     return ProcessStart(
         first_index=int(index),
         name="",

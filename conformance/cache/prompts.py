@@ -16,11 +16,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reqfold.fakes.diagnostics import common_prefix
+from reqfold.fakes.dialects.base import cache_rule
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
-from reqfold.fakes.dialects.table import cache_rule, dialect_serving
+from reqfold.fakes.dialects.registry import (
+    DEEPSEEK,
+    OPENAI,
+    dialect_serving,
+    served_by,
+)
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue
-from reqfold.fakes.profiles import DEEPSEEK, OPENAI, PROFILES, Profile
+from reqfold.fakes.profiles import Profile
 from reqfold.fakes.prompt import Segment
 from reqfold.fakes.tokenizer import TOKEN_BYTES, SegmentEncoder
 
@@ -89,14 +95,14 @@ def shared_tokens(earlier: Prompt, current: Prompt) -> int:
 def choose_profile(path: str, body: JsonObject, usage: JsonObject | None) -> Profile:
     """The profile a capture line was served under, from what it shows.
 
-    Anthropic for the Messages path; for chat completions, the usage
-    members tell DeepSeek (`prompt_cache_hit_tokens`) from OpenAI
+    The one dialect serving the path (Anthropic for the Messages path);
+    for chat completions, which several serve, the usage members tell
+    DeepSeek (`prompt_cache_hit_tokens`) from OpenAI
     (`prompt_tokens_details`), else the model name, else DeepSeek.
     """
-    dialect = dialect_serving(path)
-    family = dialect.family if dialect is not None else "deepseek"
-    if family in PROFILES and family not in ("deepseek", "openai"):
-        return PROFILES[family]
+    rows = served_by(path)
+    if len(rows) == 1:
+        return rows[0].profile
     if usage is not None:
         if "prompt_cache_hit_tokens" in usage:
             return DEEPSEEK

@@ -17,10 +17,10 @@ and `request_rules`, `header_rules` (fold and writer contract), `surface`
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from reqfold.conformance.check.findings import ERROR, MUST, SHOULD, Finding
-from reqfold.conformance.check.log_rules import LogChecker, LogSummary
+from reqfold.conformance.check.log_rules import Handler, LogChecker, LogSummary
 from reqfold.conformance.check.reconstruction import (
     CapturedRequest,
     CaptureUnreadable,
@@ -107,6 +107,7 @@ def check_lines(
     captures: Iterable[CapturedRequest] | None = None,
     uncompared: Counter[str] | None = None,
     infer: bool = False,
+    overrides: Mapping[str, Handler] | None = None,
 ) -> FileReport:
     """Check the lines of one session file and return its report.
 
@@ -124,6 +125,9 @@ def check_lines(
     log was compared with nothing, and no step is faulted for finding no
     request (CHECK-1).
 
+    `overrides` replaces the rule machines' handlers of an event type
+    (`LogChecker`'s seam for tests that make a rule crash, CHECK-2).
+
     Raises `CaptureUnreadable` for a capture line that is not a request,
     `RevisionRuledOut` (`infer` only) when a header event rules out the
     revision after judgements that depend on it (check again under the one
@@ -139,6 +143,7 @@ def check_lines(
         thorough=thorough,
         reconstruction=reconstruction,
         infer=infer,
+        overrides=overrides,
     )
     report = FileReport(path=path, strict=strict)
     report.collect(checker.check(lines))
@@ -160,6 +165,7 @@ __all__ = [
     "CapturedRequest",
     "FileReport",
     "Finding",
+    "Handler",
     "LogChecker",
     "LogSummary",
     "check_lines",

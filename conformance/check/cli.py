@@ -18,11 +18,11 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
 from contextlib import ExitStack, suppress
 from functools import partial
 from typing import Any, TextIO
 
+from reqfold.conformance.cache import options as cache_options
 from reqfold.conformance.check import (
     RECONSTRUCTION_RULES,
     CaptureUnreadable,
@@ -46,47 +46,19 @@ READ_BUFFER = 1 << 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Declare the arguments of ``reqfold check``, the cache judgement's too."""
-    add_arguments_for(parser, None)
+    """Declare the arguments of ``reqfold check``, the cache judgement's too.
 
-
-def add_arguments_for(
-    parser: argparse.ArgumentParser, words: Sequence[str] | None
-) -> None:
-    """Declare the arguments of ``reqfold check`` for the command line `words`
-    (None: any): the cache judgement's options only when `words` may use
-    one (an option other than the log check's, or ``--help``).
-
-    Their module imports the cache judgement and with it the fake provider,
-    a cost every ``reqfold check LOG`` would pay at start-up otherwise; a
-    command line that names none of them parses the same without them, and
-    `run` imports the judgement when ``--requests`` comes alone.
+    The judgement's options come from `reqfold.conformance.cache.options`,
+    which imports neither the judgement nor the fake: a ``reqfold check
+    LOG`` never pays for them (`run` imports the judgement when
+    ``--requests`` comes alone).
     """
     _add_log_arguments(parser)
-    if words is None or _may_use_other_options(parser, words):
-        from reqfold.conformance.cache import options as cache_options
-
-        cache_options.add_arguments(parser)
-
-
-def _may_use_other_options(
-    parser: argparse.ArgumentParser, words: Sequence[str]
-) -> bool:
-    """Whether `words` hold an option word `parser` does not know as it is:
-    another option, an abbreviation, ``--help``, or the value of an option
-    that starts with a dash (taken as an option here: the full parser then
-    parses it as before)."""
-    known = set(parser._option_string_actions) - {"-h", "--help"}
-    for word in words:
-        if word == "--":
-            return False
-        if word.startswith("-") and word != "-" and word.split("=", 1)[0] not in known:
-            return True
-    return False
+    cache_options.add_arguments(parser)
 
 
 def _add_log_arguments(parser: argparse.ArgumentParser) -> None:
-    """The log check's own arguments (`add_arguments_for`)."""
+    """The log check's own arguments."""
     parser.add_argument(
         "logs",
         nargs="*",
@@ -122,15 +94,9 @@ def _add_log_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _judge_the_cache(args: argparse.Namespace) -> int:
-    """``--requests`` alone: the cache judgement, imported now. A command
-    line parsed without its options gave none of them: their defaults."""
-    from reqfold.conformance.cache import cli as cache_cli, options as cache_options
+    """``--requests`` alone: the cache judgement, imported now."""
+    from reqfold.conformance.cache import cli as cache_cli
 
-    defaults = argparse.ArgumentParser(add_help=False)
-    cache_options.add_arguments(defaults)
-    for name, value in vars(defaults.parse_args([])).items():
-        if not hasattr(args, name):
-            setattr(args, name, value)
     return cache_cli.run_requests(args)
 
 
@@ -302,7 +268,7 @@ class _Prefix(io.RawIOBase):
 
 def run(args: argparse.Namespace) -> int:
     """Check every log given; print the reports; return the exit status."""
-    given = vars(args)  # the cache judgement's options only when it may run
+    given = vars(args)
     cache_only = (
         given.get("process_start")
         or given.get("expect_break")

@@ -13,7 +13,7 @@ engine wants to look at more closely, goes through `explain_line`: a strict
 parse that reports each problem (a BOM, invalid UTF-8, NaN, a duplicate key,
 a number too large for a double, broken syntax) and, whenever the text can
 still be read, recovers the event leniently so the check goes on. The
-strict parser is `reqfold.conformance.check.strict_json`'s.
+strict parser is `reqfold.conformance.check.recording_json`'s.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from reqfold.conformance.check.findings import SHOULD, Finding, finding
-from reqfold.conformance.check.strict_json import JsonDamaged, ParsedJson, parse_json
+from reqfold.conformance.check.recording_json import JsonDamaged, ParsedJson, parse_json
 from reqfold.reference.json_values import is_integer
 from reqfold.reference.session_log import ENVELOPE_KEYS
 

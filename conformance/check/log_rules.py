@@ -26,16 +26,19 @@ rule of a step's first, resolving its request, is applied after it by
 
 The event is then checked by `EnvelopeRules`, and handed to the handlers
 registered for its type (`LogChecker.handlers`), in order, each returning
-its findings. State is what the rules need and no more: nothing is kept
-per event, so memory is bounded by the largest line, header and request,
-not by the length of the log; a canonical line is held once
+its findings. The machines are built in the order their collaborators
+need (the shared `Position` first, `TurnRules` last, given the request
+rules' `closed`), each receiving what it needs as constructor arguments.
+State is what the rules need and no more: nothing is kept per event, so
+memory is bounded by the largest line, header and request, not by the
+length of the log; a canonical line is held once
 (docs/checker.md, "The bound on one line").
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +71,7 @@ from reqfold.conformance.check.revision_inference import (
     RevisionRuledOut,
 )
 from reqfold.conformance.check.surface_rules import COMPACTION_TYPES, SurfaceRules
-from reqfold.conformance.check.turn_rules import TurnRules
+from reqfold.conformance.check.turn_rules import Position, TurnRules
 from reqfold.reference.header import DELTA, SNAPSHOT
 from reqfold.reference.json_values import is_integer
 from reqfold.reference.messages import SURFACE_TYPES
@@ -79,12 +82,7 @@ Handler = Callable[[Envelope, Any, int, int], Sequence[Finding]]
 """A rule machine's handler of one event type: (event, data as an object or
 None, line number, seq) to the findings it makes."""
 
-__all__ = ["UNKNOWN_TYPES_KEPT", "LogChecker", "LogSummary"]
-
-_HANDLERS: dict[str, Callable[..., Any]] = {}
-"""Handlers that replace every rule machine's for an event type, in checkers
-made from now on: a seam for tests that make a rule crash (CHECK-2), such
-as tests/conformance/test_harness_scenarios.py's. Empty otherwise."""
+__all__ = ["UNKNOWN_TYPES_KEPT", "Handler", "LogChecker", "LogSummary"]
 
 PASSED_ON = (OSError, CaptureUnreadable, RevisionRuledOut)
 """What a rule may raise that ends the check (not a checker bug, CHECK-2)."""
@@ -134,6 +132,9 @@ class LogChecker:
             it from the header events in this same pass (`RevisionEvidence`,
             docs/checker.md); `check` raises `RevisionRuledOut` when the
             evidence rules out the revision read so far too late to switch.
+        overrides: a handler per event type that replaces every rule
+            machine's for that type (TURN-4's still runs first): the seam
+            for tests that make a rule crash (CHECK-2). Empty in use.
     """
 
     def __init__(
@@ -143,25 +144,34 @@ class LogChecker:
         thorough: bool = False,
         reconstruction: Reconstruction | None = None,
         infer: bool = False,
+        overrides: Mapping[str, Handler] | None = None,
     ) -> None:
         self.summary = LogSummary(reconstructing=reconstruction is not None)
         self._forced_revision = revision
         self.evidence = RevisionEvidence() if infer and revision is None else None
         """What the header events say of the revision, while it is inferred."""
+        self._revision_bound = False
+        """Whether a header event read so far named a field beyond the ones
+        every revision has, so what it was judged to do depends on the
+        revision (a switch in place would change it)."""
         self.thorough = thorough
         self.reconstruction = reconstruction
         self.envelope = EnvelopeRules()
-        self.turns = TurnRules()
-        self.surface = SurfaceRules(derive=reconstruction is not None)
+        self.position = Position()
+        """The open turn and step: `turns` writes it, the others read it."""
         self.opening = OpeningRules(
-            self.turns, revision or LATEST, hold_warnings=reconstruction is not None
+            self.position,
+            revision or LATEST,
+            hold_warnings=reconstruction is not None,
+        )
+        self.surface = SurfaceRules(
+            derive=reconstruction is not None, explained=self.opening.explained
         )
         self.requests = RequestRules(
-            self.turns, self.opening, self.surface.surface, reconstruction
+            self.position, self.opening, self.surface.surface, reconstruction
         )
-        self.turns.closing = self.requests.closed
-        self.surface.explained = self.opening.explained
-        self.handlers = self._register()
+        self.turns = TurnRules(self.position, closing=self.requests.closed)
+        self.handlers = self._register(overrides or {})
         """The handlers of each event type, in order."""
         self._unknown: tuple[Handler, ...] = (self.turns.outside,)
         """The handlers of a type no rule machine registered for."""
@@ -183,7 +193,9 @@ class LogChecker:
         """How it reads the ``data`` of a type `_bodies` does not name."""
         self._set_revision(revision or LATEST, "--revision" if revision else "default")
 
-    def _register(self) -> dict[str, tuple[Handler, ...]]:
+    def _register(
+        self, overrides: Mapping[str, Handler]
+    ) -> dict[str, tuple[Handler, ...]]:
         turns, opening, requests = self.turns, self.opening, self.requests
         outside = turns.outside
         handlers: dict[str, tuple[Handler, ...]] = dict.fromkeys(
@@ -206,7 +218,7 @@ class LogChecker:
             if self.evidence is not None
             else (outside, opening.header_event)
         )
-        for kind, replaced in _HANDLERS.items():
+        for kind, replaced in overrides.items():
             handlers[kind] = (outside, replaced)
         return handlers
 
@@ -228,14 +240,15 @@ class LogChecker:
         evidence = self.evidence
         if evidence is None:
             return []
-        before = evidence.fitting
+        before, bound = evidence.fitting, self._revision_bound
+        self._revision_bound = bound or _names_message_fields(event.type, data)
         if not evidence.header_event(event.type, data, number):
             return []
         inference = evidence.inference()
         if inference.revision is self.summary.revision:
             return []
         if self.opening.fold.events_seen and (
-            before != ALL_REVISIONS or self.reconstruction is not None
+            before != ALL_REVISIONS or bound or self.reconstruction is not None
         ):
             raise RevisionRuledOut(inference)
         self.opening.fold.read_as(inference.revision)
@@ -249,11 +262,11 @@ class LogChecker:
         an open turn (no TURN-4 finding to make; a step may be opened outside
         one), the step responded or (`_defer_response`) its first response
         may be told after it."""
-        step = self.turns.step
+        step = self.position.step
         return (
             not self.thorough
             and step is not None
-            and self.turns.turn is not None
+            and self.position.turn is not None
             and (step.responded or self._defer_response)
         )
 
@@ -264,7 +277,7 @@ class LogChecker:
         first chunk was its first response, whose handlers
         (`requests.first_response` only) run now."""
         self.envelope.next_seq, self.envelope.slack = following, 0
-        step = self.turns.step
+        step = self.position.step
         if step is None or step.responded or seq is None:
             return
         try:
@@ -292,7 +305,7 @@ class LogChecker:
         yield from errors
         envelope = self.envelope
         number = previous = 1
-        turns, read_line, skipping = self.turns, self._line, not self.thorough
+        position, read_line, skipping = self.position, self._line, not self.thorough
         defer = self._defer_response
         reader.expected = set_at = envelope.next_seq if self._fast_ok() else None
         for number, raw, event in reader:
@@ -314,12 +327,12 @@ class LogChecker:
                 yield from found
                 found.clear()
             previous = number
-            step = turns.step  # `_fast_ok`, inline: this runs on every line
+            step = position.step  # `_fast_ok`, inline: this runs on every line
             reader.expected = set_at = (
                 envelope.next_seq
                 if skipping
                 and step is not None
-                and turns.turn is not None
+                and position.turn is not None
                 and (step.responded or defer)
                 else None
             )
@@ -470,7 +483,7 @@ class LogChecker:
         """Hand the event to its type's handlers, in order."""
         chain = (
             self.handlers.get(event.type, self._unknown)
-            if self.turns.turn is None
+            if self.position.turn is None
             else self._in_turn.get(event.type, ())
         )
         for handler in chain:
@@ -502,6 +515,18 @@ def _header_event(event: Envelope | None, raw: Line) -> bool:
         except DECODE_ERRORS:
             return False
     return event is not None and event.type in (SNAPSHOT, DELTA)
+
+
+NEUTRAL_FIELDS = frozenset({"config", "system", "tools"})
+"""The header fields every revision has, read alike under each."""
+
+
+def _names_message_fields(kind: str, data: Any) -> bool:
+    """Whether a header event's fields (a delta's arms, a snapshot's header)
+    go beyond `NEUTRAL_FIELDS`, or cannot be told: its judgement may then
+    depend on the revision it is read under."""
+    fields = data.get("header") if kind == SNAPSHOT and type(data) is dict else data
+    return type(fields) is not dict or not NEUTRAL_FIELDS.issuperset(fields)
 
 
 def _without(

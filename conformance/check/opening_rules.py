@@ -23,7 +23,7 @@ from typing import Any
 from reqfold.conformance.check.findings import SHOULD, Finding, finding
 from reqfold.conformance.check.header_rules import HeaderFold, fold_equal
 from reqfold.conformance.check.lines import Envelope
-from reqfold.conformance.check.turn_rules import OpenStep, TurnRules
+from reqfold.conformance.check.turn_rules import OpenStep, Position
 from reqfold.reference.header import DELTA, SNAPSHOT
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
@@ -97,15 +97,19 @@ def _name(tool: Any) -> str:
 class OpeningRules:
     """TURN-3, WRITER-5 (one header event per request), the fold, CACHE-2.
 
+    Owns `fold` (the header in force), the turn's header-event count, the
+    last unexplained change and, of each `OpenStep`, ``header_events`` and
+    ``cache_warning``.
+
     Args:
-        turns: the open turn and step.
+        position: the open turn and step (written by `TurnRules`).
         revision: the revision header events are read under.
         hold_warnings: keep a CACHE-2 warning on its step until the step's
             request is known (``--requests``) instead of reporting it at once.
     """
 
-    def __init__(self, turns: TurnRules, revision: Revision, *, hold_warnings: bool):
-        self.turns = turns
+    def __init__(self, position: Position, revision: Revision, *, hold_warnings: bool):
+        self.position = position
         self.fold = HeaderFold(revision)
         self.hold_warnings = hold_warnings
         self.turn_header_events = 0
@@ -134,7 +138,7 @@ class OpeningRules:
         """A snapshot or delta: where it is, and what it does to the header."""
         kind = event.type
         out: list[Finding] = []
-        step = self.turns.step
+        step = self.position.step
         if step is None:
             out.append(
                 finding(

@@ -36,7 +36,7 @@ from reqfold.conformance.check.capture_dialect import (
     path_dialect,
 )
 from reqfold.conformance.check.findings import MISSING, SHOULD, Finding, finding
-from reqfold.conformance.check.strict_json import parse_json
+from reqfold.conformance.check.recording_json import parse_json
 from reqfold.reference.header import Header
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.request import (

@@ -29,14 +29,18 @@ from reqfold.conformance.check.reconstruction import (
     cache_cost,
 )
 from reqfold.conformance.check.surface import Surface
-from reqfold.conformance.check.turn_rules import OpenStep, TurnRules
+from reqfold.conformance.check.turn_rules import OpenStep, Position
 
 
 class RequestRules:
     """REQ-2 and the requests each step sent.
 
+    Owns the counts of dispatched steps and, of each `OpenStep`,
+    ``responded``, ``resolved``, ``boundary`` and ``history_unknown``
+    (it reads ``cache_warning``, which `OpeningRules` owns).
+
     Args:
-        turns: the open turn and step.
+        position: the open turn and step (written by `TurnRules`).
         opening: the header in force.
         surface: the surface, for the derived history at a step's start.
         reconstruction: the captured requests to compare, or None.
@@ -44,12 +48,12 @@ class RequestRules:
 
     def __init__(
         self,
-        turns: TurnRules,
+        position: Position,
         opening: OpeningRules,
         surface: Surface,
         reconstruction: Reconstruction | None,
     ) -> None:
-        self.turns = turns
+        self.position = position
         self.opening = opening
         self.surface = surface
         self.reconstruction = reconstruction
@@ -64,7 +68,7 @@ class RequestRules:
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
         """Note the derived history at the step's start (``--requests``)."""
-        step = self.turns.step
+        step = self.position.step
         if step is not None and self.reconstruction is not None:
             if self.surface.history_unknown:
                 step.history_unknown = True
@@ -76,7 +80,7 @@ class RequestRules:
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
         """A response event: the step's first one resolves its request."""
-        step = self.turns.step
+        step = self.position.step
         if step is None or step.responded:  # most are not a step's first
             return ()
         return self.first_response(step, number, seq)
@@ -116,7 +120,7 @@ class RequestRules:
         if reconstruction is not None:
             reconstruction.last_capture = None
         out = self._send(step, number, certain=certain, seq=seq)
-        warning, step.cache_warning = step.cache_warning, None
+        warning = step.cache_warning  # told once: the step is now resolved
         if warning is None:
             return out
         capture = reconstruction.last_capture if reconstruction is not None else None

@@ -36,15 +36,20 @@ def _nothing() -> None:
 class SurfaceRules:
     """LOG-4, SURF-1, SURF-2, SURF-4 and DERIVE-2 on surface events.
 
+    Owns `surface`; writes no field of the open step.
+
     Args:
         derive: keep the derived history (``--requests``).
+        explained: called when the log shows why the opening may change
+            next (`OpeningRules.explained`, CACHE-2).
     """
 
-    def __init__(self, *, derive: bool) -> None:
+    def __init__(
+        self, *, derive: bool, explained: Callable[[], None] = _nothing
+    ) -> None:
         self.surface = Surface(derive=derive)
         self.derive = derive
-        self.explained: Callable[[], None] = _nothing
-        """Called when the log shows why the opening may change next."""
+        self.explained = explained
 
     def compaction(
         self, event: Envelope, data: Any, number: int, seq: int

@@ -11,12 +11,13 @@ the transitions `track` makes on the turn and step events, which are the
 only events that move it), fed with the numbers as this checker judged them
 (a number the log gets wrong is taken as the one expected, so one wrong
 number gives one finding). On top, `TurnRules` judges nesting and
-numbering, keeps the numbers it expects next, and the `OpenStep` the other
-rule machines read and annotate (its header events, whether it responded,
-the request it sent); nothing per event. A step that closes, by its
-``step/end`` or because something it cannot outlive came first, is handed
-to `closing` (the request rules decide there what it sent), whose findings
-join the line's.
+numbering, keeps the numbers it expects next, and writes the `Position`
+(the open turn and `OpenStep`) the other rule machines read and annotate;
+nothing per event. A step that closes, by its ``step/end`` or because
+something it cannot outlive came first, is handed to `closing` (the
+request rules decide there what it sent), whose findings join the line's.
+Both are given to `TurnRules` when it is built: the `Position` is made
+first and shared, so no machine is wired to another after construction.
 
 Each handler first tries the case of a conforming log (the next number, in
 the open turn or step, as an `int`), where no rule finds anything, and
@@ -40,7 +41,13 @@ TURN_MARKERS = ("turn/start", "turn/end")
 
 @dataclass(slots=True)
 class OpenStep:
-    """A step while it is open, with what the rule machines noted of it."""
+    """A step while it is open, with what the rule machines noted of it.
+
+    Each field has one owner, the only machine that writes it (the others
+    may read it): `TurnRules` the first five (made with the step),
+    `OpeningRules` ``header_events`` and ``cache_warning``, `RequestRules`
+    ``responded``, ``resolved``, ``boundary`` and ``history_unknown``.
+    """
 
     turn: int
     step: int
@@ -59,43 +66,69 @@ class OpenStep:
     """A CACHE-2 warning held until the step's captured request is known."""
 
 
+@dataclass(slots=True)
+class Position:
+    """Where the log is: the open turn's number and the open step, as judged.
+
+    Written by `TurnRules` alone; `OpeningRules`, `RequestRules` and the
+    driver read it. It is made before the machines and given to each when
+    built, which breaks the cycle of turns closing steps the request rules
+    resolve while the request rules read the turns' open step.
+    """
+
+    turn: int | None = None
+    """The open turn's number, or None: ``TurnRules.state.open_turn``, kept
+    at hand, since every line the checker reads asks for it."""
+    step: OpenStep | None = None
+    """What the rule machines note of the open step (``state.open_step``)."""
+
+
 def _no_findings(step: OpenStep, line: int) -> Sequence[Finding]:
     return ()
 
 
 class TurnRules:
-    """TURN-1, TURN-2 and TURN-4, and the open turn and step."""
+    """TURN-1, TURN-2 and TURN-4, and the open turn and step.
 
-    def __init__(self) -> None:
+    Owns `position` (both fields), `state`, the numbers it expects next
+    and, of each `OpenStep`, the fields it is made with.
+
+    Args:
+        position: where the log is, shared with the machines that read it.
+        closing: called with each step as it closes (the request rules
+            resolve what it sent there); its findings are the line's.
+    """
+
+    def __init__(
+        self,
+        position: Position,
+        *,
+        closing: Callable[[OpenStep, int], Sequence[Finding]] = _no_findings,
+    ) -> None:
+        self.position = position
+        self.closing = closing
         self.state = Turns()
-        """The open turn and step, as `reqfold.reference.turns` folds them."""
-        self.turn: int | None = None
-        """The open turn's number, as judged, or None: ``state.open_turn``,
-        kept at hand, since every line the checker reads asks for it and a
-        named tuple's field costs several plain attributes' reads. Set with
-        `state` wherever a turn starts or ends (steps leave it)."""
+        """The open turn and step, as `reqfold.reference.turns` folds them;
+        `position` mirrors it, set with it wherever a turn or step starts or
+        ends (a named tuple's field costs several plain attributes' reads)."""
         self.last_turn = 0
         """The number of the last turn started, as judged (the next is one more)."""
         self.last_step = 0
         """The number of the turn's latest step, as judged."""
-        self.step: OpenStep | None = None
-        """What the rule machines note of the open step (`state.open_step`)."""
         self.steps_started = 0
-        self.closing: Callable[[OpenStep, int], Sequence[Finding]] = _no_findings
-        """Called with each step as it closes; its findings are the line's."""
 
     def outside(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
         """TURN-4: any event but a turn marker is written inside an open turn."""
         kind = event.type
-        if self.turn is None and kind not in TURN_MARKERS and kind:
+        if self.position.turn is None and kind not in TURN_MARKERS and kind:
             message = f"{kind} is written outside any open turn"
             return [finding("TURN-4", number, seq, message)]
         return ()
 
     def _close_step(self, number: int, out: list[Finding]) -> None:
-        step, self.step = self.step, None
+        step, self.position.step = self.position.step, None
         if step is not None:
             self.state = end_step(self.state)
             out.extend(self.closing(step, number))
@@ -103,11 +136,12 @@ class TurnRules:
     def turn_start(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
-        if self.step is None and self.turn is None and type(data) is dict:
+        position = self.position
+        if position.step is None and position.turn is None and type(data) is dict:
             turn = data.get("turn")
             if type(turn) is int and turn == self.last_turn + 1:  # the next turn
                 self.state = start_turn(self.state, turn)
-                self.turn = self.last_turn = turn
+                position.turn = self.last_turn = turn
                 self.last_step = 0
                 return ()
         return self._turn_start(data, number, seq)
@@ -115,7 +149,7 @@ class TurnRules:
     def _turn_start(self, data: Any, number: int, seq: int) -> list[Finding]:
         out: list[Finding] = []
         self._close_step(number, out)
-        open_turn = self.turn
+        open_turn = self.position.turn
         turn = (
             data.get("turn", MISSING) if isinstance(data, dict) else self.last_turn + 1
         )
@@ -141,36 +175,38 @@ class TurnRules:
             )
         judged = int(turn) if is_integer(turn) else self.last_turn + 1
         self.state = start_turn(self.state, judged)
-        self.turn = self.last_turn = judged
+        self.position.turn = self.last_turn = judged
         self.last_step = 0
         return out
 
     def turn_end(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
-        open_turn = self.turn
+        position = self.position
+        open_turn = position.turn
         if (
-            self.step is None
+            position.step is None
             and open_turn is not None
             and type(data) is dict
             and data.get("turn") == open_turn
             and "reason" in data
         ):  # the open turn ends, no step open
             self.state = end_turn(self.state)
-            self.turn = None
+            position.turn = None
             return ()
         return self._turn_end(data, number, seq)
 
     def _turn_end(self, data: Any, number: int, seq: int) -> list[Finding]:
         out: list[Finding] = []
-        open_turn = self.turn
-        if self.step is not None:
+        open_turn = self.position.turn
+        open_step = self.position.step
+        if open_step is not None:
             out.append(
                 finding(
                     "TURN-2",
                     number,
                     seq,
-                    f"turn {open_turn} ends while its step {self.step.step} is open",
+                    f"turn {open_turn} ends while its step {open_step.step} is open",
                 )
             )
             self._close_step(number, out)
@@ -191,14 +227,15 @@ class TurnRules:
         if isinstance(data, dict) and "reason" not in data:
             out.append(finding("TURN-1", number, seq, "turn/end data needs a reason"))
         self.state = end_turn(self.state)
-        self.turn = None
+        self.position.turn = None
         return out
 
     def step_start(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
-        open_turn = self.turn
-        if self.step is None and open_turn is not None and type(data) is dict:
+        position = self.position
+        open_turn = position.turn
+        if position.step is None and open_turn is not None and type(data) is dict:
             step = data.get("step")
             if (
                 type(step) is int
@@ -207,21 +244,23 @@ class TurnRules:
             ):  # the open turn's next step
                 self.last_step = step
                 self.state = start_step(self.state, open_turn, step, seq)
-                self.step = OpenStep(open_turn, step, number, seq, self.steps_started)
+                position.step = OpenStep(
+                    open_turn, step, number, seq, self.steps_started
+                )
                 self.steps_started += 1
                 return ()
         return self._step_start(data, number, seq)
 
     def _step_start(self, data: Any, number: int, seq: int) -> list[Finding]:
         out: list[Finding] = []
-        open_turn = self.turn
-        if self.step is not None:
+        open_turn = self.position.turn
+        if self.position.step is not None:
             out.append(
                 finding(
                     "TURN-2",
                     number,
                     seq,
-                    f"a step starts while step {self.step.step} is open;"
+                    f"a step starts while step {self.position.step.step} is open;"
                     " steps do not nest",
                 )
             )
@@ -256,7 +295,7 @@ class TurnRules:
             )
         self.last_step = int(step) if is_integer(step) else self.last_step + 1
         self.state = start_step(self.state, open_turn, self.last_step, seq)
-        self.step = OpenStep(
+        self.position.step = OpenStep(
             turn=open_turn or 0,
             step=self.last_step,
             line=number,
@@ -269,14 +308,15 @@ class TurnRules:
     def step_end(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
-        step = self.step
+        position = self.position
+        step = position.step
         if (
             step is not None
             and type(data) is dict
             and data.get("turn") == step.turn
             and data.get("step") == step.step
         ):  # the open step ends
-            self.step = None
+            position.step = None
             self.state = end_step(self.state)
             return self.closing(step, number)
         return self._step_end(step, data, number, seq)
@@ -306,13 +346,14 @@ class TurnRules:
         """The end of the log: close the open step; an open turn is a warning."""
         out: list[Finding] = []
         self._close_step(number, out)
-        if self.turn is not None:
+        open_turn = self.position.turn
+        if open_turn is not None:
             out.append(
                 finding(
                     "TURN-1",
                     number,
                     None,
-                    f"the log ends inside turn {self.turn} (a crash, or a session"
+                    f"the log ends inside turn {open_turn} (a crash, or a session"
                     " still running)",
                     level=SHOULD,
                 )

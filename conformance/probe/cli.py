@@ -47,7 +47,7 @@ from reqfold.conformance.probe.driver import (
     ProbeDriver,
     ProbeEvidence,
     ProbeSettings,
-    RunRecord,
+    ProcessRecord,
 )
 from reqfold.conformance.probe.fake import ProbeFake
 from reqfold.conformance.probe.judge import (
@@ -90,12 +90,14 @@ from reqfold.conformance.verdict import (
     verdict_text,
 )
 from reqfold.conformance.written_files import fresh_folder
-from reqfold.fakes import PROFILES, get_profile
+from reqfold.fakes import PROFILES
+from reqfold.fakes.dialects.openai_chat import WIRE as CHAT_COMPLETIONS
+from reqfold.fakes.dialects.registry import dialect_named
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
 DIALECTS = tuple(PROFILES)
-"""Every dialect the fake serves (`reqfold.fakes.profiles.PROFILES`)."""
+"""Every dialect the fake serves (`reqfold.fakes.dialects.registry`)."""
 
 NO_VERDICT_REASONS: Final[Mapping[int, str]] = {
     NO_VERDICT: "the harness could not be run or a check errored",
@@ -565,7 +567,9 @@ def _report(
             # no log rule, but a turn fed and not handled is still a failure
             checks = turn_checks(evidence) + cache_checks(judgement.findings)
         else:
-            wire = None if get_profile(args.dialect).speaks_chat else args.dialect
+            # the log rebuilds chat-completions requests: another wire is named
+            spoken = dialect_named(args.dialect).wire
+            wire = None if spoken == CHAT_COMPLETIONS else args.dialect
             checks = count_checks(evidence) + log_checks(evidence, choice, wire=wire)
             checks += cache_checks(
                 f for f in judgement.findings if f.id.startswith("gate/")
@@ -654,7 +658,9 @@ def _report(
     return status
 
 
-def _print_run(run: RunRecord, evidence: ProbeEvidence, *, fresh: bool = False) -> None:
+def _print_run(
+    run: ProcessRecord, evidence: ProbeEvidence, *, fresh: bool = False
+) -> None:
     if run.start_error is not None:
         print(f"{run.name}: not started ({run.start_error})")
         return

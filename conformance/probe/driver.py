@@ -83,8 +83,9 @@ class TurnRecord:
 
 
 @dataclass(slots=True, kw_only=True)
-class RunRecord:
-    """One harness process of the probe."""
+class ProcessRecord:
+    """One harness process of the probe (not `reqfold.conformance.run.record.
+    RunRecord`, what the parts of a `reqfold run` produce)."""
 
     name: str
     argv: list[str]
@@ -121,7 +122,7 @@ class RunRecord:
 class ProbeEvidence:
     """What a probe session left: runs, the log, the captures."""
 
-    runs: list[RunRecord] = field(default_factory=list)
+    runs: list[ProcessRecord] = field(default_factory=list)
     log_path: str | None = None
     log: bytes = b""
     """The log's bytes; empty when it is larger than the suite holds in
@@ -132,7 +133,7 @@ class ProbeEvidence:
     captures: list[CapturedRequest] = field(default_factory=list)
     capture_runs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    fresh_runs: list[RunRecord] = field(default_factory=list)
+    fresh_runs: list[ProcessRecord] = field(default_factory=list)
     """The fresh session's processes (perturbation): judged apart."""
     fresh_captures: list[CapturedRequest] = field(default_factory=list)
     fresh_capture_runs: list[str] = field(default_factory=list)
@@ -204,7 +205,7 @@ class ProbeDriver:
         self.watch: LogWatch | None = None
         self.current: HarnessProcess | None = None
         self.say = on_progress
-        self._runs: list[RunRecord] = self.evidence.runs
+        self._runs: list[ProcessRecord] = self.evidence.runs
         self._library = (
             faketime_library() if "next-day" in settings.perturbations else None
         )
@@ -274,13 +275,13 @@ class ProbeDriver:
 
     def _phase(
         self, phase: str, turns: list[str], *, starts_session: bool
-    ) -> RunRecord | None:
+    ) -> ProcessRecord | None:
         """Feed `turns` in the driver's style; returns the phase's first run."""
         settings = self.settings
         if not turns:
             return None
         if settings.style == "process":
-            first: RunRecord | None = None
+            first: ProcessRecord | None = None
             for position, text in enumerate(turns):
                 opening = starts_session and position == 0
                 command = (
@@ -368,7 +369,7 @@ class ProbeDriver:
             return f"{program} is a Go program: it reads the clock past libfaketime"
         return None
 
-    def _run(self, phase: str, template: list[str], turns: list[str]) -> RunRecord:
+    def _run(self, phase: str, template: list[str], turns: list[str]) -> ProcessRecord:
         settings = self.settings
         key, digest = self.fake.new_key()
         values = self._values(key)
@@ -379,7 +380,7 @@ class ProbeDriver:
             Path(prompt_file).write_text(turns[0], encoding="utf-8")
             values = {**values, "prompt": turns[0], "prompt_file": prompt_file}
         argv = _from_here(fill(template, values))
-        record = RunRecord(
+        record = ProcessRecord(
             name=name,
             argv=argv,
             key_digest=digest,
@@ -481,7 +482,7 @@ class ProbeDriver:
         return lambda line: any(end.matches(line) for end in ends)
 
     def _ready_first(
-        self, process: HarnessProcess, record: RunRecord, mark: Mark
+        self, process: HarnessProcess, record: ProcessRecord, mark: Mark
     ) -> bool:
         """Wait for the readiness signal before the first input; False (with
         the problem recorded) when it never came."""
@@ -534,7 +535,7 @@ class ProbeDriver:
         return settled
 
     def _one_turn(
-        self, process: HarnessProcess, record: RunRecord, text: str, mark: Mark
+        self, process: HarnessProcess, record: ProcessRecord, text: str, mark: Mark
     ) -> None:
         """One process per turn: handled once it exited 0, nothing in flight."""
         turn = TurnRecord(text=text, captures_before=self._captured(record))
@@ -559,7 +560,7 @@ class ProbeDriver:
     def _feed(
         self,
         process: HarnessProcess,
-        record: RunRecord,
+        record: ProcessRecord,
         turns: list[str],
         kinds: list[str],
         mark: Mark,
@@ -670,7 +671,7 @@ class ProbeDriver:
             f" {state}; {self.fake.in_flight} request(s) in flight"
         )
 
-    def _mine(self, record: RunRecord) -> list[CapturedRequest]:
+    def _mine(self, record: ProcessRecord) -> list[CapturedRequest]:
         """The requests this process sent: by its key, else by arrival."""
         if self.settings.keyed:
             return self.fake.captures({record.key_digest})
@@ -687,7 +688,7 @@ class ProbeDriver:
             and (end is None or capture.index < end)
         ]
 
-    def _captured(self, record: RunRecord) -> int:
+    def _captured(self, record: ProcessRecord) -> int:
         return len(self._mine(record))
 
     def _wait(

@@ -34,7 +34,7 @@ from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.harness.log_file import log_pieces
 from reqfold.conformance.harness.scenarios import Scenario
 from reqfold.conformance.outcomes import Outcome
-from reqfold.conformance.probe.driver import ProbeEvidence, RunRecord
+from reqfold.conformance.probe.driver import ProbeEvidence, ProcessRecord
 from reqfold.conformance.probe.perturb import (
     AT_RESUME,
     PERTURBATION_REQUEST,
@@ -145,7 +145,7 @@ def turn_checks(evidence: ProbeEvidence) -> list[Check]:
     ]
 
 
-def _turn_check(run: RunRecord, *, has_log: bool = True) -> Check:
+def _turn_check(run: ProcessRecord, *, has_log: bool = True) -> Check:
     silent = [
         number
         for number, turn in enumerate(run.turns, start=1)

@@ -26,7 +26,7 @@ from reqfold.conformance.codec.cases import VectorCase
 from reqfold.conformance.codec.property_table import PROPERTIES
 from reqfold.conformance.harness.results import BROKEN_RUN
 from reqfold.conformance.harness.scenarios import Scenario
-from reqfold.conformance.report.strict_json import strict_json_loads
+from reqfold.conformance.report.refusing_json import strict_json_loads
 
 
 class ExpectedFailuresError(ValueError):

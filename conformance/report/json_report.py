@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from reqfold.conformance.report.model import FORMAT, RunReport
-from reqfold.conformance.report.strict_json import strict_json_loads
+from reqfold.conformance.report.refusing_json import strict_json_loads
 from reqfold.conformance.schema_check import Validator, first_problem
 from reqfold.reference.json_values import JsonObject
 

@@ -6,8 +6,10 @@
 - `responses`, `responses_output`: the OpenAI Responses API (requests and
   stored conversations; answers and events).
 - `base`: the `Dialect` interface and what the dialects share;
-  `responses_dialect`: the Responses API's `Dialect`;
-- `table`: the registry, one entry per dialect name.
+  `chat_dialect`, `messages_dialect`, `responses_dialect`: the objects
+  that speak each wire format (`Dialect`s);
+- `registry`: one row per dialect (its profile and what speaks it), the
+  only place a dialect is named.
 - `common`: deterministic ids, text chunking and output token counts.
 
 Every function here is pure: JSON values in, JSON values (or bytes) out.

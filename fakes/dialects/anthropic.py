@@ -71,6 +71,8 @@ from reqfold.fakes.routes import (
 from reqfold.fakes.script import Reply
 
 MESSAGES_PATHS = ("/v1/messages", "/anthropic/v1/messages")
+WIRE = "messages"
+"""The wire format's name (the dialect's own name is in the registry)."""
 TTL_CLASSES = ("5m", "1h")
 STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 

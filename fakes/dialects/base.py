@@ -1,6 +1,6 @@
 """What every wire dialect provides: the `Dialect` interface and its helpers.
 
-The provider core asks its dialect (`reqfold.fakes.dialects.table`) for
+The provider core asks its dialect (`reqfold.fakes.dialects.registry`) for
 everything that differs between wire formats; this module holds the
 interface it asks through (`Dialect`), the plain data the answers come in
 (`Accounting`, `Answer`, `CacheState`), and what several dialects share:
@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 
 from reqfold.fakes.cache_index import PrefixCacheIndex
 from reqfold.fakes.diagnostics import Comparison, DivergenceLedger
-from reqfold.fakes.dialects import anthropic, openai_chat, responses
+from reqfold.fakes.dialects import openai_chat, responses
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
@@ -33,9 +33,8 @@ from reqfold.fakes.routes import RequestTexts
 from reqfold.fakes.script import Fault, Reply
 from reqfold.fakes.tokenizer import SegmentEncoder
 
-CallT = TypeVar(
-    "CallT", openai_chat.ChatCall, anthropic.MessagesCall, responses.ResponsesCall
-)
+CallT = TypeVar("CallT")
+"""A dialect's validated request (`ChatCall`, `MessagesCall`, ...)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,8 +72,10 @@ class CacheState:
 class Dialect(ABC, Generic[CallT]):
     """What one wire dialect does differently from the others."""
 
-    family: str
-    """The name a user passes to pick a dialect of this kind."""
+    wire: str
+    """The wire format's name (`chat completions`, `messages`, ...); the
+    names a user picks a dialect by are the registry's
+    (`reqfold.fakes.dialects.registry`)."""
     paths: tuple[str, ...]
     uses_block_keys: bool
     """Whether its cache accounting needs the prompt's block keys."""

@@ -72,6 +72,8 @@ from reqfold.fakes.routes import (
 from reqfold.fakes.script import Reply
 
 CHAT_PATHS = ("/chat/completions", "/v1/chat/completions")
+WIRE = "chat completions"
+"""The wire format's name, shared by every chat-completions dialect."""
 ROLES = ("system", "developer", "user", "assistant", "tool")
 SYSTEM_ROLES = ("system", "developer")
 
@@ -107,9 +109,28 @@ class ChatCall:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ChatFlavour:
+    """What one chat-completions provider answers differently, as data
+    (the dialect registry, `reqfold.fakes.dialects.registry`, gives each
+    dialect its flavour)."""
+
+    uuid_ids: bool
+    """Completion and tool-call ids are UUIDs, not `chatcmpl-`/`call_` hex."""
+    hit_miss_usage: bool
+    """Usage reports `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`
+    (DeepSeek's fields and order), not OpenAI's detailed members."""
+    reasoning_content: bool
+    """Answers carry the reply's reasoning as `reasoning_content`."""
+    empty_content: bool
+    """`content` is `""` where OpenAI sends `null` or nothing (a tool-call
+    answer's content, the last stream chunk's delta)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ChatAnswer:
     """Everything needed to render one successful answer."""
 
+    flavour: ChatFlavour
     profile: Profile
     index: int
     created: int
@@ -486,10 +507,10 @@ def chat_message_segment(position: int, message: JsonValue) -> Segment:
 
 
 def chat_usage(
-    profile: Profile, *, prompt: int, cached: int, completion: int, reasoning: int
+    flavour: ChatFlavour, *, prompt: int, cached: int, completion: int, reasoning: int
 ) -> ChatUsage:
     """The usage object, with the fields and order the flavour reports."""
-    if profile.dialect == "deepseek":
+    if flavour.hit_miss_usage:
         usage = ChatUsage(
             completion_tokens=completion,
             prompt_tokens=prompt,
@@ -515,13 +536,15 @@ def chat_usage(
     )
 
 
-def chat_call_ids(profile: Profile, index: int, reply: Reply) -> tuple[str, ...]:
+def chat_call_ids(
+    flavour: ChatFlavour, profile: Profile, index: int, reply: Reply
+) -> tuple[str, ...]:
     """Tool-call ids: scripted ones, else deterministic provider-shaped ones."""
     ids: list[str] = []
     for position, call in enumerate(reply.tool_calls):
         if call.id is not None:
             ids.append(call.id)
-        elif profile.dialect == "deepseek":
+        elif flavour.uuid_ids:
             ids.append(
                 f"call_{position}_{derive_uuid(profile.seed, index, f'call{position}')}"
             )
@@ -530,9 +553,9 @@ def chat_call_ids(profile: Profile, index: int, reply: Reply) -> tuple[str, ...]
     return tuple(ids)
 
 
-def completion_id(profile: Profile, index: int) -> str:
+def completion_id(flavour: ChatFlavour, profile: Profile, index: int) -> str:
     """The completion id: a UUID for DeepSeek, `chatcmpl-...` for OpenAI."""
-    if profile.dialect == "deepseek":
+    if flavour.uuid_ids:
         return derive_uuid(profile.seed, index, "completion")
     return "chatcmpl-" + derive_hex(profile.seed, index, "completion", 29)
 
@@ -547,7 +570,7 @@ def _content(answer: ChatAnswer) -> str | None:
     if reply.text is not None:
         return reply.text
     if reply.tool_calls:
-        return "" if answer.profile.dialect == "deepseek" else None
+        return "" if answer.flavour.empty_content else None
     return ""
 
 
@@ -561,8 +584,7 @@ def emitted_message(answer: ChatAnswer) -> JsonObject:
     """
     reply = answer.reply
     message: JsonObject = {"role": "assistant", "content": _content(answer)}
-    deepseek = answer.profile.dialect == "deepseek"
-    if deepseek and reply.tool_calls and reply.reasoning:
+    if answer.flavour.reasoning_content and reply.tool_calls and reply.reasoning:
         message["reasoning_content"] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = [
@@ -580,12 +602,12 @@ def chat_completion(answer: ChatAnswer) -> JsonObject:
     """The non-streaming `chat.completion` body."""
     reply = answer.reply
     message: JsonObject = {"role": "assistant", "content": _content(answer)}
-    if reply.reasoning is not None and answer.profile.dialect == "deepseek":
+    if reply.reasoning is not None and answer.flavour.reasoning_content:
         message["reasoning_content"] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = emitted_message(answer)["tool_calls"]
     body: JsonObject = {
-        "id": completion_id(answer.profile, answer.index),
+        "id": completion_id(answer.flavour, answer.profile, answer.index),
         "object": "chat.completion",
         "created": answer.created,
         "model": answer.model,
@@ -614,11 +636,11 @@ KEEPALIVE_FRAME = b": keep-alive\n\n"
 def chat_stream_payloads(answer: ChatAnswer, include_usage: bool) -> list[JsonObject]:
     """The chunk objects of a streamed answer, in order (without `[DONE]`)."""
     profile, reply = answer.profile, answer.reply
-    deepseek = profile.dialect == "deepseek"
+    flavour = answer.flavour
     on_finish = profile.stream_usage == "finish_chunk"
     usage_chunk = not on_finish and include_usage
     head: JsonObject = {
-        "id": completion_id(profile, answer.index),
+        "id": completion_id(flavour, profile, answer.index),
         "object": "chat.completion.chunk",
         "created": answer.created,
         "model": answer.model,
@@ -638,7 +660,7 @@ def chat_stream_payloads(answer: ChatAnswer, include_usage: bool) -> list[JsonOb
 
     size = profile.chunk_chars
     chunks: list[JsonObject] = []
-    if reply.reasoning is not None and deepseek:
+    if reply.reasoning is not None and flavour.reasoning_content:
         chunks.append(
             chunk({"role": "assistant", "content": None, "reasoning_content": ""})
         )
@@ -675,7 +697,9 @@ def chat_stream_payloads(answer: ChatAnswer, include_usage: bool) -> list[JsonOb
             )
             for piece in split_text(call.arguments, size)
         )
-    final = chunk({"content": ""} if deepseek else {}, reply.effective_finish_reason)
+    final = chunk(
+        {"content": ""} if flavour.empty_content else {}, reply.effective_finish_reason
+    )
     if on_finish:
         final["usage"] = json_object(answer.usage)
     chunks.append(final)

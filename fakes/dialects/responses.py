@@ -57,6 +57,8 @@ from reqfold.fakes.routes import (
 )
 
 RESPONSES_PATHS = ("/v1/responses", "/responses")
+WIRE = "Responses API"
+"""The wire format's name (the dialect's own name is in the registry)."""
 ROLES = ("user", "assistant", "system", "developer")
 ITEM_TYPES = (
     "message",

@@ -38,7 +38,7 @@ from reqfold.fakes.script import Reply
 class ResponsesDialect(OpenAIErrorEnvelope[responses.ResponsesCall]):
     """The OpenAI Responses API (automatic prefix cache, stored responses)."""
 
-    family: str = "openai-responses"
+    wire: str = responses.WIRE
     paths: tuple[str, ...] = responses.RESPONSES_PATHS
     uses_block_keys: bool = True
 

@@ -12,7 +12,7 @@ docs/reference-harness.md is the guided tour.
 """
 
 from reqfold.reference.loop.abort import AbortSignal
-from reqfold.reference.loop.agent import AgentLoop, TurnResult
+from reqfold.reference.loop.agent import AgentLoop, TurnInterrupted, TurnResult
 from reqfold.reference.loop.client import (
     ChatCompletionsClient,
     Provider,
@@ -80,6 +80,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolResult",
+    "TurnInterrupted",
     "TurnResult",
     "check_request",
     "counter_clock",

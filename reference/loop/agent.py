@@ -13,7 +13,7 @@ loop runs exactly one revision, chosen when it is built.
 
 `AgentLoop.send` runs one turn: ``turn/start``, ``user/message``, then
 steps until the model stops calling tools, then ``turn/end`` with its
-reason. `AgentLoop._step` is the whole order of operations of one step, top
+reason. `AgentLoop.run_step` is the whole order of operations of one step, top
 to bottom, with the rule each line obeys; read it first. Everything a
 request carries comes from the log: the messages are derived from the
 events strictly before the step's ``step/start`` (REQ-1), the header is the
@@ -45,12 +45,19 @@ frozen `reqfold.reference.loop.abort.RunState`; where the log stands in its turn
 and steps (the open step, its unanswered calls) is the pure fold of
 `reqfold.reference.turns`, which `reqfold.reference.reconstruct` shares.
 
-Why one class of ~830 lines: `_step` and `_run_turn` are the contract's
-order of operations and read top to bottom, and each step part they call
-is a method because the bad-harness gallery (tests/conformance/
-bad_harnesses/) overrides them one at a time to show each bug.
+`run_step` and `run_turn` are the contract's order of operations and read
+top to bottom. Each step part they call is a public method with a stable
+contract, a *seam for known-bad variants*: a subclass overrides one (and
+calls ``super()``) to show one bug, as the bad-harness gallery
+(tests/conformance/bad_harnesses/) does. Overridable methods rather than a
+separate seams object, because every defect is a variation of one step
+part in place, with the loop's own state around it; the list, each with
+what it must do, is in docs/reference-harness.md ("Seams for known-bad
+variants"). The loop's private state stays private: the few state changes
+a variant needs are methods too (`forget_prefix`, `adopt_prefix`,
+`forget_interruption`).
 
-Seams (`Hooks`), with the dispatch semantics of `reqfold.reference.loop.waterfall`:
+Listener seams (`Hooks`), dispatched as `reqfold.reference.loop.waterfall` says:
 
 ==================  ==========  =====================================  ==========
 seam                kind        seed / context                         revisions
@@ -143,8 +150,8 @@ class TurnResult:
         return kind
 
 
-class _TurnEnd(Exception):
-    """Internal: a checkpoint found the turn interrupted."""
+class TurnInterrupted(Exception):
+    """A checkpoint found the turn interrupted: `run_turn` ends it with `reason`."""
 
     def __init__(self, reason: JsonObject) -> None:
         super().__init__(reason["kind"])
@@ -215,7 +222,8 @@ class AgentLoop:
         """How many times this instance ran the session-prefix waterfall."""
         self._log = SessionAppender(self.session, sink, clock, self.hooks.session_event)
         """Validates, persists, logs and notifies (`reference.loop.appending`)."""
-        self._logged_header = False
+        self.logged_header = False
+        """The writer's per-instance state: has this instance logged a header?"""
         self._prefix: tuple[FrozenObject, ...] | None = None
         self._lock = asyncio.Lock()
         self._state = RunState()
@@ -233,6 +241,16 @@ class AgentLoop:
     def disposed(self) -> bool:
         """Whether `dispose` has been called."""
         return self._state.disposed
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is running."""
+        return self._state.running
+
+    @property
+    def sink(self) -> EventSink | None:
+        """Where appended events are persisted, if anywhere."""
+        return self._log.sink
 
     @property
     def last_turn(self) -> int:
@@ -280,7 +298,7 @@ class AgentLoop:
         async with self._lock:
             if self._state.disposed:
                 raise LoopDisposed("the loop instance was disposed")
-            return await self._run_turn(blocks, origin)
+            return await self.run_turn(blocks, origin)
 
     def cancel(self, reason: str | None = None) -> None:
         """Abort the running turn (no effect while idle); it ends ``aborted``."""
@@ -332,8 +350,8 @@ class AgentLoop:
                 failure = error
         reason: JsonObject = {"kind": "completed"}
         if failure is not None:
-            reason = self._failure_reason(failure, 0)
-        late = self._finish_turn(turn, reason)
+            reason = self.failure_reason(failure, 0)
+        late = self.finish_turn(turn, reason)
         if failure is not None:
             raise failure
         if late is not None:
@@ -365,7 +383,7 @@ class AgentLoop:
 
     # ------------------------------------------------------------ one step
 
-    async def _step(self, turn: int, step: int) -> JsonObject | None:
+    async def run_step(self, turn: int, step: int) -> JsonObject | None:
         """Run one step; return the turn's end reason, or None to step again.
 
         The order of operations, top to bottom, is the contract.
@@ -375,11 +393,11 @@ class AgentLoop:
 
         # 1. Assemble the system prompt and the tool list (system-prompt
         #    waterfall). Still inside the turn, outside any step.
-        system, tools = await self._assemble(turn, step)
+        system, tools = await self.assemble(turn, step)
 
         # 2. Checkpoint: a cancel or dispose so far ends the turn; no step
         #    is opened and no header event is written.
-        self._checkpoint()
+        self.checkpoint()
 
         # 3. Session prefix (session-prefix revision): composed at most once
         #    per instance, lazily, before the instance's first pre-step
@@ -389,8 +407,8 @@ class AgentLoop:
         #    including one that raises because it honoured the signal: after
         #    a cancel or dispose the turn ends aborted/disposed, not error.
         if self.revision is Revision.SESSION_PREFIX and self._prefix is None:
-            composed = await self._compose_prefix(turn, signal)
-            self._checkpoint()
+            composed = await self.compose_prefix(turn, signal)
+            self.checkpoint()
             self._prefix = deep_freeze(composed)
 
         # 4. pre-step (serial; compaction lives here). Appends made here land
@@ -406,34 +424,34 @@ class AgentLoop:
                 signal=signal,
             )
         )
-        self._checkpoint()
+        self.checkpoint()
 
         # 5. THE BOUNDARY (REQ-1): derive the history, then append step/start
         #    as the very next operation, with nothing in between that can
         #    yield. Whatever is appended from here on joins the NEXT request.
-        derived, boundary = self._cross_boundary(turn, step)
+        derived, boundary = self.cross_boundary(turn, step)
 
         # 6. Checkpoint: a synchronous step/start listener may have
         #    cancelled; the step is closed, no header event is written.
-        self._checkpoint()
+        self.checkpoint()
 
         # 7. Request config (request waterfall) over a frozen seed: the
         #    instance's configured config on its first request, the folded
         #    header's config afterwards. A model is required (CONFIG-1).
-        config = await self._request_config(turn, step, signal)
+        config = await self.request_config(turn, step, signal)
 
         # 8. Framing messages (request-messages revision), every step, after
         #    the boundary: a listener's appends join the NEXT request (RMSG-1).
-        framing = await self._framing(turn, step, system, derived, signal)
-        self._checkpoint()
+        framing = await self.frame_messages(turn, step, system, derived, signal)
+        self.checkpoint()
 
         # 9. The header this step assembled, canonical (HDR-4), and the header
         #    event the writer owes the log (WRITER-1 .. WRITER-5; PREFIX-2:
         #    the cached prefix never changes within the instance). Decided
         #    here, appended in 12.
-        assembled = self._header(config, system, tools, prefix, framing)
+        assembled = self.build_header(config, system, tools, prefix, framing)
         baseline = self.session.request_header()
-        owed = record_header(baseline, self._logged_header, assembled, self.revision)
+        owed = self.owed_header_event(baseline, assembled)
 
         # 10. The request, from the log alone (REQ-2 .. REQ-5), frozen (REQ-7).
         #     Its header is the one in force once the owed event is logged:
@@ -469,7 +487,7 @@ class AgentLoop:
         await self.hooks.dispatch.dispatch(
             DispatchContext(loop=self, request=request, signal=signal)
         )
-        self._checkpoint()
+        self.checkpoint()
         if not json_equal(self.session.request_header(), baseline):
             raise RequestDiverges(
                 "a header event was logged while the dispatch observers ran; the"
@@ -485,9 +503,9 @@ class AgentLoop:
         failure: Exception | None = None
         if owed is not None:
             event = self._log.commit(owed["type"], owed["data"])
-            self._logged_header = True
+            self.logged_header = True
             failure = self._log.notify_quietly(event)
-        reply = await self._dispatch(request, signal, failure)
+        reply = await self.dispatch_request(request, signal, failure)
         self.replies.append(reply)
 
         # 13. The answer joins the log, with its usage (incl. cache reads).
@@ -510,7 +528,7 @@ class AgentLoop:
         #     call/result adjacency on the surface is never broken.
         extra: list[Content] = []
         for call in calls:
-            if self._interruption() is not None:
+            if self.interruption() is not None:
                 break
             extra.extend(
                 await run_tool(
@@ -523,7 +541,7 @@ class AgentLoop:
                     signal=signal,
                 )
             )
-        stopped = self._interruption()
+        stopped = self.interruption()
         if stopped is not None:
             late = self._answer_unanswered(stopped)
             if late is not None:
@@ -536,27 +554,56 @@ class AgentLoop:
             )
 
         # 15. Close the step; continue while the model calls tools.
-        self._close_step()
-        self._checkpoint()
+        self.close_step()
+        self.checkpoint()
         if reply.finish == "max-tokens":
             return {"kind": "max-tokens"}
         return None if calls else {"kind": "completed"}
 
     # ------------------------------------------------------------ step parts
+    #
+    # The seams for known-bad variants (docs/reference-harness.md): each
+    # public method below is one step part with a stable contract; a subclass
+    # overrides one, calling super(), to show one bug.
 
-    def _cross_boundary(self, turn: int, step: int) -> tuple[list[JsonObject], int]:
+    def owed_header_event(
+        self, baseline: Header | None, assembled: Header
+    ) -> JsonObject | None:
+        """The header event the writer owes the log before this step's request
+        (`reference.writer.record_header` with this instance's writer state),
+        or None (WRITER-1 .. WRITER-6)."""
+        return record_header(baseline, self.logged_header, assembled, self.revision)
+
+    def ends_open_step(self, reason: JsonObject) -> bool:
+        """Whether ending a turn with `reason` answers the step's unanswered
+        calls and closes a step left open: always (TURN-2)."""
+        return True
+
+    def forget_prefix(self) -> None:
+        """Drop the cached session prefix: the next step composes it again."""
+        self._prefix = None
+
+    def adopt_prefix(self, messages: Sequence[Any]) -> None:
+        """Cache `messages` as the session prefix, as a finished composition does."""
+        self._prefix = deep_freeze(list(messages))
+
+    def forget_interruption(self) -> None:
+        """Forget a cancel or dispose of the running turn (its signal stays aborted)."""
+        self._state = replace(self._state, interruption=None)
+
+    def cross_boundary(self, turn: int, step: int) -> tuple[list[JsonObject], int]:
         """Derive the history, then append ``step/start``, nothing between (REQ-1)."""
         derived = self.session.derive_messages()
         boundary: int = self.append("step/start", {"turn": turn, "step": step})["seq"]
         return derived, boundary
 
-    def _checkpoint(self) -> None:
-        """Raise `_TurnEnd` when the turn was disposed or cancelled (PREFIX-5)."""
-        reason = self._interruption()
+    def checkpoint(self) -> None:
+        """Raise `TurnInterrupted` if the turn was cancelled or disposed (PREFIX-5)."""
+        reason = self.interruption()
         if reason is not None:
-            raise _TurnEnd(reason)
+            raise TurnInterrupted(reason)
 
-    def _interruption(self) -> JsonObject | None:
+    def interruption(self) -> JsonObject | None:
         """The end reason of a disposed or cancelled turn, or None."""
         interruption = self._state.interruption
         return interruption.end_reason() if interruption is not None else None
@@ -569,7 +616,8 @@ class AgentLoop:
         )
         return Assembly(system=self.system, tools=names)
 
-    async def _assemble(self, turn: int, step: int) -> tuple[str, list[JsonObject]]:
+    async def assemble(self, turn: int, step: int) -> tuple[str, list[JsonObject]]:
+        """The step's system prompt and tool schemas (system-prompt waterfall)."""
         assembly = await self.hooks.system_prompt.dispatch(
             AssembleContext(loop=self, turn=turn, step=step), self._seed_assembly()
         )
@@ -581,7 +629,9 @@ class AgentLoop:
             )
         return assembly.system, [self.tools[name].schema() for name in assembly.tools]
 
-    async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+    async def compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        """Run the session-prefix waterfall once; `run_step` caches the result
+        only after its checkpoint (PREFIX-1, PREFIX-5)."""
         self.compositions += 1
         composed = await self.hooks.session_prefix.dispatch(
             PrefixContext(loop=self, turn=turn, signal=signal), ()
@@ -590,11 +640,13 @@ class AgentLoop:
         check_header({"config": {"model": "-"}, "messagePrefix": messages})
         return messages
 
-    async def _request_config(
+    async def request_config(
         self, turn: int, step: int, signal: AbortSignal
     ) -> JsonObject:
+        """The step's request config (request waterfall) over the configured
+        config on the instance's first request, the folded one afterwards."""
         baseline = self.session.request_header()
-        source = baseline["config"] if self._logged_header and baseline else self.config
+        source = baseline["config"] if self.logged_header and baseline else self.config
         config = await self.hooks.request.dispatch(
             RequestContext(loop=self, turn=turn, step=step, signal=signal),
             deep_freeze(source),
@@ -607,7 +659,7 @@ class AgentLoop:
             )
         return plain
 
-    async def _framing(
+    async def frame_messages(
         self,
         turn: int,
         step: int,
@@ -615,6 +667,7 @@ class AgentLoop:
         derived: list[JsonObject],
         signal: AbortSignal,
     ) -> Framing:
+        """The step's framing messages (request-messages revision only)."""
         if self.revision is not Revision.REQUEST_MESSAGES:
             return Framing()
         framing = await self.hooks.request_messages.dispatch(
@@ -630,7 +683,7 @@ class AgentLoop:
         )
         return Framing(before=thaw(framing.before), after=thaw(framing.after))
 
-    def _header(
+    def build_header(
         self,
         config: JsonObject,
         system: str,
@@ -638,6 +691,7 @@ class AgentLoop:
         prefix: tuple[FrozenObject, ...],
         framing: Framing,
     ) -> Header:
+        """The canonical header this step assembled (HDR-4)."""
         header: Header = {"config": config, "system": system, "tools": tools}
         if self.revision is Revision.SESSION_PREFIX:
             header["messagePrefix"] = thaw(prefix)
@@ -646,7 +700,7 @@ class AgentLoop:
             header["messageSuffix"] = list(framing.after)
         return canonical_header(header, self.revision)
 
-    async def _dispatch(
+    async def dispatch_request(
         self, request: FrozenRequest, signal: AbortSignal, failure: Exception | None
     ) -> ProviderReply:
         """Send `request`: start the provider call, then race it against `signal`.
@@ -677,7 +731,7 @@ class AgentLoop:
                 call.exception()  # the interruption wins over the call's outcome
             if failure is not None:
                 raise failure
-            self._checkpoint()
+            self.checkpoint()
         return call.result()
 
     def _answer_unanswered(self, reason: JsonObject) -> Exception | None:
@@ -702,9 +756,11 @@ class AgentLoop:
 
     # ------------------------------------------------------------ turns
 
-    async def _run_turn(
+    async def run_turn(
         self, content: list[JsonObject], source: JsonObject
     ) -> TurnResult:
+        """Run one turn (`send` holds the lock): ``turn/start``, the user's
+        message, steps until one ends the turn, then `finish_turn`."""
         self._repair_open_turn()
         turn = self._log.turns.last_turn + 1
         self._state = replace(self._state, running=True)
@@ -726,11 +782,11 @@ class AgentLoop:
                         f"the turn took more than {self.max_steps} steps",
                         code="STEP_LIMIT",
                     )
-                end = await self._step(turn, step)
+                end = await self.run_step(turn, step)
                 if end is not None:
                     reason = end
                     break
-        except _TurnEnd as interrupted:
+        except TurnInterrupted as interrupted:
             reason = interrupted.reason
         except asyncio.CancelledError as stop:
             if task_cancelled():
@@ -738,10 +794,10 @@ class AgentLoop:
                 reason = {"kind": "aborted", "reason": "task cancelled"}
             else:  # raised by a listener or the provider: an ordinary failure
                 error = stop
-                reason = self._failure_reason(stop, step)
+                reason = self.failure_reason(stop, step)
         except Exception as failure:
             error = failure
-            reason = self._failure_reason(failure, step)
+            reason = self.failure_reason(failure, step)
         finally:
             # a cancel ends with its turn; a dispose outlives it
             kept = DISPOSED if self._state.disposed else None
@@ -751,7 +807,7 @@ class AgentLoop:
         if self._log.turns.open_turn != turn:  # turn/start itself was not logged
             raise cancelled or error or AgentError("the turn did not start")
         try:
-            late = self._finish_turn(turn, reason)
+            late = self.finish_turn(turn, reason)
         except PersistenceFailed:
             if cancelled is not None:
                 raise cancelled from None
@@ -764,7 +820,7 @@ class AgentLoop:
             raise late
         return TurnResult(turn=turn, reason=reason, steps=step, error=error)
 
-    def _failure_reason(self, failure: BaseException, step: int) -> JsonObject:
+    def failure_reason(self, failure: BaseException, step: int) -> JsonObject:
         """The end reason of a turn that `failure` stopped.
 
         After a cancel or dispose it is ``aborted`` / ``disposed``: a
@@ -772,7 +828,7 @@ class AgentLoop:
         (`RequestDiverges`) or a failed persist is an ``error`` regardless.
         """
         if not isinstance(failure, RequestDiverges | PersistenceFailed):
-            interrupted = self._interruption()
+            interrupted = self.interruption()
             if interrupted is not None:
                 return interrupted
         message = str(failure) or type(failure).__name__
@@ -786,7 +842,7 @@ class AgentLoop:
             reason["code"] = code
         return reason
 
-    def _finish_turn(self, turn: int, reason: JsonObject) -> Exception | None:
+    def finish_turn(self, turn: int, reason: JsonObject) -> Exception | None:
         """Answer the step's unanswered tool calls, close the step, end the turn.
 
         Each closing event is persisted and logged before its listeners run,
@@ -796,8 +852,10 @@ class AgentLoop:
         instance's next turn (or idle inject) closes it first, with `reason`.
         """
         try:
-            failures = [self._answer_unanswered(reason)]
-            if self._log.turns.open_step is not None:
+            left_open = self._log.turns.open_step is not None
+            closing = not left_open or self.ends_open_step(reason)
+            failures = [self._answer_unanswered(reason)] if closing else []
+            if left_open and closing:
                 event = self._log.commit("step/end", self._step_end())
                 failures.append(self._log.notify_quietly(event))
             event = self._log.commit("turn/end", {"turn": turn, "reason": reason})
@@ -808,7 +866,8 @@ class AgentLoop:
         self._state = replace(self._state, stranded=None)
         return next((failure for failure in failures if failure is not None), None)
 
-    def _close_step(self) -> None:
+    def close_step(self) -> None:
+        """Append ``step/end`` for the open step, if one is open."""
         if self._log.turns.open_step is not None:
             self.append("step/end", self._step_end())
 
@@ -827,7 +886,7 @@ class AgentLoop:
         """
         if self._log.turns.open_turn is None:
             return
-        late = self._finish_turn(
+        late = self.finish_turn(
             self._log.turns.open_turn, self._state.stranded or {"kind": "interrupted"}
         )
         if late is not None:

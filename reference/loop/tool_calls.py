@@ -1,6 +1,6 @@
 """Running one tool call of a step: ``tool/call``, execute, ``tool/result``.
 
-The loop's step 14 (`reqfold.reference.loop.agent.AgentLoop._step`) runs a step's
+The loop's step 14 (`reqfold.reference.loop.agent.AgentLoop.run_step`) runs a step's
 calls one after another through `run_tool`, so a call and its result stay
 adjacent on the surface (the result's ``sourceEventSeqs`` is the call's
 seq). `execute_tool` never fails the turn: an unknown tool, an exception,

@@ -197,7 +197,7 @@ def _printable(text: str, limit: int = 500) -> str:
     return escape_lone_surrogates(text)
 
 
-def _frame(
+def frame(
     request_id: Any, *, result: Any = None, error: RpcError | None = None
 ) -> bytes:
     """The response line as UTF-8 bytes; never raises.
@@ -258,7 +258,7 @@ def _id_problem(request_id: object) -> str | None:
 
 
 def _invalid(reason: str) -> bytes:
-    return _frame(None, error=RpcError(INVALID_REQUEST, f"invalid request: {reason}"))
+    return frame(None, error=RpcError(INVALID_REQUEST, f"invalid request: {reason}"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,7 +286,7 @@ def parse_request(line: bytes) -> Request | bytes:
         return _parse_request(line)
     except Exception as failure:  # a bug in the envelope handling itself
         reason = _printable(f"{type(failure).__name__}: {failure}")
-        return _frame(None, error=RpcError(INTERNAL_ERROR, reason))
+        return frame(None, error=RpcError(INTERNAL_ERROR, reason))
 
 
 def _parse_request(line: bytes) -> Request | bytes:
@@ -294,7 +294,7 @@ def _parse_request(line: bytes) -> Request | bytes:
         request = _loads(line.decode("utf-8"))
     except ValueError as error:  # UnicodeDecodeError is a ValueError too
         reason = _printable(str(error))
-        return _frame(None, error=RpcError(PARSE_ERROR, f"parse error: {reason}"))
+        return frame(None, error=RpcError(PARSE_ERROR, f"parse error: {reason}"))
     if not isinstance(request, dict):
         return _invalid("not a JSON-RPC request object")
     request_id = request.get("id", NO_ID)
@@ -307,7 +307,7 @@ def _parse_request(line: bytes) -> Request | bytes:
         and isinstance(method, str)
         and isinstance(params, dict)
     ):
-        return _frame(
+        return frame(
             None if request_id is NO_ID else request_id,
             error=RpcError(INVALID_REQUEST, "invalid request"),
         )
@@ -333,7 +333,7 @@ def answer(
     """The response line for `request` (None for a notification); never raises."""
     if request.is_notification:
         return None
-    return _frame(request.id, result=result, error=error)
+    return frame(request.id, result=result, error=error)
 
 
 def handle_line(line: bytes) -> tuple[bytes | None, bool]:
@@ -345,7 +345,7 @@ def handle_line(line: bytes) -> tuple[bytes | None, bool]:
         return _handle(line)
     except Exception as failure:  # a bug in the envelope handling itself
         reason = _printable(f"{type(failure).__name__}: {failure}")
-        return _frame(None, error=RpcError(INTERNAL_ERROR, reason)), False
+        return frame(None, error=RpcError(INTERNAL_ERROR, reason)), False
 
 
 def _handle(line: bytes) -> tuple[bytes | None, bool]:
@@ -366,7 +366,7 @@ class LineTooLong(Exception):
 
     def response(self) -> bytes:
         """The error response the line gets (``id: null``: it was not read)."""
-        return _frame(
+        return frame(
             None,
             error=RpcError(
                 INVALID_REQUEST, f"request line longer than {MAX_LINE_BYTES} bytes"

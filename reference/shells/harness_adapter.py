@@ -186,7 +186,8 @@ class HarnessServer:
             raise RpcError(INVALID_PARAMS, f"unknown session {name!r}")
         return session
 
-    def _instance(self, params: JsonObject) -> Instance:
+    def instance_of(self, params: JsonObject) -> Instance:
+        """The running instance `params` names (``RpcError`` when none)."""
         name = string_param(params, "instance")
         instance = self.instances.get(name)
         if instance is None and name in self.started:
@@ -331,13 +332,13 @@ class HarnessServer:
         ``turn/start`` is logged) and a cancel or inject sent next lands
         inside it.
         """
-        instance = self._instance(params)
+        instance = self.instance_of(params)
         prompt = string_param(params, "prompt")
         if instance.turn is not None:
             raise RpcError(STATE_ERROR, f"instance {instance.name!r} is running a turn")
         if instance.loop.disposed:
             raise RpcError(STATE_ERROR, f"instance {instance.name!r} was disposed")
-        task = asyncio.create_task(self._run_turn(instance, prompt))
+        task = asyncio.create_task(self.run_turn(instance, prompt))
         instance.turn = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -346,7 +347,7 @@ class HarnessServer:
 
     async def cancel(self, params: JsonObject) -> JsonObject:
         """``instance/cancel``: abort the running turn (no effect while idle)."""
-        instance = self._instance(params)
+        instance = self.instance_of(params)
         reason = params.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise RpcError(INVALID_PARAMS, "param 'reason' must be a string")
@@ -355,12 +356,12 @@ class HarnessServer:
 
     async def dispose(self, params: JsonObject) -> JsonObject:
         """``instance/dispose``: a running turn ends ``disposed``; no more turns."""
-        self._instance(params).loop.dispose()
+        self.instance_of(params).loop.dispose()
         return {}
 
     async def inject(self, params: JsonObject) -> JsonObject:
         """``instance/inject``: log a ``context/message`` (a one-shot turn if idle)."""
-        instance = self._instance(params)
+        instance = self.instance_of(params)
         text = string_param(params, "text")
         try:
             instance.loop.inject(text)
@@ -374,7 +375,7 @@ class HarnessServer:
         Every param is checked before anything changes. ``toolOrder: null``
         means sorted by name; an absent member is left as it is.
         """
-        instance = self._instance(params)
+        instance = self.instance_of(params)
         system = string_param(params, "system") if "system" in params else None
         specs = tool_specs_param(params) if "tools" in params else None
         order = tool_order_param(params)
@@ -392,12 +393,12 @@ class HarnessServer:
 
     async def compact(self, params: JsonObject) -> JsonObject:
         """``instance/compact``: compact once, at the instance's next pre-step."""
-        self._instance(params).compact = True
+        self.instance_of(params).compact = True
         return {}
 
     async def release(self, params: JsonObject) -> JsonObject:
         """``contributor/release``: the blocked call returns its ``messages``."""
-        instance = self._instance(params)
+        instance = self.instance_of(params)
         ident = string_param(params, "contributor")
         contributor = instance.contributors.get(ident)
         if contributor is None:
@@ -411,7 +412,7 @@ class HarnessServer:
 
     # ------------------------------------------------------------ turns
 
-    async def _run_turn(self, instance: Instance, prompt: str) -> None:
+    async def run_turn(self, instance: Instance, prompt: str) -> None:
         """Run one turn and report its end; never leaves an exception unobserved."""
         loop = instance.loop
         start = len(loop.session)
@@ -422,14 +423,15 @@ class HarnessServer:
             if not isinstance(error, asyncio.CancelledError):
                 self._report(f"turn of instance {instance.name!r} raised", error)
             instance.turn = None
-            self._turn_ended(instance, turn, reason)
+            self.turn_ended(instance, turn, reason)
             if not isinstance(error, Exception):
                 raise  # cancelled (by `close`), or the interpreter is exiting
             return
         instance.turn = None
-        self._turn_ended(instance, result.turn, result.reason)
+        self.turn_ended(instance, result.turn, result.reason)
 
-    def _turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
+    def turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
+        """Report a turn's end (``turn/ended``): a seam for known-bad variants."""
         self.notify(
             "turn/ended", {"instance": instance.name, "turn": turn, "reason": reason}
         )

@@ -31,6 +31,10 @@ from reqfold.conformance.outcomes import Outcome
 from reqfold.reference.revisions import Revision
 
 BAD = Path(__file__).parent / "bad_adapters"
+GONE_WITHIN = 30
+"""Seconds a killed process may take to be gone: a bound, not a wait (it
+returns at once when gone), wide enough for a machine under load, where
+5 s once failed."""
 
 
 def adapter(name: str) -> list[str]:
@@ -77,7 +81,7 @@ def test_a_crash_is_seen_at_once_though_a_detached_helper_holds_stdout(
     assert elapsed < 20  # four crashes, five starts: not four timeouts of 30 s
     helpers = detached_helpers(tmp_path)
     assert len(helpers) == 5  # the first start and one restart per crash
-    assert wait_until(lambda: all(process_gone(pid) for pid in helpers), 5)
+    assert wait_until(lambda: all(process_gone(pid) for pid in helpers), GONE_WITHIN)
 
 
 @pytest.mark.slow
@@ -94,7 +98,7 @@ def test_a_helper_that_left_the_process_group_is_killed_on_close(
     assert os.getpgid(helper) != os.getpgid(connection._process.pid)
     connection.close()
     assert connection.returncode == 0  # it shut down when asked
-    assert wait_until(lambda: process_gone(helper), 5)
+    assert wait_until(lambda: process_gone(helper), GONE_WITHIN)
 
 
 @pytest.mark.slow
@@ -186,8 +190,8 @@ def test_a_signal_kills_the_adapter_and_reqfold_vectors_exits_quietly(
     assert process.returncode == status
     assert err.strip().endswith("reqfold vectors: interrupted; no verdict")
     assert "Traceback" not in out + err
-    assert wait_until(lambda: process_gone(adapter_pid), 5)
-    assert wait_until(lambda: process_gone(helper), 5)
+    assert wait_until(lambda: process_gone(adapter_pid), GONE_WITHIN)
+    assert wait_until(lambda: process_gone(helper), GONE_WITHIN)
 
 
 def wait_for_child(pid: int) -> int:

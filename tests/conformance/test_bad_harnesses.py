@@ -1,32 +1,37 @@
 """`reqfold run`: every known-bad harness is caught, by the check that should.
 
 Each module in ``bad_harnesses/`` is the reference harness with one
-realistic bug (a subclass of `reqfold.reference.loop.AgentLoop` or of
-`reqfold.reference.shells.harness_adapter.HarnessServer`, or one function patched), run
-as a real child process exactly as a harness in another language would be:
+realistic defect, written through a documented seam of the reference (a
+subclass of `reqfold.reference.loop.AgentLoop` or of
+`reqfold.reference.shells.harness_adapter.HarnessServer`: docs/
+reference-harness.md, "Seams for known-bad variants"), run as a real child
+process exactly as a harness in another language would be:
 ``reqfold run --impl "python bad_harnesses/NAME.py" --only scenarios
---scenario ID``. The gallery below says, per harness, the scenario that
-shows its bug and the checks that must fail there, each with a rule it
-names. The reference passes the same scenarios, even with ``--strict``.
+--scenario ID --report-json F``. ``bad_harnesses/catches.toml`` is the one
+place that says, per harness, the scenario that shows its defect and the
+checks that must fail there, each with a rule it names; the tests read
+what failed from the JSON report, never from the terminal. The reference
+passes the same scenarios, even with ``--strict``.
 
 Only the ``session-prefix`` revision is judged (``request-messages`` for
-the scenario played only there) and only the scenario a harness needs, so
-each run takes about a second of CPU. ``reqfold run``
-itself is called in the test's process (`cli_in_process`: what it reports
-is under test here, not its process boundary, which tests/conformance/
-test_run_cli.py covers), so a run does not pay for importing the suite
-again; the harness stays a real child process. Each test starts its own
-run when it runs, so pytest-xdist spreads the runs over its workers. A run
-that hangs fails its test after `RUN_TIMEOUT`.
+the scenario played only there) and only the scenario a harness needs.
+``reqfold run`` itself is called in the test's process (`cli_in_process`:
+what it reports is under test here, not its process boundary, which
+tests/conformance/test_run_cli.py covers); the harness stays a real child
+process. Each test starts its own run, so pytest-xdist spreads the runs
+over its workers. A run that hangs fails its test after `RUN_TIMEOUT`.
 """
 
 from __future__ import annotations
 
-import re
+import json
 import shlex
 import sys
+import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_in_process import reqfold_here
@@ -34,32 +39,31 @@ from cli_in_process import reqfold_here
 from reqfold.conformance.harness.scenarios import Scenario, load_scenarios
 
 BAD = Path(__file__).parent / "bad_harnesses"
+CATCHES = BAD / "catches.toml"
 ROOT = Path(__file__).resolve().parents[2]
 REVISION = "session-prefix"
 RUN_TIMEOUT = 120
 """Seconds one ``reqfold run`` may take: a hang fails its test, never blocks."""
 
-PROBLEM = re.compile(
-    r"^\s+(?P<outcome>FAIL|WARN|ERROR)\s+scenarios\s+(?P<check>\S+)"
-    r"\s+\[(?P<rules>[^\]]*)\]",
-    re.MULTILINE,
-)
-"""A problem line of ``reqfold run``: ``OUTCOME part check-id [RULES]``."""
+PROBLEMS = ("fail", "warn", "error")
+"""The statuses of a check in the JSON report that make it a problem."""
 
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """What one ``reqfold run`` printed and how it exited."""
+    """How one ``reqfold run`` exited, what it printed, and its JSON report."""
 
     status: int
     stdout: str
     stderr: str
+    report: dict[str, Any]
 
     def problems(self) -> list[tuple[str, str, set[str]]]:
-        """``(outcome, check id, rules)`` of every problem line."""
+        """``(status, check id, rules)`` of every check that is a problem."""
         return [
-            (m["outcome"], m["check"], {r.strip() for r in m["rules"].split(",")})
-            for m in PROBLEM.finditer(self.stdout)
+            (check["status"], check["id"], set(check["rules"]))
+            for check in self.report["checks"]
+            if check["status"] in PROBLEMS
         ]
 
 
@@ -74,32 +78,59 @@ class Job:
 
     def run(self) -> Run:
         selection = [arg for name in self.scenarios for arg in ("--scenario", name)]
-        status, stdout, stderr = reqfold_here(
-            "run",
-            *("--impl", self.impl, "--only", "scenarios", "--revision", self.revision),
-            *selection,
-            *(["--strict"] if self.strict else []),
-            cwd=ROOT,
-            limit=RUN_TIMEOUT,
-        )
-        return Run(status, stdout, stderr)
+        with tempfile.TemporaryDirectory(prefix="reqfold-gallery-") as folder:
+            report = Path(folder) / "run.json"
+            status, stdout, stderr = reqfold_here(
+                "run",
+                *(
+                    "--impl",
+                    self.impl,
+                    "--only",
+                    "scenarios",
+                    "--revision",
+                    self.revision,
+                ),
+                *selection,
+                *(["--strict"] if self.strict else []),
+                *("--report-json", str(report)),
+                cwd=ROOT,
+                limit=RUN_TIMEOUT,
+            )
+            assert report.is_file(), f"no JSON report:\n{stdout}\n{stderr}"
+            data = json.loads(report.read_text(encoding="utf-8"))
+        return Run(status, stdout, stderr, data)
 
 
 @dataclass(frozen=True, slots=True)
 class Bad:
-    """A known-bad harness, the scenario that shows its bug, the checks that fail."""
+    """A known-bad harness, the scenario that shows its defect, the checks that fail.
+
+    One ``[[catch]]`` row of ``bad_harnesses/catches.toml``, which says what
+    each field means.
+    """
 
     harness: str
     scenario: str
     caught_by: tuple[tuple[str, str], ...]
     """``(check, rule)``: the check (its ID after ``<scenario>@<revision>/``)
     fails and names the rule."""
+    also: tuple[str, ...] = ()
+    """Rules the row demonstrates besides those of `caught_by`."""
+    errors: tuple[str, ...] = ()
+    """The checks that error; no other may (a harness that crashes is not
+    showing its defect)."""
     strict: bool = False
-    """Run with ``--strict``: the bug breaks a SHOULD only, so it warns."""
+    """Run with ``--strict``: the defect breaks a SHOULD only, so it warns."""
     only: bool = False
     """No other check fails."""
     revision: str = REVISION
     """The revision the scenario is played in."""
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """Every rule the row demonstrates: its spec marks."""
+        named = [rule for _, rule in self.caught_by] + list(self.also)
+        return tuple(dict.fromkeys(named))
 
     @property
     def job(self) -> Job:
@@ -110,617 +141,42 @@ class Bad:
         return f"{self.scenario}@{self.revision}/{check}"
 
 
-def bad(
-    harness: str,
-    scenario: str,
-    *caught_by: tuple[str, str],
-    strict: bool = False,
-    only: bool = False,
-    revision: str = REVISION,
-) -> Bad:
-    return Bad(
-        harness, scenario, caught_by, strict=strict, only=only, revision=revision
-    )
+ROW_KEYS = {
+    "harness",
+    "scenario",
+    "revision",
+    "fails",
+    "also",
+    "errors",
+    "only",
+    "strict",
+}
+
+
+def load_catches(path: Path = CATCHES) -> list[Bad]:
+    """The rows of ``catches.toml``; an unknown key is an error, not a silent no-op."""
+    rows = tomllib.loads(path.read_text(encoding="utf-8"))["catch"]
+    cases = []
+    for row in rows:
+        unknown = set(row) - ROW_KEYS
+        assert not unknown, f"{row.get('harness')}: unknown keys {sorted(unknown)}"
+        cases.append(
+            Bad(
+                row["harness"],
+                row["scenario"],
+                tuple((check, rule) for check, rule in row["fails"]),
+                also=tuple(row.get("also", ())),
+                errors=tuple(row.get("errors", ())),
+                strict=row.get("strict", False),
+                only=row.get("only", False),
+                revision=row.get("revision", REVISION),
+            )
+        )
+    return cases
 
 
 GALLERY = [
-    pytest.param(
-        bad(
-            "caches_cancelled_composition",
-            "prefix-cancel-inside-composition",
-            ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
-            ("calls/catalog@i1", "PREFIX-5"),
-            ("request-0", "PREFIX-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "notices_cancel_after_the_reply",
-            "prefix-cancel-inside-composition",
-            ("send-1/requests", "PREFIX-5"),
-            ("send-1/steps", "PREFIX-5"),
-            ("calls/catalog@i1", "PREFIX-5"),
-            ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
-            ("request-0", "PREFIX-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(  # the same bug when a dispose interrupts the composition
-        bad(
-            "notices_cancel_after_the_reply",
-            "prefix-dispose-inside-composition",
-            ("send-1/requests", "PREFIX-5"),
-            ("send-1/steps", "PREFIX-5"),
-            ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
-            ("request-0", "PREFIX-6"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5", "PREFIX-6"),
-    ),
-    pytest.param(
-        bad(
-            "placeholder_for_an_empty_prefix",
-            "prefix-empty-composition",
-            ("send-1/request-0", "PREFIX-3"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-3"),
-    ),
-    pytest.param(
-        bad(
-            "first_snapshot_says_resume",
-            "plain-turns",
-            ("anchor/i1", "WRITER-1"),
-            ("log/WRITER-6", "WRITER-6"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("WRITER-1", "WRITER-6"),
-    ),
-    pytest.param(
-        bad(
-            "notes_a_resume_on_the_wire",
-            "resume-without-drift",
-            ("log/REQ-5", "REQ-5"),
-            ("cache/request-3", "CACHE-3"),
-            strict=True,
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-5", "CACHE-3"),
-    ),
-    pytest.param(
-        bad(
-            "assembly_built_once",
-            "system-change-between-turns",
-            ("request-1", "REQ-6"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-2", "REQ-6"),
-    ),
-    pytest.param(
-        bad(
-            "assembly_built_once",
-            "tool-added-between-turns",
-            ("request-1", "REQ-6"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-2", "REQ-6"),
-    ),
-    pytest.param(
-        bad(
-            "assembly_built_once",
-            "tool-removed-between-turns",
-            ("request-1", "REQ-6"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-2", "REQ-6"),
-    ),
-    pytest.param(
-        bad(
-            "assembly_built_once",
-            "tool-inserted-in-the-middle",
-            ("request-1", "REQ-6"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-2", "REQ-6"),
-    ),
-    pytest.param(
-        bad(
-            "config_built_once",
-            "model-change-between-turns",
-            ("request-1", "WIRE-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-6", "WIRE-1"),
-    ),
-    pytest.param(
-        bad(
-            "drops_an_injection_while_idle",
-            "inject-while-idle-joins-the-next-request",
-            ("request-1", "DERIVE-2"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-1", "DERIVE-2"),
-    ),
-    pytest.param(
-        bad(
-            "framing_kept_when_none_is_given",
-            "request-messages-framing",
-            ("request-3", "RMSG-2"),
-            only=True,
-            revision="request-messages",
-        ),
-        marks=pytest.mark.spec("RMSG-2", "HDR-4"),
-    ),
-    pytest.param(
-        bad(
-            "elides_tool_output_on_the_wire",
-            "tool-call-turn",
-            ("request-1", "REQ-1"),
-            ("log/REQ-1", "REQ-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-1"),
-    ),
-    pytest.param(
-        bad(
-            "composes_after_the_boundary",
-            "prefix-append-while-composing",
-            ("request-0", "PREFIX-4"),
-        ),
-        marks=pytest.mark.spec("PREFIX-4"),
-    ),
-    pytest.param(
-        bad(
-            "recomposes_every_turn",
-            "prefix-composed-once",
-            ("calls/rules@i1", "PREFIX-1"),
-            ("calls/skills@i1", "PREFIX-1"),
-        ),
-        marks=pytest.mark.spec("PREFIX-1"),
-    ),
-    pytest.param(  # the same bug where a composing contributor appends
-        bad(
-            "recomposes_every_turn",
-            "prefix-append-while-composing",
-            ("calls/notes@i1", "PREFIX-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-1"),
-    ),
-    pytest.param(  # the same bug across a resume
-        bad(
-            "recomposes_every_turn",
-            "resume-without-drift",
-            ("calls/rules@i1", "PREFIX-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-1"),
-    ),
-    pytest.param(
-        bad(
-            "resume_reuses_logged_prefix",
-            "resume-with-drift",
-            ("calls/skills@i2", "PREFIX-6"),
-            ("request-1", "PREFIX-6"),
-        ),
-        marks=pytest.mark.spec("PREFIX-6"),
-    ),
-    pytest.param(
-        bad(
-            "logs_initial_on_resume",
-            "resume-without-drift",
-            ("log/WRITER-6", "WRITER-6"),
-            ("anchor/i2", "WRITER-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("WRITER-6", "WRITER-1"),
-    ),
-    pytest.param(
-        bad(
-            "ignores_the_seed",
-            "seeded-session-continues",
-            ("request-0", "LOG-6"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("LOG-6"),
-    ),
-    pytest.param(
-        bad(
-            "writer_state_survives_resume",
-            "resume-with-drift",
-            ("log/PREFIX-2", "PREFIX-2"),
-            ("anchor/i2", "WRITER-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-2", "WRITER-1"),
-    ),
-    pytest.param(
-        bad(
-            "derives_history_before_composing",
-            "prefix-append-while-composing",
-            ("request-0", "PREFIX-4"),
-            ("log/REQ-1", "REQ-1"),
-        ),
-        marks=pytest.mark.spec("PREFIX-4", "REQ-1"),
-    ),
-    pytest.param(
-        bad(
-            "derives_history_after_step_start",
-            "step-start-append-joins-the-next-request",
-            ("request-0", "REQ-1"),
-            ("log/REQ-1", "REQ-1"),
-        ),
-        marks=pytest.mark.spec("REQ-1"),
-    ),
-    pytest.param(
-        bad(
-            "adds_unlogged_reminder",
-            "plain-turns",
-            ("log/REQ-1", "REQ-1"),
-            ("cache/request-1", "CACHE-1"),
-            ("cache/request-2", "CACHE-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-1", "CACHE-1"),
-    ),
-    pytest.param(
-        bad(
-            "tool_reorder_as_delta",
-            "tool-reorder-between-turns",
-            ("log/WRITER-3", "WRITER-3"),
-            ("request-1", "REQ-2"),
-        ),
-        marks=pytest.mark.spec("WRITER-3", "REQ-2"),
-    ),
-    pytest.param(
-        bad(
-            "sampling_set_on_the_client",
-            "config-change-between-turns",
-            ("log/WIRE-4", "WIRE-4"),
-        ),
-        marks=pytest.mark.spec("WIRE-4"),
-    ),
-    pytest.param(
-        bad(
-            "throwing_composition_stays_cached",
-            "prefix-throwing-contributor",
-            ("calls/catalog@i1", "PREFIX-5"),
-            ("send-2/request-0", "PREFIX-5"),
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "cancel_by_throwing_ends_error",
-            "prefix-cancel-honoured-by-throwing",
-            ("send-1/end", "PREFIX-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "resume_skips_unchanged_snapshot",
-            "resume-without-drift",
-            ("anchor/i2", "WRITER-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("WRITER-1"),
-    ),
-    pytest.param(
-        bad(
-            "dispose_ends_turn_aborted",
-            "prefix-dispose-inside-composition",
-            ("send-1/end", "PREFIX-5"),
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "saves_disposed_composition",
-            "prefix-dispose-inside-composition",
-            ("absent/SENTINEL-DEGRADED-7f3a", "PREFIX-5"),
-            ("calls/catalog@i2", "PREFIX-6"),
-            ("request-0", "PREFIX-6"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5", "PREFIX-6"),
-    ),
-    pytest.param(
-        bad(
-            "silent_sliding_window",
-            "plain-turns",
-            ("log/REQ-1", "REQ-1"),
-            ("cache/request-2", "CACHE-1"),
-        ),
-        marks=pytest.mark.spec("REQ-1", "CACHE-1"),
-    ),
-    pytest.param(
-        bad(
-            "drops_earlier_reasoning",
-            "reasoning-kept-across-turns",
-            ("log/REQ-1", "REQ-1"),
-            ("cache/request-2", "CACHE-1"),
-        ),
-        marks=pytest.mark.spec("REQ-1", "CACHE-1"),
-    ),
-    pytest.param(
-        bad(
-            "timestamp_in_system_prompt",
-            "tool-calls-chained-in-one-turn",
-            ("log/CACHE-2", "CACHE-2"),
-            strict=True,
-            only=True,
-        ),
-        marks=pytest.mark.spec("CACHE-2"),
-    ),
-    pytest.param(  # the same bug across turns of one request each
-        bad(
-            "timestamp_in_system_prompt",
-            "plain-turns",
-            ("log/CACHE-2", "CACHE-2"),
-            strict=True,
-            only=True,
-        ),
-        marks=pytest.mark.spec("CACHE-2"),
-    ),
-    pytest.param(
-        bad(
-            "compaction_recomposes_prefix",
-            "compaction-keeps-prefix-and-system",
-            ("calls/rules@i1", "PREFIX-7"),
-        ),
-        marks=pytest.mark.spec("PREFIX-1", "PREFIX-7"),
-    ),
-    pytest.param(
-        bad(
-            "reports_the_cancel_not_the_log",
-            "prefix-cancel-honoured-by-throwing",
-            ("send-1/ended", "TURN-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("TURN-5"),
-    ),
-    pytest.param(
-        bad(
-            "counts_turns_per_instance",
-            "resume-without-drift",
-            ("send-3/ended", "TURN-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("TURN-5"),
-    ),
-    pytest.param(  # composed inside the step: the aborted turn holds a step
-        bad(
-            "composes_after_the_boundary",
-            "prefix-cancel-honoured-by-throwing",
-            ("send-1/steps", "PREFIX-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "composes_after_the_boundary",
-            "prefix-dispose-inside-composition",
-            ("send-1/steps", "PREFIX-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "composes_after_the_boundary",
-            "prefix-cancel-inside-composition",
-            ("send-1/steps", "PREFIX-5"),
-            ("calls/catalog@i1", "PREFIX-5"),
-            ("request-0", "PREFIX-5"),
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "cancelled_composition_ends_completed",
-            "prefix-cancel-inside-composition",
-            ("send-1/end", "PREFIX-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "throw_clears_the_cancel",
-            "prefix-cancel-honoured-by-throwing",
-            ("send-1/requests", "PREFIX-5"),
-            ("send-1/end", "PREFIX-5"),
-            ("send-1/steps", "PREFIX-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "recomposes_after_an_interruption",
-            "prefix-dispose-inside-composition",
-            ("calls/catalog@i1", "PREFIX-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "seeded_session_skips_composition",
-            "seeded-session-continues",
-            ("calls/rules@i1", "PREFIX-6"),
-            ("request-0", "REQ-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-6", "REQ-1"),
-    ),
-    pytest.param(
-        bad(
-            "drops_a_step_start_append",
-            "step-start-append-joins-the-next-request",
-            ("request-1", "REQ-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-1"),
-    ),
-    pytest.param(
-        bad(
-            "throwing_composition_stays_cached",
-            "prefix-cancel-honoured-by-throwing",
-            ("calls/catalog@i1", "PREFIX-5"),
-            ("request-0", "PREFIX-5"),
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "recomposes_every_turn",
-            "prefix-empty-composition",
-            ("calls/nothing@i1", "PREFIX-1"),
-        ),
-        marks=pytest.mark.spec("PREFIX-1"),
-    ),
-    pytest.param(
-        bad(
-            "recomposes_every_turn",
-            "prefix-release-after-blocking",
-            ("calls/catalog@i1", "PREFIX-1"),
-        ),
-        marks=pytest.mark.spec("PREFIX-1"),
-    ),
-    pytest.param(
-        bad(
-            "resume_reuses_logged_prefix",
-            "resume-without-drift",
-            ("calls/rules@i2", "PREFIX-6"),
-        ),
-        marks=pytest.mark.spec("PREFIX-6"),
-    ),
-    pytest.param(
-        bad(
-            "elides_tool_output_on_the_wire",
-            "tool-calls-chained-in-one-turn",
-            ("request-2", "REQ-1"),
-        ),
-        marks=pytest.mark.spec("REQ-1"),
-    ),
-    pytest.param(
-        bad(
-            "leaves_the_step_open_on_a_cancel",
-            "cancel-mid-request",
-            ("log/TURN-2", "TURN-2"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("TURN-2"),
-    ),
-    pytest.param(
-        bad(
-            "leaves_the_step_open_on_a_cancel",
-            "cancel-mid-request-after-a-tool",
-            ("log/TURN-2", "TURN-2"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("TURN-2"),
-    ),
-    pytest.param(
-        bad(
-            "leaves_the_step_open_on_a_cancel",
-            "dispose-mid-request",
-            ("log/TURN-2", "TURN-2"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("TURN-2"),
-    ),
-    pytest.param(
-        bad(
-            "leaves_the_step_open_on_a_cancel",
-            "cancel-mid-tool",
-            ("log/TURN-2", "TURN-2"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("TURN-2"),
-    ),
-    pytest.param(
-        bad(
-            "leaves_the_step_open_on_a_cancel",
-            "dispose-mid-tool",
-            ("log/TURN-2", "TURN-2"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("TURN-2"),
-    ),
-    pytest.param(
-        bad(
-            "drops_an_injection_while_busy",
-            "inject-while-busy-joins-the-next-request",
-            ("request-1", "REQ-1"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("REQ-1", "DERIVE-2"),
-    ),
-    pytest.param(
-        bad(
-            "skips_a_throwing_contributor",
-            "prefix-throwing-contributor",
-            ("send-1/end", "PREFIX-5"),
-            ("send-1/requests", "PREFIX-5"),
-            ("send-1/steps", "PREFIX-5"),
-            ("calls/catalog@i1", "PREFIX-5"),
-            ("send-2/request-0", "PREFIX-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(
-        bad(
-            "composes_after_the_boundary",
-            "prefix-throwing-contributor",
-            ("send-1/steps", "PREFIX-5"),
-            only=True,
-        ),
-        marks=pytest.mark.spec("PREFIX-5"),
-    ),
-    pytest.param(  # the window drops the prefix with the oldest prompts
-        bad(
-            "silent_sliding_window",
-            "prefix-composed-once",
-            ("request-0", "PREFIX-1"),
-            ("request-3", "PREFIX-1"),
-        ),
-        marks=pytest.mark.spec("PREFIX-1"),
-    ),
-    pytest.param(
-        bad(
-            "silent_sliding_window",
-            "prefix-release-after-blocking",
-            ("request-1", "PREFIX-1"),
-        ),
-        marks=pytest.mark.spec("PREFIX-1"),
-    ),
-    pytest.param(
-        bad(
-            "silent_sliding_window",
-            "compaction-keeps-prefix-and-system",
-            ("send-3/request-0", "PREFIX-7"),
-        ),
-        marks=pytest.mark.spec("PREFIX-7"),
-    ),
-    pytest.param(
-        bad(
-            "silent_sliding_window",
-            "request-messages-framing",
-            ("request-0", "RMSG-1"),
-            ("request-1", "RMSG-2"),
-            revision="request-messages",
-        ),
-        marks=pytest.mark.spec("RMSG-1", "RMSG-2"),
-    ),
+    pytest.param(case, marks=pytest.mark.spec(*case.rules)) for case in load_catches()
 ]
 
 CASES: list[Bad] = [param.values[0] for param in GALLERY]
@@ -746,20 +202,23 @@ def test_a_known_bad_harness_fails_the_checks_that_show_its_bug(
     run = bad.job.run()
     assert "Traceback" not in run.stderr, run.stderr
     assert run.status == 1, run.stdout
-    allowed = {"FAIL", "WARN"} if bad.strict else {"FAIL"}
+    allowed = {"fail", "warn"} if bad.strict else {"fail"}
     failing = [
-        (check, rules) for outcome, check, rules in run.problems() if outcome in allowed
+        (check, rules) for status, check, rules in run.problems() if status in allowed
     ]
     for check, rule in bad.caught_by:
         wanted = bad.check_id(check)
         assert any(
             (found == wanted or found.startswith(wanted + "#")) and rule in rules
             for found, rules in failing
-        ), f"no failing check {wanted} naming {rule}:\n{run.stdout}"
+        ), f"no failing check {wanted} naming {rule}: {run.problems()}"
+    erroring = {found for status, found, _ in run.problems() if status == "error"}
+    assert erroring == {bad.check_id(check) for check in bad.errors}, run.problems()
     if bad.only:
         expected = {bad.check_id(check) for check, _ in bad.caught_by}
+        expected |= {bad.check_id(check) for check in bad.errors}
         problems = {found.partition("#")[0] for _, found, _ in run.problems()}
-        assert problems == expected
+        assert problems == expected, run.problems()
 
 
 @pytest.mark.slow
@@ -770,7 +229,7 @@ def test_the_reference_passes_every_scenario_of_the_gallery_even_strictly(
     run = job.run()
     assert run.status == 0, run.stdout
     assert run.problems() == []
-    assert "Verdict: CONFORMANT" in run.stdout
+    assert run.report["verdict"] == {"exitStatus": 0, "text": "CONFORMANT"}
 
 
 @pytest.mark.slow
@@ -781,8 +240,8 @@ def test_a_harness_breaking_only_a_should_is_conformant_without_strict(
 ) -> None:
     run = job.run()
     assert run.status == 0, run.stdout
-    assert [(outcome, check) for outcome, check, _ in run.problems()] == [
-        ("WARN", TIMESTAMP.check_id("log/CACHE-2"))
+    assert [(status, check) for status, check, _ in run.problems()] == [
+        ("warn", TIMESTAMP.check_id("log/CACHE-2"))
     ]
 
 
@@ -791,11 +250,28 @@ def test_every_known_bad_harness_is_in_the_gallery() -> None:
     assert modules == {case.harness for case in CASES}
 
 
-def test_every_known_bad_harness_names_its_scenario_in_its_docstring() -> None:
+def test_a_known_bad_harness_docstring_says_its_defect_and_not_its_catches() -> None:
+    """What a harness must fail is said in ``catches.toml`` only: its
+    docstring names no scenario and none of its checks."""
+    scenarios = {scenario.id for scenario in load_scenarios()}
     for case in CASES:
         source = (BAD / f"{case.harness}.py").read_text(encoding="utf-8")
         assert source.startswith('"""'), case.harness
-        assert f"``{case.scenario}``" in source.split('"""')[1], case.harness
+        docstring = source.split('"""')[1]
+        assert docstring.strip(), case.harness
+        named = [name for name in scenarios if f"``{name}``" in docstring]
+        named += [check for check, _ in case.caught_by if f"``{check}``" in docstring]
+        assert named == [], case.harness
+
+
+def test_a_row_of_the_catches_with_an_unknown_key_is_refused(tmp_path: Path) -> None:
+    table = tmp_path / "catches.toml"
+    table.write_text(
+        '[[catch]]\nharness = "h"\nscenario = "s"\nfails = []\nonyl = true\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(AssertionError, match="unknown keys"):
+        load_catches(table)
 
 
 def test_every_known_bad_harness_is_listed_in_the_scenario_docs() -> None:

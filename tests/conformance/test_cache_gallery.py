@@ -26,7 +26,7 @@ from reqfold.conformance.cache import (
     read_capture_lines,
 )
 from reqfold.fakes import FakeProvider, Reply, ToolCall, dump_capture_jsonl
-from reqfold.fakes.dialects.table import cache_rule
+from reqfold.fakes.dialects.base import cache_rule
 from reqfold.fakes.server import running_server
 
 pytestmark = pytest.mark.slow

@@ -21,8 +21,8 @@ from reqfold.conformance.cache.echo import NOT_APPLICABLE, echo_difference
 from reqfold.conformance.cache.prompts import render
 from reqfold.conformance.outcomes import Outcome
 from reqfold.fakes import FakeProvider, FakeTransport, dump_capture_jsonl
+from reqfold.fakes.dialects.base import cache_rule
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
-from reqfold.fakes.dialects.table import cache_rule
 from reqfold.fakes.tokenizer import SegmentEncoder
 
 

@@ -9,9 +9,9 @@ import pytest
 from example_counts import scaled_examples
 from hypothesis import given, settings, strategies as st
 
-from reqfold.conformance.check import check_lines
+from reqfold.conformance.check import Finding, check_lines
 from reqfold.conformance.check.lines import WINDOW, has_long_integer
-from reqfold.conformance.check.strict_json import (
+from reqfold.conformance.check.recording_json import (
     JsonDamaged,
     _parse_iteratively,
     parse_json,
@@ -486,16 +486,14 @@ def test_what_a_line_showed_before_a_rule_crashed_on_it_is_kept(
     ]
 
 
-def test_a_handler_put_in_the_table_replaces_the_rules_of_its_type(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from reqfold.conformance.check import log_rules
-
-    def crash(*args: object) -> None:
+def test_a_handler_given_as_an_override_replaces_the_rules_of_its_type() -> None:
+    def crash(*args: object) -> list[Finding]:
         raise RuntimeError("a bug in a rule")
 
-    monkeypatch.setitem(log_rules._HANDLERS, "step/start", crash)
-    report = check_lines(turn_of(event(1, "step/start", '{"turn":1,"step":1}')))
+    report = check_lines(
+        turn_of(event(1, "step/start", '{"turn":1,"step":1}')),
+        overrides={"step/start": crash},
+    )
     assert [(f.rule, f.line, f.level) for f in report.findings] == [
         ("CHECK-2", 3, "ERROR")
     ]

@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 
 from reqfold.conformance.check.findings import Finding
 from reqfold.conformance.check.lines import Envelope
-from reqfold.conformance.check.turn_rules import OpenStep, TurnRules
+from reqfold.conformance.check.turn_rules import OpenStep, Position, TurnRules
 
 KINDS = ("turn/start", "turn/end", "step/start", "step/end")
 
@@ -35,29 +35,28 @@ class InFull(TurnRules):
         return self._step_start(data, number, seq)
 
     def step_end(self, event: Envelope, data: Any, number: int, seq: int) -> Any:
-        return self._step_end(self.step, data, number, seq)
+        return self._step_end(self.position.step, data, number, seq)
 
 
-def watched(rules: TurnRules) -> list[tuple[Any, ...]]:
-    """Record each step `rules` closes, and where."""
+def watched(kind: type[TurnRules]) -> tuple[TurnRules, list[tuple[Any, ...]]]:
+    """Rules of `kind` that record each step they close, and where."""
     closed: list[tuple[Any, ...]] = []
 
     def closing(step: OpenStep, number: int) -> list[Finding]:
         closed.append((step.turn, step.step, step.line, step.seq, step.ordinal, number))
         return []
 
-    rules.closing = closing
-    return closed
+    return kind(Position(), closing=closing), closed
 
 
 def state(rules: TurnRules) -> tuple[Any, ...]:
     return (
         rules.state,
-        rules.turn,
+        rules.position.turn,
         rules.last_turn,
         rules.last_step,
         rules.steps_started,
-        rules.step,
+        rules.position.step,
     )
 
 
@@ -77,8 +76,9 @@ def conforming(rules: TurnRules) -> tuple[str, dict[str, Any]]:
     turn = rules.state.open_turn
     if turn is None:
         return "turn/start", {"turn": rules.last_turn + 1, "trigger": {}}
-    if rules.step is not None:
-        return "step/end", {"turn": turn, "step": rules.step.step}
+    step = rules.position.step
+    if step is not None:
+        return "step/end", {"turn": turn, "step": step.step}
     if rules.last_step == 0:
         return "step/start", {"turn": turn, "step": 1}
     return "turn/end", {"turn": turn, "reason": {"kind": "completed"}}
@@ -128,7 +128,7 @@ def turn_events(draw: st.DrawFn) -> list[tuple[str, Any]]:
     shortcut is in after the ones before: a `TurnRules` handles them as
     they are drawn. One composite rather than a ``st.data()`` draw per
     event, whose bookkeeping cost more than the rules under test."""
-    rules = TurnRules()
+    rules = TurnRules(Position())
     events: list[tuple[str, Any]] = []
     for seq in range(draw(EVENTS)):
         kind, body = event_data(draw, rules)
@@ -144,8 +144,8 @@ def turn_events(draw: st.DrawFn) -> list[tuple[str, Any]]:
 def test_the_turn_shortcuts_find_close_and_leave_what_the_full_rules_do(
     events: list[tuple[str, Any]],
 ) -> None:
-    shortcut, full = TurnRules(), InFull()
-    closed_shortcut, closed_full = watched(shortcut), watched(full)
+    shortcut, closed_shortcut = watched(TurnRules)
+    full, closed_full = watched(InFull)
     for seq, (kind, body) in enumerate(events):
         event = Envelope(type=kind, seq=seq, time=0, data=body)
         number = seq + 2
@@ -156,4 +156,4 @@ def test_the_turn_shortcuts_find_close_and_leave_what_the_full_rules_do(
         assert state(shortcut) == state(full), (kind, body)
         assert closed_shortcut == closed_full
         for rules in (shortcut, full):  # the open turn, kept at hand, is the fold's
-            assert rules.turn == rules.state.open_turn, (kind, body)
+            assert rules.position.turn == rules.state.open_turn, (kind, body)

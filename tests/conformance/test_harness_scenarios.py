@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -297,14 +298,17 @@ def test_a_run_whose_captures_the_fake_dropped_is_no_verdict_not_a_pass(
 def test_a_checker_bug_is_no_verdict_but_a_broken_must_rule_still_fails(
     played: Callable[[str, str], Evidence], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reqfold.conformance.check import log_rules
+    from reqfold.conformance.check import Finding, check_lines
+    from reqfold.conformance.harness import checks
 
     evidence = played("plain-turns", "session-prefix")
 
-    def crash(*args: object) -> None:
+    def crash(*args: object) -> list[Finding]:
         raise RuntimeError("a bug in a rule")
 
-    monkeypatch.setitem(log_rules._HANDLERS, "request/header", crash)
+    # the checker's seam for a crashing rule, given to the judge's checker
+    crashing = functools.partial(check_lines, overrides={"request/header": crash})
+    monkeypatch.setattr(checks, "check_lines", crashing)
     found = outcomes(judge(evidence))
     assert found["log"] is Outcome.ERROR
     assert not any(check.startswith("log/") for check in found)  # nothing passes

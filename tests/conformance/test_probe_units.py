@@ -9,7 +9,7 @@ import pytest
 
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.cli import NO_VERDICT_REASONS
-from reqfold.conformance.probe.driver import ProbeEvidence, RunRecord, TurnRecord
+from reqfold.conformance.probe.driver import ProbeEvidence, ProcessRecord, TurnRecord
 from reqfold.conformance.probe.judge import choose_revision, count_checks, timeline
 from reqfold.conformance.probe.logs import LogFinder, LogWatch
 from reqfold.conformance.probe.turns import (
@@ -103,8 +103,8 @@ def test_the_log_watch_reads_a_rewritten_log_again(tmp_path: Path) -> None:
 
 def _run(
     turns: list[tuple[int, int, bool]], planned: int, status: int = 0
-) -> RunRecord:
-    record = RunRecord(name="run 1", argv=["h"], key_digest="k", planned=planned)
+) -> ProcessRecord:
+    record = ProcessRecord(name="run 1", argv=["h"], key_digest="k", planned=planned)
     record.turns = [
         TurnRecord(text="t", captures_before=b, captures_after=a, handled=h)
         for b, a, h in turns

@@ -6,6 +6,7 @@ tests/conformance/test_harness_chaos.py)."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -19,16 +20,22 @@ SCENARIO = "prefix-composed-once@session-prefix"
 
 @pytest.mark.slow
 @pytest.mark.spec("PREFIX-1")
-def test_a_harness_that_composes_again_and_then_hangs_still_fails() -> None:
+def test_a_harness_that_composes_again_and_then_hangs_still_fails(
+    tmp_path: Path,
+) -> None:
     impl = shlex.join([sys.executable, str(CHAOS / "recomposes_then_hangs.py")])
+    report = tmp_path / "run.json"
     status, stdout, stderr = reqfold_here(
         *("run", "--impl", impl, "--only", "scenarios"),
         *("--revision", "session-prefix", "--timeout", "2"),
-        *("--scenario", "prefix-composed-once"),
+        *("--scenario", "prefix-composed-once", "--report-json", str(report)),
         limit=60,
     )
     assert status == 1, stdout + stderr
-    assert "Verdict: NOT CONFORMANT" in stdout
-    assert f"ERROR  scenarios  {SCENARIO}/run" in stdout
-    assert f"FAIL   scenarios  {SCENARIO}/calls/rules@i1" in stdout
-    assert "called 2 time(s)" in stdout
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["verdict"]["text"].startswith("NOT CONFORMANT")
+    statuses = {check["id"]: check for check in data["checks"]}
+    assert statuses[f"{SCENARIO}/run"]["status"] == "error"
+    composed_again = statuses[f"{SCENARIO}/calls/rules@i1"]
+    assert composed_again["status"] == "fail"
+    assert "called 2 time(s)" in composed_again["message"]

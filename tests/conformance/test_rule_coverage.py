@@ -2,7 +2,8 @@
 
 A rule counts as covered when a test carries it in a ``spec`` mark (or a
 ``spec=`` field a parametrized test turns into one), a test vector lists
-it, or a checker fixture is named after it. Scenarios name rules too
+it, a checker fixture is named after it, or the known-bad harnesses' table
+of catches (``bad_harnesses/catches.toml``) names it. Scenarios name rules too
 (their own and their expectations'): those names must exist, and the
 scenarios' rules are kept apart so the docs can say which rules a run of a
 harness shows. The code and the docs cite rules in prose: every string
@@ -16,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import tomllib
 from pathlib import Path
 
 from reqfold.conformance.check import APPLIED_RULES
@@ -99,6 +101,17 @@ def rules_in_vectors() -> set[str]:
     return found
 
 
+def rules_in_gallery_catches() -> set[str]:
+    """The rules of ``bad_harnesses/catches.toml``, which become the gallery
+    test's spec marks."""
+    path = ROOT / "tests" / "conformance" / "bad_harnesses" / "catches.toml"
+    found: set[str] = set()
+    for row in tomllib.loads(path.read_text(encoding="utf-8"))["catch"]:
+        found.update(rule for _, rule in row["fails"])
+        found.update(row.get("also", []))
+    return found
+
+
 def rules_in_checker_fixtures() -> set[str]:
     folder = ROOT / "tests" / "conformance" / "check_fixtures"
     rules = load_rules()
@@ -157,5 +170,10 @@ def test_every_session_prefix_rule_is_checked_on_a_run() -> None:
 
 def test_every_rule_of_the_spec_is_demonstrated() -> None:
     rules = load_rules()
-    covered = spec_marks_in_tests() | rules_in_vectors() | rules_in_checker_fixtures()
+    covered = (
+        spec_marks_in_tests()
+        | rules_in_vectors()
+        | rules_in_checker_fixtures()
+        | rules_in_gallery_catches()
+    )
     assert sorted(set(rules) - covered) == []

@@ -16,7 +16,7 @@ from reqfold.fakes import FakeProvider, HttpRequest
 from reqfold.fakes.block_memo import BlockKeyMemo
 from reqfold.fakes.cache_index import PrefixCacheIndex, block_keys, partition_root
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo, render_messages
-from reqfold.fakes.dialects.table import DIALECTS
+from reqfold.fakes.dialects.registry import DIALECTS
 from reqfold.fakes.prompt import Segment, render_prompt
 from reqfold.fakes.tokenizer import SegmentEncoder
 

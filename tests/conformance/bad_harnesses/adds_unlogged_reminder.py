@@ -1,6 +1,5 @@
 """Appends a reminder message to every request on the wire only, never logging
-it, so no request can be rebuilt from the log. Caught by the reconstruction
-check on ``plain-turns``: ``log/REQ-1`` [REQ-1]."""
+it, so no request can be rebuilt from the log."""
 
 import dataclasses
 
@@ -15,12 +14,12 @@ REMINDER = {
 
 
 class AddsUnloggedReminder(AgentLoop):
-    async def _dispatch(
+    async def dispatch_request(
         self, request: FrozenRequest, signal: AbortSignal, failure: Exception | None
     ) -> ProviderReply:
         messages = (*request.messages, deep_freeze(REMINDER))
         wired = dataclasses.replace(request, messages=messages)
-        return await super()._dispatch(wired, signal, failure)
+        return await super().dispatch_request(wired, signal, failure)
 
 
 raise SystemExit(main(loop_class=AddsUnloggedReminder))

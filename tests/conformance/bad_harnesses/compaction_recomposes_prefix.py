@@ -1,9 +1,7 @@
 """Composes the session prefix again whenever it compacts the history ("rebuild
-the context from scratch"), though compaction must leave the prefix alone.
-Caught by ``compaction-keeps-prefix-and-system``: ``calls/rules@i1``
-[PREFIX-1, PREFIX-7]."""
+the context from scratch"), though compaction must leave the prefix alone."""
 
-from reqfold.reference.loop import PreStepContext, deep_freeze
+from reqfold.reference.loop import PreStepContext
 from reqfold.reference.shells.harness_adapter import HarnessServer, Instance, main
 
 
@@ -13,8 +11,8 @@ class CompactionRecomposesPrefix(HarnessServer):
 
         async def rebuild_context(context: PreStepContext) -> None:
             if instance.compact:  # about to compact: rebuild the context too
-                composed = await loop._compose_prefix(context.turn, context.signal)
-                loop._prefix = deep_freeze(composed)
+                composed = await loop.compose_prefix(context.turn, context.signal)
+                loop.adopt_prefix(composed)
 
         loop.hooks.pre_step.register(rebuild_context)
         super().install_hooks(instance)

@@ -1,7 +1,6 @@
-"""Builds the request config (model and sampling) at an instance's first
-step and reuses it, so a model change made between turns never reaches a
-request (nor the log). Caught by ``model-change-between-turns``:
-``request-1`` [REQ-6, WIRE-1]."""
+"""Builds the request config (model and sampling) at an instance's first step
+and reuses it, so a model change made between turns never reaches a request
+(nor the log)."""
 
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
@@ -9,14 +8,16 @@ from reqfold.reference.shells.harness_adapter import main
 
 
 class ConfigBuiltOnce(AgentLoop):
-    _config: JsonObject | None = None
+    config_of_first_request: JsonObject | None = None
 
-    async def _request_config(
+    async def request_config(
         self, turn: int, step: int, signal: AbortSignal
     ) -> JsonObject:
-        if self._config is None:
-            self._config = await super()._request_config(turn, step, signal)
-        return self._config
+        if self.config_of_first_request is None:
+            self.config_of_first_request = await super().request_config(
+                turn, step, signal
+            )
+        return self.config_of_first_request
 
 
 raise SystemExit(main(loop_class=ConfigBuiltOnce))

@@ -1,7 +1,6 @@
 """Its adapter numbers the turns in ``turn/ended`` by counting the turns its
 own instance ran, while the log numbers them across the session, so a
-resumed instance reports turn 1 for the log's turn 3. Caught by
-``resume-without-drift``: ``send-3/ended`` [TURN-5] only."""
+resumed instance reports turn 1 for the log's turn 3."""
 
 from collections import Counter
 from typing import Any
@@ -14,11 +13,11 @@ class CountsTurnsPerInstance(HarnessServer):
         super().__init__(notify, **options)
         self.ran: Counter[str] = Counter()
 
-    def _turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
+    def turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
         if turn is not None:
             self.ran[instance.name] += 1
             turn = self.ran[instance.name]
-        super()._turn_ended(instance, turn, reason)
+        super().turn_ended(instance, turn, reason)
 
 
 raise SystemExit(main(server_class=CountsTurnsPerInstance))

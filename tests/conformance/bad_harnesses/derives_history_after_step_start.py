@@ -1,8 +1,6 @@
 """Derives the step's history after appending ``step/start`` (after its
 listeners ran), so an event a ``step/start`` listener appends joins the
-current request instead of the next one. Caught by
-``step-start-append-joins-the-next-request``: ``request-0`` and the
-reconstruction check ``log/REQ-1`` [REQ-1]."""
+current request instead of the next one."""
 
 from typing import Any
 
@@ -15,8 +13,8 @@ class DerivesHistoryAfterStepStart(AgentLoop):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options, check_requests=False)
 
-    def _cross_boundary(self, turn: int, step: int) -> tuple[list[JsonObject], int]:
-        _, boundary = super()._cross_boundary(turn, step)
+    def cross_boundary(self, turn: int, step: int) -> tuple[list[JsonObject], int]:
+        _, boundary = super().cross_boundary(turn, step)
         return self.session.derive_messages(), boundary
 
 

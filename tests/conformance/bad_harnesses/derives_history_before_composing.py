@@ -1,8 +1,6 @@
 """Derives the step's history before composing the session prefix, so a
-contributor's append, logged before the boundary, is missing from the current
-request (and only joins the next one). Caught by
-``prefix-append-while-composing``: ``request-0`` [PREFIX-4] and the
-reconstruction check ``log/REQ-1``."""
+contributor's append, logged before the boundary, is missing from the
+current request (and only joins the next one)."""
 
 from typing import Any
 
@@ -12,19 +10,19 @@ from reqfold.reference.shells.harness_adapter import main
 
 
 class DerivesHistoryBeforeComposing(AgentLoop):
-    _early: list[JsonObject] | None = None
+    early: list[JsonObject] | None = None
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options, check_requests=False)
 
-    async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
-        self._early = self.session.derive_messages()
-        return await super()._compose_prefix(turn, signal)
+    async def compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        self.early = self.session.derive_messages()
+        return await super().compose_prefix(turn, signal)
 
-    def _cross_boundary(self, turn: int, step: int) -> tuple[list[JsonObject], int]:
-        derived, boundary = super()._cross_boundary(turn, step)
-        if self._early is not None:
-            derived, self._early = self._early, None
+    def cross_boundary(self, turn: int, step: int) -> tuple[list[JsonObject], int]:
+        derived, boundary = super().cross_boundary(turn, step)
+        if self.early is not None:
+            derived, self.early = self.early, None
         return derived, boundary
 
 

@@ -1,7 +1,6 @@
 """Treats what a ``step/start`` listener appends as a note for the step in
 flight, dropped once that step is built: never logged, so never sent, where
-it must join the next request. Caught by
-``step-start-append-joins-the-next-request``: ``request-1`` [REQ-1] only."""
+it must join the next request."""
 
 from reqfold.reference.loop.freeze import FrozenObject
 from reqfold.reference.shells.harness_adapter import (

@@ -1,8 +1,6 @@
-"""Takes an injected message only between turns; one injected while a turn
-runs is dropped, never logged nor sent (the mirror of
-``drops_an_injection_while_idle``). Caught by
-``inject-while-busy-joins-the-next-request``: ``request-1`` [REQ-1,
-DERIVE-2]."""
+"""Takes an injected message only between turns; one injected while a turn runs
+is dropped, never logged nor sent (the mirror of
+``drops_an_injection_while_idle``)."""
 
 from typing import Any
 
@@ -12,7 +10,7 @@ from reqfold.reference.shells.harness_adapter import HarnessServer, main
 
 class DropsAnInjectionWhileBusy(HarnessServer):
     async def inject(self, params: JsonObject) -> Any:
-        instance = self._instance(params)
+        instance = self.instance_of(params)
         if instance.turn is not None:  # "busy: try again later"
             return {}
         return await super().inject(params)

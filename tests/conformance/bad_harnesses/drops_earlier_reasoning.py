@@ -1,8 +1,6 @@
 """Drops the reasoning of assistant messages from earlier turns on the wire (as
 some provider docs suggest), without logging a replace: the history is
-rewritten once a turn ends, and the provider's cache misses. Caught on
-``reasoning-kept-across-turns``: ``request-2`` [WIRE-2] and the
-reconstruction check ``log/REQ-1`` [REQ-1]."""
+rewritten once a turn ends, and the provider's cache misses."""
 
 import dataclasses
 
@@ -18,7 +16,7 @@ from reqfold.reference.shells.harness_adapter import main
 
 
 class DropsEarlierReasoning(AgentLoop):
-    async def _dispatch(
+    async def dispatch_request(
         self, request: FrozenRequest, signal: AbortSignal, failure: Exception | None
     ) -> ProviderReply:
         messages = thaw(request.messages)
@@ -34,7 +32,7 @@ class DropsEarlierReasoning(AgentLoop):
                     b for b in message["content"] if b.get("type") != "reasoning"
                 ]
         wired = dataclasses.replace(request, messages=deep_freeze(messages))
-        return await super()._dispatch(wired, signal, failure)
+        return await super().dispatch_request(wired, signal, failure)
 
 
 raise SystemExit(main(loop_class=DropsEarlierReasoning))

@@ -1,8 +1,6 @@
-"""Replaces every tool result's output with a placeholder on the wire only
-(to save tokens), never in the log, so the model never sees what a tool
-returned and no request with a tool result rebuilds from the log. Caught
-by ``tool-call-turn``: ``request-1`` [REQ-1] and the reconstruction check
-``log/REQ-1``; and by ``tool-calls-chained-in-one-turn``: ``request-2``."""
+"""Replaces every tool result's output with a placeholder on the wire only (to
+save tokens), never in the log, so the model never sees what a tool returned
+and no request with a tool result rebuilds from the log."""
 
 import dataclasses
 from typing import Any
@@ -36,12 +34,12 @@ def elided(message: Any) -> Any:
 
 
 class ElidesToolOutputOnTheWire(AgentLoop):
-    async def _dispatch(
+    async def dispatch_request(
         self, request: FrozenRequest, signal: AbortSignal, failure: Exception | None
     ) -> ProviderReply:
         messages = tuple(deep_freeze(elided(thaw(m))) for m in request.messages)
         wired = dataclasses.replace(request, messages=messages)
-        return await super()._dispatch(wired, signal, failure)
+        return await super().dispatch_request(wired, signal, failure)
 
 
 raise SystemExit(main(loop_class=ElidesToolOutputOnTheWire))

@@ -1,7 +1,6 @@
-"""Keeps the last framing messages when the listeners give none, where an
-empty framing means the request goes back to the bare history (its arm
-``[]`` back to absence). Caught by ``request-messages-framing`` (the
-request-messages revision): ``request-3`` [RMSG-2, HDR-4]."""
+"""Keeps the last framing messages when the listeners give none, where an empty
+framing means the request goes back to the bare history (its arm ``[]`` back
+to absence)."""
 
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
@@ -10,9 +9,9 @@ from reqfold.reference.shells.harness_adapter import main
 
 
 class FramingKeptWhenNoneIsGiven(AgentLoop):
-    _last: Framing | None = None
+    last_framing: Framing | None = None
 
-    async def _framing(
+    async def frame_messages(
         self,
         turn: int,
         step: int,
@@ -20,11 +19,11 @@ class FramingKeptWhenNoneIsGiven(AgentLoop):
         derived: list[JsonObject],
         signal: AbortSignal,
     ) -> Framing:
-        framing = await super()._framing(turn, step, system, derived, signal)
+        framing = await super().frame_messages(turn, step, system, derived, signal)
         if framing.before or framing.after:
-            self._last = framing
+            self.last_framing = framing
             return framing
-        return self._last or framing
+        return self.last_framing or framing
 
 
 raise SystemExit(main(loop_class=FramingKeptWhenNoneIsGiven))

@@ -1,6 +1,5 @@
 """Opens a seeded session as an empty one: the seed's events never reach the
-log, so the history the harness sends lacks them. Caught by
-``seeded-session-continues``: ``request-0`` [LOG-6, REQ-1]."""
+log, so the history the harness sends lacks them."""
 
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.shells.harness_adapter import HarnessServer, main

@@ -1,7 +1,6 @@
-"""Puts a placeholder message where a composition yielded nothing, logged
-and sent, where an empty composition is canonical absence (the request is
-the bare history). Caught by ``prefix-empty-composition``: ``request-0``
-does not open with the user's message [PREFIX-3], and by no other check."""
+"""Puts a placeholder message where a composition yielded nothing, logged and
+sent, where an empty composition is canonical absence (the request is the
+bare history)."""
 
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
@@ -14,8 +13,8 @@ PLACEHOLDER: JsonObject = {
 
 
 class PlaceholderForAnEmptyPrefix(AgentLoop):
-    async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
-        composed = await super()._compose_prefix(turn, signal)
+    async def compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        composed = await super().compose_prefix(turn, signal)
         return composed or [PLACEHOLDER]
 
 

@@ -1,7 +1,6 @@
-"""Composes the session prefix again at once when a composition was
-interrupted ("so the next turn is ready"), even when a dispose interrupted
-it and no turn will follow. Caught by ``prefix-dispose-inside-composition``:
-``calls/catalog@i1`` [PREFIX-5]."""
+"""Composes the session prefix again at once when a composition was interrupted
+("so the next turn is ready"), even when a dispose interrupted it and no
+turn will follow."""
 
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
@@ -9,10 +8,10 @@ from reqfold.reference.shells.harness_adapter import main
 
 
 class RecomposesAfterAnInterruption(AgentLoop):
-    async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
-        composed = await super()._compose_prefix(turn, signal)
-        if self._interruption() is not None:  # warm it up for the next turn
-            await super()._compose_prefix(turn, AbortSignal())
+    async def compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        composed = await super().compose_prefix(turn, signal)
+        if self.interruption() is not None:  # warm it up for the next turn
+            await super().compose_prefix(turn, AbortSignal())
         return composed
 
 

@@ -1,9 +1,7 @@
 """Ends a turn ``error`` when a listener throws, even one honouring a cancel
 (as ``cancel_by_throwing_ends_error``), but its adapter reports what it
 asked for: a turn it cancelled is ``aborted`` in ``turn/ended`` whatever the
-log says. Caught by ``prefix-cancel-honoured-by-throwing``:
-``send-1/ended`` [TURN-5] only (``send-1/end`` reads the notification, so
-it passes)."""
+log says."""
 
 from typing import Any
 
@@ -13,7 +11,7 @@ from reqfold.reference.shells.harness_adapter import HarnessServer, Instance, ma
 
 
 class CancelByThrowingEndsError(AgentLoop):
-    def _failure_reason(self, failure: BaseException, step: int) -> JsonObject:
+    def failure_reason(self, failure: BaseException, step: int) -> JsonObject:
         message = str(failure) or type(failure).__name__
         return {"kind": "error", "step": step, "message": message}
 
@@ -27,11 +25,11 @@ class ReportsTheCancel(HarnessServer):
         self.cancelled[params["instance"]] = params.get("reason") or "cancelled"
         return await super().cancel(params)
 
-    def _turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
+    def turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
         asked = self.cancelled.pop(instance.name, None)
         if asked is not None:  # "we cancelled it, so it was aborted"
             reason = {"kind": "aborted", "reason": asked}
-        super()._turn_ended(instance, turn, reason)
+        super().turn_ended(instance, turn, reason)
 
 
 raise SystemExit(

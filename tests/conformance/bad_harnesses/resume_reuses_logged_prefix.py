@@ -1,11 +1,10 @@
 """A resumed instance takes its session prefix from the log's last snapshot
 instead of recomposing it, so drift in the contributors never reaches the
-model. Caught by ``resume-with-drift``: ``calls/skills@i2`` and ``request-1``
-[PREFIX-6]; and by ``resume-without-drift``: ``calls/rules@i2``."""
+model."""
 
 from typing import Any
 
-from reqfold.reference.loop import AgentLoop, deep_freeze
+from reqfold.reference.loop import AgentLoop
 from reqfold.reference.shells.harness_adapter import main
 
 
@@ -14,7 +13,7 @@ class ResumeReusesLoggedPrefix(AgentLoop):
         super().__init__(**options)
         header = self.session.request_header()
         if header is not None and "messagePrefix" in header:
-            self._prefix = deep_freeze(header["messagePrefix"])  # "already composed"
+            self.adopt_prefix(header["messagePrefix"])  # "already composed"
 
 
 raise SystemExit(main(loop_class=ResumeReusesLoggedPrefix))

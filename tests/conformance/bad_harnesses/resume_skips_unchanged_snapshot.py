@@ -1,23 +1,21 @@
 """The writer asks "did the header change?" before "is this the instance's first
 request?", so a resumed instance whose header is unchanged logs no ``resume``
 snapshot (WRITER-1). The log alone does not show where an instance starts,
-so only the suite's ``anchor/i2`` check on ``resume-without-drift`` sees it."""
+so only the suite's own record of where each instance started shows it."""
 
-from typing import Any
-
-from reqfold.reference.header import header_equals
-from reqfold.reference.loop import agent
+from reqfold.reference.header import Header, header_equals
+from reqfold.reference.json_values import JsonObject
+from reqfold.reference.loop import AgentLoop
 from reqfold.reference.shells.harness_adapter import main
-from reqfold.reference.writer import record_header
 
 
-def record_header_equality_first(
-    baseline: Any, logged: bool, header: Any, revision: Any
-) -> Any:
-    if baseline is not None and header_equals(baseline, header, revision):
-        return None
-    return record_header(baseline, logged, header, revision)
+class ResumeSkipsUnchangedSnapshot(AgentLoop):
+    def owed_header_event(
+        self, baseline: Header | None, assembled: Header
+    ) -> JsonObject | None:
+        if baseline is not None and header_equals(baseline, assembled, self.revision):
+            return None
+        return super().owed_header_event(baseline, assembled)
 
 
-agent.record_header = record_header_equality_first
-raise SystemExit(main())
+raise SystemExit(main(loop_class=ResumeSkipsUnchangedSnapshot))

@@ -1,7 +1,6 @@
 """Applies a config update's sampling members (temperature, max tokens) to the
 HTTP client as extra body members instead of the request config, so they are
-sent but never logged. Caught by the reconstruction check on
-``config-change-between-turns``: ``log/WIRE-4`` [WIRE-4]."""
+sent but never logged."""
 
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import ChatCompletionsClient, FrozenRequest
@@ -26,7 +25,7 @@ class SamplingSetOnTheClient(HarnessServer):
     async def update(self, params: JsonObject) -> JsonObject:
         config = params.get("config")
         if isinstance(config, dict):
-            client = self._instance(params).client
+            client = self.instance_of(params).client
             assert isinstance(client, ExtraBodyClient)
             sampling = {n: v for n, v in config.items() if n in WIRE_NAMES}
             client.extra_body = {WIRE_NAMES[n]: v for n, v in sampling.items()}

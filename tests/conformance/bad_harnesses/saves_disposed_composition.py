@@ -1,13 +1,11 @@
 """Saves every composition beside the session for the next process to reuse,
 also one a dispose interrupted (the contributor's degraded sentinel), so the
-resumed instance sends it instead of recomposing. Caught by
-``prefix-dispose-inside-composition``: ``absent/SENTINEL-DEGRADED-7f3a``
-[PREFIX-5] and ``calls/catalog@i2`` [PREFIX-6]."""
+resumed instance sends it instead of recomposing."""
 
 from typing import Any
 
 from reqfold.reference.json_values import JsonObject
-from reqfold.reference.loop import AbortSignal, AgentLoop, deep_freeze
+from reqfold.reference.loop import AbortSignal, AgentLoop
 from reqfold.reference.shells.harness_adapter import main
 
 SAVED: dict[str, list[JsonObject]] = {}
@@ -17,13 +15,13 @@ SAVED: dict[str, list[JsonObject]] = {}
 class SavesDisposedComposition(AgentLoop):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        saved = SAVED.get(self._log.sink.path)
+        saved = SAVED.get(self.sink.path)
         if saved is not None:
-            self._prefix = deep_freeze(saved)  # "warm start"
+            self.adopt_prefix(saved)  # "warm start"
 
-    async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
-        composed = await super()._compose_prefix(turn, signal)
-        SAVED[self._log.sink.path] = composed  # saved before the checkpoint
+    async def compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        composed = await super().compose_prefix(turn, signal)
+        SAVED[self.sink.path] = composed  # saved before the checkpoint
         return composed
 
 

@@ -1,12 +1,6 @@
-"""Keeps only the last two user prompts (and what followed them) on the wire, to
-fit a context window, without logging a replace: earlier history is
-rewritten on every request, and the provider's cache misses. Caught on
-``plain-turns`` by the reconstruction check ``log/REQ-1`` [REQ-1]. The
-window drops the session prefix (or framing) with the oldest prompts, so
-it also fails ``request-0`` and ``request-3`` of ``prefix-composed-once``,
-``request-1`` of ``prefix-release-after-blocking``, ``send-3/request-0``
-of ``compaction-keeps-prefix-and-system``, and ``request-0`` and
-``request-1`` of ``request-messages-framing``."""
+"""Keeps only the last two user prompts (and what followed them) on the wire,
+to fit a context window, without logging a replace: earlier history is
+rewritten on every request, and the provider's cache misses."""
 
 import dataclasses
 
@@ -18,7 +12,7 @@ KEEP_PROMPTS = 2
 
 
 class SilentSlidingWindow(AgentLoop):
-    async def _dispatch(
+    async def dispatch_request(
         self, request: FrozenRequest, signal: AbortSignal, failure: Exception | None
     ) -> ProviderReply:
         messages = request.messages
@@ -30,7 +24,7 @@ class SilentSlidingWindow(AgentLoop):
         if len(prompts) > KEEP_PROMPTS:
             messages = messages[prompts[-KEEP_PROMPTS] :]
         wired = dataclasses.replace(request, messages=messages)
-        return await super()._dispatch(wired, signal, failure)
+        return await super().dispatch_request(wired, signal, failure)
 
 
 raise SystemExit(main(loop_class=SilentSlidingWindow))

@@ -1,11 +1,9 @@
-"""Retries a step whose composition failed, once, and forgets the cancel
-that made it fail ("the contributor threw; try again"): a contributor that
-honours a cancel by throwing is called again and the turn sends its
-request anyway. Caught by ``prefix-cancel-honoured-by-throwing``:
-``send-1/requests`` and ``send-1/end`` [PREFIX-5]."""
+"""Retries a step whose composition failed, once, and forgets the cancel that
+made it fail ("the contributor threw; try again"): a contributor that
+honours a cancel by throwing is called again and the turn sends its request
+anyway."""
 
 import asyncio
-from dataclasses import replace
 from typing import Any
 
 from reqfold.reference.json_values import JsonObject
@@ -18,15 +16,15 @@ class ThrowClearsTheCancel(AgentLoop):
         super().__init__(**options)
         self.retried = False
 
-    async def _step(self, turn: int, step: int) -> JsonObject | None:
+    async def run_step(self, turn: int, step: int) -> JsonObject | None:
         try:
-            return await super()._step(turn, step)
+            return await super().run_step(turn, step)
         except (Exception, asyncio.CancelledError):
-            if self._prefix is not None or self.retried:
+            if self.session_prefix is not None or self.retried:
                 raise
             self.retried = True  # "the contributor threw: compose again"
-            self._state = replace(self._state, interruption=None)
-            return await super()._step(turn, step)
+            self.forget_interruption()
+            return await super().run_step(turn, step)
 
 
 raise SystemExit(main(loop_class=ThrowClearsTheCancel))

@@ -1,8 +1,6 @@
 """Marks the session prefix composed (an empty list) before the contributors
 run, so a composition that throws leaves it cached and the next turn never
-recomposes. Caught by ``prefix-throwing-contributor``: ``calls/catalog@i1``
-and ``request-0`` [PREFIX-5]; the same two on
-``prefix-cancel-honoured-by-throwing``."""
+recomposes."""
 
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import AbortSignal, AgentLoop
@@ -10,9 +8,9 @@ from reqfold.reference.shells.harness_adapter import main
 
 
 class ThrowingCompositionStaysCached(AgentLoop):
-    async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
-        self._prefix = ()  # "composing": claimed before the listeners run
-        return await super()._compose_prefix(turn, signal)
+    async def compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        self.adopt_prefix(())  # "composing": claimed before the listeners run
+        return await super().compose_prefix(turn, signal)
 
 
 raise SystemExit(main(loop_class=ThrowingCompositionStaysCached))

@@ -1,9 +1,6 @@
 """Puts the current time in the system prompt, so the prompt changes on every
 request and no request reuses the provider's cache past its first line. A
-SHOULD (CACHE-2): it passes, with a warning, unless ``--strict``. Caught on
-``tool-calls-chained-in-one-turn`` (consecutive requests of one turn) and on
-``plain-turns`` (one request per turn): the checker's ``log/CACHE-2``
-[CACHE-2]."""
+SHOULD (CACHE-2): it passes, with a warning, unless ``--strict``."""
 
 from reqfold.reference.loop import AssembleContext, Assembly
 from reqfold.reference.loop.waterfall import Next

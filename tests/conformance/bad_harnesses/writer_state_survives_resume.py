@@ -1,7 +1,6 @@
 """A resumed instance's writer carries on from the log as if it had logged the
 header itself, so the prefix a resumed instance recomposes goes out as a
-delta with a ``messagePrefix`` arm instead of on a ``resume`` snapshot.
-Caught by the checker on ``resume-with-drift``: ``log/PREFIX-2`` [PREFIX-2]."""
+delta with a ``messagePrefix`` arm instead of on a ``resume`` snapshot."""
 
 from typing import Any
 
@@ -12,7 +11,7 @@ from reqfold.reference.shells.harness_adapter import main
 class WriterStateSurvivesResume(AgentLoop):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self._logged_header = self.session.request_header() is not None
+        self.logged_header = self.session.request_header() is not None
 
 
 raise SystemExit(main(loop_class=WriterStateSurvivesResume))

@@ -18,7 +18,7 @@ def answer(
 ) -> bytes | None:
     if request.method == "instance/send" and isinstance(request.id, int):
         say(f"answering request {request.id} as {request.id + 1000}")
-        return adapter._frame(request.id + 1000, result=result, error=error)
+        return adapter.frame(request.id + 1000, result=result, error=error)
     return adapter.answer(request, result=result, error=error)
 
 

@@ -17,13 +17,13 @@ UNKNOWN = "--unknown" in sys.argv
 
 
 class BreaksNotificationSchema(HarnessServer):
-    async def _run_turn(self, instance: Instance, prompt: str) -> None:
+    async def run_turn(self, instance: Instance, prompt: str) -> None:
         if UNKNOWN:
             say("sending turn/progress")
             self.notify("turn/progress", {"instance": instance.name, "percent": 0})
-        await super()._run_turn(instance, prompt)
+        await super().run_turn(instance, prompt)
 
-    def _turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
+    def turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
         say("sending turn/ended without its reason")
         self.notify("turn/ended", {"instance": instance.name, "turn": turn})
 

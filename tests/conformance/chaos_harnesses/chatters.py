@@ -14,7 +14,7 @@ from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 
 
 class Chatters(HarnessServer):
-    async def _run_turn(self, instance: Instance, prompt: str) -> None:
+    async def run_turn(self, instance: Instance, prompt: str) -> None:
         say(f"turn of {instance.name} started; chattering about a ghost instance")
         call = 0
         while True:

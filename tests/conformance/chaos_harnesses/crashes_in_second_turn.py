@@ -25,14 +25,14 @@ TURNS: dict[str, int] = {}
 
 
 class CrashesInSecondTurn(HarnessServer):
-    async def _run_turn(self, instance: Instance, prompt: str) -> None:
+    async def run_turn(self, instance: Instance, prompt: str) -> None:
         session = instance.session.name
         TURNS[session] = TURNS.get(session, 0) + 1
         if TURNS[session] == 2 and first_time():
             await asyncio.sleep(0)  # let instance/send be answered first
             say(f"segmentation fault in turn 2 of session {session} (exit 7)")
             os._exit(7)
-        await super()._run_turn(instance, prompt)
+        await super().run_turn(instance, prompt)
 
 
 serve(CrashesInSecondTurn)

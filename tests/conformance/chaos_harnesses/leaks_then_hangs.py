@@ -10,14 +10,14 @@ from typing import Any
 from _chaos import say, serve
 
 from reqfold.reference.json_values import JsonObject
-from reqfold.reference.loop import AbortSignal, AgentLoop, deep_freeze
+from reqfold.reference.loop import AbortSignal, AgentLoop
 from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 
 
 class CachesCancelledComposition(AgentLoop):
-    async def _compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
-        composed = await super()._compose_prefix(turn, signal)
-        self._prefix = deep_freeze(composed)  # cached before the checkpoint
+    async def compose_prefix(self, turn: int, signal: AbortSignal) -> list[JsonObject]:
+        composed = await super().compose_prefix(turn, signal)
+        self.adopt_prefix(composed)  # cached before the checkpoint
         return composed
 
 
@@ -27,11 +27,11 @@ class LeaksThenHangs(HarnessServer):
             notify, **{**options, "loop_class": CachesCancelledComposition}
         )
 
-    def _turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
+    def turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
         if instance.loop.requests:  # the sentinel went out: never say the turn ended
             say(f"{instance.name} sent its cached prefix and now hangs")
             return
-        super()._turn_ended(instance, turn, reason)
+        super().turn_ended(instance, turn, reason)
 
 
 serve(LeaksThenHangs)

@@ -15,10 +15,10 @@ from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 class NeverEndsTurns(HarnessServer):
     turns = 0
 
-    async def _run_turn(self, instance: Instance, prompt: str) -> None:
+    async def run_turn(self, instance: Instance, prompt: str) -> None:
         self.turns += 1
         if self.turns < 2:
-            await super()._run_turn(instance, prompt)
+            await super().run_turn(instance, prompt)
             return
         say(f"turn {self.turns} of {instance.name} is stuck and will never end")
         await asyncio.Event().wait()

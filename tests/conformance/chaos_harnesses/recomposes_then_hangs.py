@@ -15,22 +15,22 @@ from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 
 
 class RecomposesEveryTurn(AgentLoop):
-    async def _run_turn(
+    async def run_turn(
         self, content: list[JsonObject], source: JsonObject
     ) -> TurnResult:
-        self._prefix = None  # "fresh context for every turn"
-        return await super()._run_turn(content, source)
+        self.forget_prefix()  # "fresh context for every turn"
+        return await super().run_turn(content, source)
 
 
 class RecomposesThenHangs(HarnessServer):
     def __init__(self, notify: Any, **options: Any) -> None:
         super().__init__(notify, **{**options, "loop_class": RecomposesEveryTurn})
 
-    def _turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
+    def turn_ended(self, instance: Instance, turn: int | None, reason: Any) -> None:
         if turn is not None and turn >= 2:  # composed twice: never say it ended
             say(f"{instance.name} composed again and now hangs")
             return
-        super()._turn_ended(instance, turn, reason)
+        super().turn_ended(instance, turn, reason)
 
 
 serve(RecomposesThenHangs)

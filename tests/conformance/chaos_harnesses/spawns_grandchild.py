@@ -34,7 +34,7 @@ record_pid(helper.pid, "escaped" if ESCAPE else "helper")
 class SpawnsGrandchild(HarnessServer):
     turns = 0
 
-    async def _run_turn(self, instance: Instance, prompt: str) -> None:
+    async def run_turn(self, instance: Instance, prompt: str) -> None:
         self.turns += 1
         if self.turns == 2:
             if THEN == "exit":
@@ -42,7 +42,7 @@ class SpawnsGrandchild(HarnessServer):
                 os._exit(9)
             say(f"hanging in turn 2; helper {helper.pid} keeps stdout open")
             threading.Event().wait()  # blocks the event loop itself
-        await super()._run_turn(instance, prompt)
+        await super().run_turn(instance, prompt)
 
 
 serve(SpawnsGrandchild)

@@ -11,10 +11,10 @@ from reqfold.reference.shells.harness_adapter import HarnessServer, Instance
 
 
 class WritesGarbage(HarnessServer):
-    async def _run_turn(self, instance: Instance, prompt: str) -> None:
+    async def run_turn(self, instance: Instance, prompt: str) -> None:
         say("logging to the wrong stream")
         write_stdout(b"DEBUG composing the request for " + prompt.encode() + b"\n")
-        await super()._run_turn(instance, prompt)
+        await super().run_turn(instance, prompt)
 
 
 serve(WritesGarbage)

@@ -16,11 +16,11 @@ NOT_SUPPORTED = -32003
 
 
 class RecomposesEveryTurn(AgentLoop):
-    async def _run_turn(
+    async def run_turn(
         self, content: list[JsonObject], source: JsonObject
     ) -> TurnResult:
-        self._prefix = None  # "fresh context for every turn"
-        return await super()._run_turn(content, source)
+        self.forget_prefix()  # "fresh context for every turn"
+        return await super().run_turn(content, source)
 
 
 class RefusesDeclaredCompaction(HarnessServer):

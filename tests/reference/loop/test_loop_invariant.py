@@ -24,7 +24,7 @@ from reqfold.reference.revisions import Revision
 class DerivesAfterStepStart(AgentLoop):
     """A broken harness: it derives the history after appending step/start (pre-R2)."""
 
-    def _cross_boundary(self, turn, step):
+    def cross_boundary(self, turn, step):
         boundary = self.append("step/start", {"turn": turn, "step": step})["seq"]
         return self.session.derive_messages(), boundary
 

@@ -1,4 +1,6 @@
-"""A strict, lenient-recovering JSON parser for the checker's slow path.
+"""A strict JSON parser that records every problem and reads on, for the
+checker's slow path (named for that: it records, where the suite's other
+strict readers refuse).
 
 Implements the text side of docs/spec.md JSON-1 for `reqfold.conformance.check.lines`
 (and the capture reader, `reqfold.conformance.check.reconstruction`): `parse_json`
@@ -12,8 +14,8 @@ hooks that record problems. Nesting too deep for its recursion falls back
 to `_parse_iteratively`, a stack machine over a token regex, so no input
 can overflow a stack.
 
-Not `reqfold.conformance.report.strict_json`, which refuses a file at its
-first problem, nor `reqfold.fakes.strict_json`, which judges a request
+Not `reqfold.conformance.report.refusing_json`, which refuses a file at its
+first problem, nor `reqfold.fakes.provider_json`, which judges a request
 body as a provider would: this one goes on past every problem.
 """
 

@@ -1,4 +1,5 @@
-"""Reading the JSON files the reports side takes (reports, expected failures).
+"""Reading the JSON files the reports side takes (reports, expected failures),
+refusing a file at its first problem (hence the name).
 
 Stricter than `json.loads`: ``NaN`` and ``Infinity`` are not JSON values,
 and a member given twice would be read as its last value, so both are
@@ -7,8 +8,8 @@ parser (a ValueError, never a RecursionError escaping to the caller).
 
 One of three strict JSON readers, each kept for a real difference: this one
 refuses a file at its first problem, in words `reqfold compare` prints;
-`reqfold.conformance.check.strict_json` reads a log on, recording every
-JSON-1 problem so the checker can name each; `reqfold.fakes.strict_json`
+`reqfold.conformance.check.recording_json` reads a log on, recording every
+JSON-1 problem so the checker can name each; `reqfold.fakes.provider_json`
 answers a request body as a provider would (and the fakes import nothing of
 the suite).
 """

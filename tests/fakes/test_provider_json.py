@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from reqfold.fakes.errors import InvalidRequest
-from reqfold.fakes.strict_json import parse_json_body, parse_json_body_slowly
+from reqfold.fakes.provider_json import parse_json_body, parse_json_body_slowly
 
 JSON = st.recursive(
     st.none()

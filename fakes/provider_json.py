@@ -1,4 +1,8 @@
-"""Strict JSON for request bodies: what a real provider's parser accepts.
+"""JSON as a provider's parser reads a request body: what it accepts.
+
+Named for what it does: of the suite's three strict JSON readers this is
+the one that answers a request body as a real provider would (it keeps a
+duplicated member's last value, and refuses with an `InvalidRequest`).
 
 A body must be UTF-8 JSON text without `NaN`/`Infinity`, numbers out of
 double range (`1e400`), integers longer than Python converts (4300
@@ -14,8 +18,8 @@ the standard library parses it again with the checks above, so the error
 says what the standard parser says (line and column), and a body that
 only msgspec refuses would still be accepted.
 
-The suite has strict readers of its own (`conformance/check/strict_json.py`
-records every problem of a log, `conformance/report/strict_json.py` refuses
+The suite has strict readers of its own (`conformance/check/recording_json.py`
+records every problem of a log, `conformance/report/refusing_json.py` refuses
 a report file); the fakes import nothing of the suite, and a provider's
 parser differs from both (it keeps a duplicated member's last value).
 """
