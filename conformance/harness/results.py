@@ -1,7 +1,7 @@
 """How the checks of a scenario run are made.
 
 `Judge` collects the checks of one run as `Check` results, giving each its
-id and its outcome from the rules' level (`level_of`), with what the check
+id and its outcome from the rules' level (`rules_level`), with what the check
 expected and found recorded as data where it is made. The checks
 themselves live in `reqfold.conformance.harness.checks`,
 `reqfold.conformance.harness.expectations` and
@@ -65,7 +65,7 @@ def scenario_check(
         revision=revision,
         name=name,
         rules=tuple(rules),
-        level=level or level_of(rules),
+        level=level or rules_level(rules),
         outcome=outcome,
         message=message,
         step=step,
@@ -74,10 +74,6 @@ def scenario_check(
         first_difference=difference,
         detail=dict(detail or {}),
     )
-
-
-level_of = rules_level
-"""MUST when any of the rules is a MUST rule, else SHOULD (`rules_level`)."""
 
 
 class Judge:
@@ -122,13 +118,13 @@ class Judge:
     ) -> None:
         """Record a check; `ok` None is an error (no verdict).
 
-        A failed check fails at its rules' level (`level_of`), or at
+        A failed check fails at its rules' level (`rules_level`), or at
         `level` when given: a MUST rule the checker reports at SHOULD level
         (a member-order clause) only warns. `step`, `expected`, `found`,
         `difference` and `detail` are what a reproduction shows
         (`scenario_check`).
         """
-        level = level or level_of(rules)
+        level = level or rules_level(rules)
         taken = self.taken[name]
         self.taken[name] += 1
         if taken:  # two expectations of one kind on one request: keep ids unique
