@@ -4,9 +4,11 @@ It sits below every tool (`run`, `probe`, `report`, `cache`, the pytest
 plugin): each judges with these words and statuses, none imports another's.
 
 `reqfold run` judges an implementation with up to three parts (the codec
-vectors, the differential properties, the harness scenarios); each result
-names the rules it shows. This module turns them all into `Check` rows,
-tallies them per rule (`rule_table`) and decides the single verdict:
+vectors, the differential properties, the harness scenarios); every part
+(and ``reqfold probe``, the cache judgement and the pytest plugin) makes
+its results as `Check`, the one result model, which names the rules it
+shows (the words: docs/glossary.md). This module tallies checks per rule
+(`rule_table`) and decides the single verdict:
 
 * ``1`` (NOT CONFORMANT): a MUST check failed (or, with ``strict``, a
   SHOULD check warned); also (STALE EXPECTED FAILURE) when nothing failed
@@ -37,17 +39,26 @@ from dataclasses import dataclass, field
 
 from reqfold.conformance.outcomes import NOT_COVERED, Outcome
 from reqfold.conformance.rules import load_rules
+from reqfold.reference.json_values import JsonObject, JsonValue
 
 CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Check:
-    """One result of any part, in the shape the verdict needs."""
+    """One check's result: the only result any part of the suite produces.
+
+    Made where the check is made (the codec runner, the properties, the
+    scenario judge, the probe), carried as data to the verdict and the
+    reports, which only format it: nothing reads a fact back out of `id`
+    or `message` (docs/glossary.md).
+    """
 
     part: str
-    """``vectors``, ``properties`` or ``scenarios``."""
+    """``vectors``, ``properties``, ``scenarios`` or ``probe``."""
     id: str
+    """The check's stable public id (``scenario@revision/name`` for a
+    scenario check, ``revision/case`` for a vector, ...)."""
     revision: str
     rules: tuple[str, ...]
     outcome: Outcome
@@ -56,6 +67,74 @@ class Check:
     """``MUST`` or ``SHOULD``: the level the check fails at."""
     duration: float = 0.0
     """Seconds from the previous result to this one (reports only)."""
+    scenario: str | None = None
+    """The scenario a scenario check judged (None for the codec parts)."""
+    name: str = ""
+    """What was checked within the scenario run: the id after
+    ``scenario@revision/`` (``send-1/end``, ``log/HDR-4``, ``calls/x@a``)."""
+    step: int | None = None
+    """The index among the scenario's steps of the step the check is about
+    (None when it judged the whole run)."""
+    expected: JsonValue = None
+    """What the spec wanted, as JSON (None when the check does not say)."""
+    found: JsonValue = None
+    """What the implementation did, like `expected`."""
+    first_difference: str | None = None
+    """Where `found` first differs from `expected`: a JSON path, or the
+    request field where the cache broke (None when not known)."""
+    detail: JsonObject = field(default_factory=dict)
+    """Part-specific extras (an expectation's kind, the error code, ...)."""
+
+    @property
+    def run(self) -> str | None:
+        """``scenario@revision``: the scenario run a scenario check belongs to."""
+        return None if self.scenario is None else f"{self.scenario}@{self.revision}"
+
+    def dump(self) -> JsonObject:
+        """The JSON form of the result (a scenario check's members first)."""
+        return {
+            "id": self.id,
+            "scenario": self.scenario,
+            "revision": self.revision,
+            "rules": list(self.rules),
+            "level": self.level,
+            "outcome": self.outcome.value,
+            "message": self.message,
+            "part": self.part,
+            "name": self.name,
+            "step": self.step,
+            "expected": self.expected,
+            "found": self.found,
+            "firstDifference": self.first_difference,
+            "detail": dict(self.detail),
+        }
+
+    @classmethod
+    def load(cls, data: JsonObject) -> Check:
+        """The check `dump` wrote."""
+        return cls(
+            part=str(data["part"]),
+            id=str(data["id"]),
+            scenario=data["scenario"],
+            revision=str(data["revision"]),
+            name=str(data["name"]),
+            rules=tuple(data["rules"]),
+            level=str(data["level"]),
+            outcome=Outcome(data["outcome"]),
+            message=str(data["message"]),
+            step=data["step"],
+            expected=data["expected"],
+            found=data["found"],
+            first_difference=data["firstDifference"],
+            detail=dict(data["detail"]),
+        )
+
+
+def rules_level(rules: Sequence[str]) -> str:
+    """``MUST`` when any of `rules` is a MUST rule, else ``SHOULD``: the
+    level a check of those rules fails at."""
+    registry = load_rules()
+    return "MUST" if any(registry[rule].is_must for rule in rules) else "SHOULD"
 
 
 NO_EXPECTED: Mapping[str, str] = {}
@@ -71,6 +150,10 @@ def status_of(check: Check, expected: Mapping[str, str] = NO_EXPECTED) -> str:
     return check.outcome.value
 
 
+STATUSES = ("pass", "warn", "fail", "error", "skip", "xfail", "xpass")
+"""Every status a check can have, in the order reports list them."""
+
+
 @dataclass(slots=True, kw_only=True)
 class RuleRow:
     """The tally of one rule over every check that names it."""
@@ -81,6 +164,15 @@ class RuleRow:
     """Checks per status (`status_of`)."""
     first_problem: str = ""
     """The id of the first check that failed, warned or errored on the rule."""
+
+    def dump(self) -> JsonObject:
+        """The JSON form (see run-report.schema.json)."""
+        return {
+            "rule": self.rule,
+            "level": self.level,
+            "counts": {status: self.counts.get(status, 0) for status in STATUSES},
+            "firstProblem": self.first_problem or None,
+        }
 
 
 def rule_table(
@@ -163,9 +255,11 @@ def not_covered(checks: Iterable[Check]) -> dict[str, str]:
     """Scenario runs not covered (a skipped scenario check), by ``scenario@revision``,
     each with its reason."""
     return {
-        check.id.partition("/")[0]: check.message.removeprefix(NOT_COVERED)
+        check.run: check.message.removeprefix(NOT_COVERED)
         for check in checks
-        if check.part == "scenarios" and check.outcome is Outcome.SKIP
+        if check.part == "scenarios"
+        and check.run is not None
+        and check.outcome is Outcome.SKIP
     }
 
 
@@ -176,10 +270,11 @@ def coverage_text(checks: Sequence[Check]) -> tuple[str, str]:
     missing = not_covered(checks)
     if not missing:
         return "", ""
-    runs = {check.id.partition("/")[0] for check in checks if check.part == "scenarios"}
+    runs = {check.run for check in checks if check.part == "scenarios"}
+    scenario_by_run = {check.run: check.scenario for check in checks}
     by_reason: dict[str, list[str]] = {}
     for key, reason in missing.items():
-        scenario = key.partition("@")[0]
+        scenario = scenario_by_run[key] or key
         names = by_reason.setdefault(reason, [])
         if scenario not in names:
             names.append(scenario)

@@ -44,10 +44,10 @@ from reqfold.conformance.cache.causes import (
 )
 from reqfold.conformance.cache.echo import NOT_APPLICABLE, echo_difference
 from reqfold.conformance.cache.model import (
+    PART,
     Break,
     CacheJudgement,
     EchoFinding,
-    Finding,
     ProcessStart,
     Relation,
     Row,
@@ -68,6 +68,7 @@ from reqfold.conformance.cache.streams import (
     similarity,
 )
 from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.verdict import Check
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.tokenizer import SegmentEncoder
@@ -661,24 +662,26 @@ def _findings(
     fail_on: Collection[str],
     max_lost_tokens: int | None,
     main_number: int,
-) -> list[Finding]:
+) -> list[Check]:
     unexpected = [item for item in judgement.breaks if item.expected is None]
 
     def breaks_of(rule: str) -> list[Break]:
         return [item for item in unexpected if rule in item.rules]
 
-    def warns_on_breaks(finding_id: str, rule: str, kept: str) -> Finding:
+    def warns_on_breaks(finding_id: str, rule: str, kept: str) -> Check:
         """A warning listing the unexpected breaks of `rule`; a pass that
         says `kept` where there are none."""
         broken = breaks_of(rule)
-        return Finding(
+        return Check(
+            part=PART,
+            revision="",
             id=finding_id,
             rules=(rule,),
             outcome=Outcome.WARN if broken else Outcome.PASS,
             message=_describe(broken) if broken else kept,
         )
 
-    findings: list[Finding] = []
+    findings: list[Check] = []
     main = next((s for s in judgement.streams if s.main), None)
     if main is not None:
         broken = breaks_of("CACHE-1")
@@ -695,7 +698,9 @@ def _findings(
             outcome = Outcome.SKIP
             message = "no two requests of the main stream came from one process"
         findings.append(
-            Finding(
+            Check(
+                part=PART,
+                revision="",
                 id="cache/main-extends",
                 rules=("CACHE-1",),
                 outcome=outcome,
@@ -731,7 +736,9 @@ def _findings(
     volatile = breaks_of("CACHE-2")
     if volatile:
         findings.append(
-            Finding(
+            Check(
+                part=PART,
+                revision="",
                 id="cache/volatile-opening",
                 rules=("CACHE-2",),
                 outcome=Outcome.WARN,
@@ -740,7 +747,9 @@ def _findings(
         )
     if state.echo_checked:
         findings.append(
-            Finding(
+            Check(
+                part=PART,
+                revision="",
                 id="cache/echo-fidelity",
                 rules=("STREAM-4",),
                 outcome=Outcome.WARN if judgement.echoes else Outcome.PASS,
@@ -755,7 +764,9 @@ def _findings(
     if fail_on:
         gated = [item for item in unexpected if item.cause in fail_on]
         findings.append(
-            Finding(
+            Check(
+                part=PART,
+                revision="",
                 id="gate/fail-on",
                 rules=tuple(sorted({r for item in gated for r in item.rules}))
                 or ("CACHE-1",),
@@ -768,7 +779,9 @@ def _findings(
     if max_lost_tokens is not None:
         lost = judgement.lost_tokens
         findings.append(
-            Finding(
+            Check(
+                part=PART,
+                revision="",
                 id="gate/max-lost-tokens",
                 rules=tuple(sorted({r for item in unexpected for r in item.rules}))
                 or ("CACHE-1",),

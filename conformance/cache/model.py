@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.verdict import Check
 
 Relation = Literal["first", "new-opening", "repeat", "append", "diverged", "fresh"]
 ProcessKind = Literal["first", "resume", "fresh"]
@@ -109,14 +109,8 @@ class StaticOpening:
     static part (None for the automatic-prefix dialects, 0 when none)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Finding:
-    """One check of the verdict: a rule, an outcome, what was seen."""
-
-    id: str
-    rules: tuple[str, ...]
-    outcome: Outcome
-    message: str
+PART = "cache"
+"""The part of the checks the cache judgement makes (``findings``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,7 +122,8 @@ class CacheJudgement:
     streams: list[StreamSummary] = field(default_factory=list)
     echoes: list[EchoFinding] = field(default_factory=list)
     static: StaticOpening | None = None
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Check] = field(default_factory=list)
+    """The checks of the verdict (part `PART`): id, rules, outcome, message."""
     skipped: list[tuple[int, str]] = field(default_factory=list)
     """Requests left out, with why (refused by the fake, not a prompt)."""
     provider_said: dict[int, str] = field(default_factory=dict)

@@ -8,7 +8,7 @@ from typing import Any
 from reqfold.conformance.cache.model import CacheJudgement
 from reqfold.conformance.outcomes import MARKS, Outcome
 from reqfold.conformance.summary import verdict_line
-from reqfold.conformance.verdict import Check, verdict_text
+from reqfold.conformance.verdict import verdict_text
 
 CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3
 NO_VERDICT_REASONS = {NO_VERDICT: "no request the fake answered"}
@@ -19,18 +19,8 @@ def cache_verdict(judgement: CacheJudgement, *, strict: bool = False) -> str:
     """The verdict in the words of every other command (`verdict_text`):
     ``CONFORMANT``, ``CONFORMANT (with SHOULD warnings)``, ``NOT CONFORMANT:
     a MUST rule is broken``, ..., ``NO VERDICT: no request the fake answered``."""
-    checks = [
-        Check(
-            part="cache",
-            id=finding.id,
-            revision="",
-            rules=finding.rules,
-            outcome=finding.outcome,
-        )
-        for finding in judgement.findings
-    ]
     status = cache_status(judgement, strict=strict)
-    return verdict_text(status, checks, reasons=NO_VERDICT_REASONS)
+    return verdict_text(status, judgement.findings, reasons=NO_VERDICT_REASONS)
 
 
 ACROSS = {
@@ -115,8 +105,13 @@ def judgement_json(
             for item in judgement.rows
         ],
         "findings": [
-            {**dataclasses.asdict(item), "outcome": item.outcome.value}
-            for item in judgement.findings
+            {
+                "id": check.id,
+                "rules": list(check.rules),
+                "outcome": check.outcome.value,
+                "message": check.message,
+            }
+            for check in judgement.findings
         ],
         "skipped": [{"index": index, "why": why} for index, why in judgement.skipped],
         "begins_at": judgement.begins_at,

@@ -71,6 +71,9 @@ class Finding:
     None when the finding states no expected value."""
     found: str | None = None
     """What was found, like `expected`."""
+    path: str | None = None
+    """The JSON path where a rebuilt request first differs from the one
+    sent, when the finding compares the two (not part of its JSON form)."""
 
     def fails(self, *, strict: bool = False) -> bool:
         """True when this finding makes the check fail (SHOULD only if `strict`).
@@ -105,6 +108,7 @@ def finding(
     expected: Any = ABSENT,
     found: Any = ABSENT,
     level: str | None = None,
+    path: str | None = None,
 ) -> Finding:
     """Build a finding; `expected`/`found` values are rendered short (`render`).
 
@@ -119,6 +123,7 @@ def finding(
         message=message,
         expected=None if expected is ABSENT else render(expected),
         found=None if found is ABSENT else render(found),
+        path=path,
     )
 
 

@@ -442,6 +442,7 @@ class Reconstruction:
                 f" at {difference.path}",
                 expected=difference.expected,
                 found=difference.found,
+                path=difference.path,
             )
         ]
 

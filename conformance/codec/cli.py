@@ -24,6 +24,7 @@ import json
 import os
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from reqfold.conformance.adapters.lifecycle import (
     codec_connector,
@@ -32,11 +33,19 @@ from reqfold.conformance.adapters.lifecycle import (
     timeout_problem,
 )
 from reqfold.conformance.codec.cases import CORE, PROFILES, STRICT
-from reqfold.conformance.codec.runner import CaseResult, VectorReport, run_vectors
+from reqfold.conformance.codec.runner import (
+    VectorReport,
+    is_not_run,
+    profile_of,
+    run_vectors,
+)
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.outcomes import MARKS, Outcome
 from reqfold.conformance.output import ReaderMayLeave
 from reqfold.reference.revisions import Revision, parse_revision
+
+if TYPE_CHECKING:
+    from reqfold.conformance.verdict import Check
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,18 +93,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _print_result(result: CaseResult) -> None:
+def _print_result(result: Check) -> None:
     rules = ",".join(result.rules)
-    where = f"{result.revision}/{result.case_id}"
-    profile = "" if result.profile == CORE else f"  ({result.profile})"
-    print(f"  {MARKS[result.outcome]}  {where}  [{rules}]{profile}")
+    profile = profile_of(result)
+    shown = "" if profile == CORE else f"  ({profile})"
+    print(f"  {MARKS[result.outcome]}  {result.id}  [{rules}]{shown}")
     if result.message:
         print(f"         {result.message}")
 
 
-def _print_summary(
-    report: VectorReport, strict: bool, failed: list[CaseResult]
-) -> None:
+def _print_summary(report: VectorReport, strict: bool, failed: list[Check]) -> None:
     identity = report.implementation
     name = f"{identity.get('name', '?')} {identity.get('version', '')}".strip()
     counts = report.counts()
@@ -116,26 +123,16 @@ def _print_summary(
     print(report.profile_line(STRICT))
     status = report.exit_status(strict=strict)
     # the words of every tool: reqfold run's one function
-    from reqfold.conformance.verdict import Check, verdict_text
+    from reqfold.conformance.verdict import verdict_text
 
-    counted = [
-        Check(
-            part="vectors",
-            id=f"{result.revision}/{result.case_id}",
-            revision=result.revision,
-            rules=result.rules,
-            outcome=result.outcome,
-        )
-        for result in report.results
-        if report.counted(result)
-    ]
+    counted = [result for result in report.results if report.counted(result)]
     verdict = verdict_text(
         status,
         counted,
         reasons={3: "the implementation could not be run on every case"},
     )
     if report.stopped is not None:
-        left = [result for result in report.results if result.not_run]
+        left = [result for result in report.results if is_not_run(result)]
         judged = sum(report.counted(result) for result in left)
         print(
             f"Stopped: {report.stopped}; the {len(left)} case(s) left were not run"
@@ -187,17 +184,17 @@ def _run_to_stdout(args: argparse.Namespace, revisions: list[Revision] | None) -
 def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
     text = args.format == "text"
     problems = (Outcome.FAIL, Outcome.WARN, Outcome.ERROR)
-    held: list[CaseResult] = []
-    failed: list[CaseResult] = []
+    held: list[Check] = []
+    failed: list[Check] = []
     """The problems, printed last, right above the verdict."""
 
-    def show(result: CaseResult) -> None:
+    def show(result: Check) -> None:
         # With --show all, core results are shown as they come; the others
         # wait until the run knows whether they are judged (the claim comes
         # with initialize). Problems are kept for the end either way.
-        if result.profile != CORE:
+        if profile_of(result) != CORE:
             held.append(result)
-        elif text and not result.not_run:
+        elif text and not is_not_run(result):
             if args.show == "all":
                 _print_result(result)
             if result.outcome in problems:
@@ -218,7 +215,7 @@ def _run(args: argparse.Namespace, revisions: list[Revision] | None) -> int:
         # its failures are not the contract's (its one line sums them up).
         for result in held:
             judged = report.counted(result)
-            if result.not_run:
+            if is_not_run(result):
                 continue  # counted in the summary, not listed
             if args.show == "all":
                 _print_result(result)

@@ -77,6 +77,7 @@ from reqfold.conformance.errors import AdapterTimeout
 from reqfold.conformance.json_text.values import encode_json, values_equal
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.quoting import bounded
+from reqfold.conformance.verdict import Check, rules_level
 from reqfold.reference.json_values import JsonObject, JsonValue, copy_json
 from reqfold.reference.revisions import ALL_REVISIONS, Revision
 
@@ -108,46 +109,37 @@ _SETTINGS: Final = settings(
 # ---------------------------------------------------------------- results
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PropertyResult:
-    """What one property found under one revision.
-
-    `examples` counts the inputs the implementation answered (generation
-    and shrinking). `vector` is, for a ``fail`` (and a ``warn``), the
-    shrunk counterexample as a vector case (docs/vectors.md) whose
-    expected answer is the reference's; see `render_vector`.
-    """
-
-    id: str
-    method: str
-    revision: str
-    rules: tuple[str, ...]
-    outcome: Outcome
-    examples: int = 0
-    message: str = ""
-    vector: JsonObject | None = None
-
-    def dump(self) -> JsonObject:
-        """The JSON form used in reports."""
-        return {
-            "id": self.id,
-            "revision": self.revision,
-            "method": self.method,
-            "rules": list(self.rules),
-            "outcome": self.outcome.value,
-            "examples": self.examples,
-            "message": self.message,
-            "vector": self.vector,
-        }
+PART = "properties"
+"""The part every property check belongs to."""
 
 
-def render_vector(result: PropertyResult) -> str:
+def counterexample(result: Check) -> JsonObject | None:
+    """A property check's shrunk counterexample, as a vector case (docs/vectors.md)
+    whose expected answer is the reference's: for a ``fail`` (and a
+    ``warn``) that has one; see `render_vector`."""
+    vector = result.detail.get("vector")
+    return vector if isinstance(vector, dict) else None
+
+
+def method_of(result: Check) -> str:
+    """The codec method a property check called (``codec/fold``, ...)."""
+    return str(result.detail.get("method", ""))
+
+
+def examples_of(result: Check) -> int:
+    """How many inputs the implementation answered (generation and shrinking)."""
+    examples = result.detail.get("examples", 0)
+    return examples if isinstance(examples, int) else 0
+
+
+def render_vector(result: Check) -> str:
     """The counterexample as pretty JSON, ready to paste into a vector file's
     ``cases`` (under the directory of its first revision); ValueError when
     the result has none."""
-    if result.vector is None:
+    vector = counterexample(result)
+    if vector is None:
         raise ValueError(f"{result.id} has no counterexample ({result.outcome})")
-    return json.dumps(result.vector, indent=2, ensure_ascii=False, allow_nan=False)
+    return json.dumps(vector, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 # ---------------------------------------------------------------- running
@@ -160,9 +152,9 @@ def run_properties(
     examples: int = DEFAULT_EXAMPLES,
     seed: int = 0,
     properties: Iterable[CodecProperty] = PROPERTIES,
-    on_result: Callable[[PropertyResult], None] | None = None,
+    on_result: Callable[[Check], None] | None = None,
     profile: str | None = None,
-) -> list[PropertyResult]:
+) -> list[Check]:
     """Run `properties` against the implementation `connect` starts.
 
     The inputs are those of the ``core`` profile unless the implementation
@@ -188,11 +180,11 @@ def run_properties(
         for prop in chosen
         if revision in prop.revisions
     ]
-    results: list[PropertyResult] = []
+    results: list[Check] = []
     if not plan:
         return results
 
-    def emit(result: PropertyResult) -> None:
+    def emit(result: Check) -> None:
         results.append(result)
         if on_result is not None:
             on_result(result)
@@ -268,16 +260,18 @@ def _result(
     *,
     examples: int = 0,
     vector: JsonObject | None = None,
-) -> PropertyResult:
-    return PropertyResult(
+) -> Check:
+    rules = _rules_shown(prop, revision, outcome)
+    return Check(
+        part=PART,
         id=prop.id(revision),
-        method=prop.method,
+        name=prop.id(revision),
         revision=revision.value,
-        rules=_rules_shown(prop, revision, outcome),
+        rules=rules,
+        level="SHOULD" if outcome is Outcome.WARN else rules_level(rules),
         outcome=outcome,
-        examples=examples,
         message=message,
-        vector=vector,
+        detail={"method": prop.method, "examples": examples, "vector": vector},
     )
 
 
@@ -342,7 +336,7 @@ class _Trial:
     """The last mismatch raised in this search: while shrinking, the smallest."""
     shrink_steps: int = 0
 
-    def run(self, *, examples: int, seed: int) -> PropertyResult:
+    def run(self, *, examples: int, seed: int) -> Check:
         """Search for a MUST disagreement; failing none, for an order-only one."""
         try:
             found, note = self._search(examples=examples, seed=seed, order_fails=False)
@@ -471,7 +465,7 @@ class _Trial:
 
     def _finish(
         self, outcome: Outcome, message: str, vector: JsonObject | None = None
-    ) -> PropertyResult:
+    ) -> Check:
         return _result(
             self.prop,
             self.revision,
@@ -481,9 +475,7 @@ class _Trial:
             vector=vector,
         )
 
-    def _found(
-        self, mismatch: _Mismatch, outcome: Outcome, note: str
-    ) -> PropertyResult:
+    def _found(self, mismatch: _Mismatch, outcome: Outcome, note: str) -> Check:
         vector = self._vector(mismatch, should=outcome is Outcome.WARN)
         shrunk = "" if note else ", shrunk"
         return self._finish(

@@ -36,7 +36,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from reqfold.conformance.adapters.connection import Connection
 from reqfold.conformance.adapters.lifecycle import abandon, declared_revisions, describe
@@ -46,6 +45,7 @@ from reqfold.conformance.codec.judging import Verdict, judge_response
 from reqfold.conformance.codec.loading import iter_cases
 from reqfold.conformance.errors import AdapterError
 from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.verdict import Check
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -59,46 +59,38 @@ answers ``initialize`` and then nothing would otherwise cost a timeout per
 case (an hour for the corpus at the default)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CaseResult:
-    """What happened to one case under one revision."""
+PART = "vectors"
+"""The part every vector check belongs to."""
 
-    case_id: str
-    revision: str
-    method: str
-    rules: tuple[str, ...]
-    level: str
-    outcome: Outcome
-    message: str = ""
-    not_run: bool = False
-    """An error only because the run had stopped before this case."""
-    profile: str = CORE
-    error_code: int | None = None
-    """The code of the implementation's error response; None when it
-    answered a result, or did not answer."""
-    error_kind: str | None = None
-    """``error.data.kind`` of that error response, when it gave one."""
-    error_rule: str | None = None
-    """``error.data.rule``: the rule ID the implementation's error names."""
-    error_seq: int | None = None
-    """``error.data.seq``: the seq the implementation's error names."""
 
-    def dump(self) -> JsonObject:
-        """The JSON form used in reports."""
-        return {
-            "id": self.case_id,
-            "revision": self.revision,
-            "method": self.method,
-            "rules": list(self.rules),
-            "level": self.level,
-            "profile": self.profile,
-            "outcome": self.outcome.value,
-            "message": self.message,
-            "errorCode": self.error_code,
-            "errorKind": self.error_kind,
-            "errorRule": self.error_rule,
-            "errorSeq": self.error_seq,
-        }
+def profile_of(result: Check) -> str:
+    """The profile (``core``, ``strict``) of a vector check's case."""
+    return str(result.detail.get("profile", CORE))
+
+
+def is_not_run(result: Check) -> bool:
+    """A vector check that is an error only because the run had stopped
+    before its case."""
+    return result.detail.get("notRun") is True
+
+
+def case_json(result: Check) -> JsonObject:
+    """A vector check as ``reqfold vectors --format json`` lists it."""
+    detail = result.detail
+    return {
+        "id": result.name,
+        "revision": result.revision,
+        "method": detail.get("method"),
+        "rules": list(result.rules),
+        "level": result.level,
+        "profile": profile_of(result),
+        "outcome": result.outcome.value,
+        "message": result.message,
+        "errorCode": detail.get("errorCode"),
+        "errorKind": detail.get("errorKind"),
+        "errorRule": detail.get("errorRule"),
+        "errorSeq": detail.get("errorSeq"),
+    }
 
 
 def claimed_profiles(identity: JsonObject) -> frozenset[str]:
@@ -128,7 +120,7 @@ class VectorReport:
     """
 
     implementation: JsonObject
-    results: list[CaseResult] = field(default_factory=list)
+    results: list[Check] = field(default_factory=list)
     startup_error: str | None = None
     stopped: str | None = None
     """Why the run stopped sending cases before the end, if it did."""
@@ -136,9 +128,9 @@ class VectorReport:
     chosen: str | None = None
     """The ``--profile`` the caller gave, if any."""
 
-    def counted(self, result: CaseResult) -> bool:
+    def counted(self, result: Check) -> bool:
         """The result is one of a judged profile, so it counts in the verdict."""
-        return result.profile in self.judged
+        return profile_of(result) in self.judged
 
     def counts(self, *, profile: str | None = None) -> dict[str, int]:
         """How many cases had each outcome (every outcome listed): the judged
@@ -146,7 +138,11 @@ class VectorReport:
         tally = Counter(
             result.outcome
             for result in self.results
-            if (self.counted(result) if profile is None else result.profile == profile)
+            if (
+                self.counted(result)
+                if profile is None
+                else profile_of(result) == profile
+            )
         )
         return {outcome.value: tally.get(outcome, 0) for outcome in Outcome}
 
@@ -198,7 +194,7 @@ class VectorReport:
             },
             "counts": self.counts(),
             "profileCounts": {name: self.counts(profile=name) for name in PROFILES},
-            "results": [result.dump() for result in self.results],
+            "results": [case_json(result) for result in self.results],
         }
 
 
@@ -210,30 +206,35 @@ def case_result(
     *,
     not_run: bool = False,
     response: JsonObject | None = None,
-) -> CaseResult:
-    """The result of running `case` under `revision`, with the ``error_*``
-    fields of `response` when it is an error response."""
-    return CaseResult(
-        not_run=not_run,
-        case_id=case.id,
+) -> Check:
+    """The check of running `case` under `revision`: its profile and method,
+    and what the error of `response` said when it is an error response, in
+    its `detail`."""
+    return Check(
+        part=PART,
+        id=f"{revision.value}/{case.id}",
+        name=case.id,
         revision=revision.value,
-        method=case.method,
         rules=tuple(case.rules),
         level=case.level,
         outcome=outcome,
         message=message,
-        profile=case.profile,
-        **_error_fields(response),
+        detail={
+            "method": case.method,
+            "profile": case.profile,
+            "notRun": not_run,
+            **_error_fields(response),
+        },
     )
 
 
-def _error_fields(response: JsonObject | None) -> dict[str, Any]:
-    """`CaseResult`'s ``error_*`` fields from an error response: what the
+def _error_fields(response: JsonObject | None) -> JsonObject:
+    """A vector check's ``error*`` details from an error response: what the
     implementation said, each kept only when it has the protocol's type
     (the message of the result says what else it sent)."""
     error = response.get("error") if response is not None else None
     if not isinstance(error, dict):
-        return {}
+        return dict.fromkeys(("errorCode", "errorKind", "errorRule", "errorSeq"))
     data = error.get("data")
     data = data if isinstance(data, dict) else {}
 
@@ -248,10 +249,10 @@ def _error_fields(response: JsonObject | None) -> dict[str, Any]:
         return None
 
     return {
-        "error_code": integer(error.get("code")),
-        "error_kind": text(data.get("kind")),
-        "error_rule": text(data.get("rule")),
-        "error_seq": integer(data.get("seq")),
+        "errorCode": integer(error.get("code")),
+        "errorKind": text(data.get("kind")),
+        "errorRule": text(data.get("rule")),
+        "errorSeq": integer(data.get("seq")),
     }
 
 
@@ -267,7 +268,7 @@ def run_vectors(
     *,
     revisions: Iterable[Revision] | None = None,
     cases: Iterable[tuple[Revision, VectorCase]] | None = None,
-    on_result: Callable[[CaseResult], None] | None = None,
+    on_result: Callable[[Check], None] | None = None,
     profile: str | None = None,
 ) -> VectorReport:
     """Run `cases` (default: every vector) against the implementation.
@@ -354,7 +355,7 @@ INTERNAL_ERROR = -32603
 """An adapter's own failure: no verdict on the contract (docs/adapter-protocol.md)."""
 
 
-def _judge(case: VectorCase, revision: Revision, response: JsonObject) -> CaseResult:
+def _judge(case: VectorCase, revision: Revision, response: JsonObject) -> Check:
     error = response.get("error")
     if isinstance(error, dict) and error.get("code") == INTERNAL_ERROR:
         return case_result(

@@ -2,22 +2,17 @@
 
 Pure: `judge` takes the `Evidence` a scenario run left (the log the
 harness wrote, the requests the fake captured for its session, what each
-send did, contributor call counts) and returns one `CheckResult` per check.
+send did, contributor call counts) and returns one `Check` per check.
 The checks, in order:
 
 - ``log``: every rule of ``reqfold check`` on the log, with the
   reconstruction theorem against the captured requests (one result per
   rule the checker applies in the revision; it fails when the checker
   reports a finding of that rule);
-- ``end`` and ``requests``: how each send's turn ended and how many
-  requests it sent, where the scenario names the rules that decide it
-  (elsewhere a mismatch means the scenario did not run as scripted: an
-  error, no verdict);
-- ``calls``: contributor calls per instance (compose once, recompose
-  after a discarded composition or on resume);
-- ``absent``: a sentinel text appears nowhere in the log or in any
-  request the fake received (and so in nothing it cached);
-- ``request``: a captured request holds (or lacks) given texts, in order;
+- the scenario's expectations, one kind at a time
+  (`reqfold.conformance.harness.expectations`): ``end`` and ``requests``
+  of each send, then ``calls``, then ``absent`` and ``request`` in the
+  order the scenario lists them;
 - ``ended`` and ``steps``: each send's ``turn/ended`` against the turn
   its log records (TURN-5), and how many steps that turn opened;
 - ``anchor`` and ``cache`` (`reqfold.conformance.harness.stability`): each
@@ -34,6 +29,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Sequence
+from typing import TypedDict
 
 from reqfold.conformance.check import (
     APPLIED_RULES,
@@ -44,53 +40,55 @@ from reqfold.conformance.check import (
     check_lines,
     read_captures,
 )
+from reqfold.conformance.check.findings import Finding
 from reqfold.conformance.check.reconstruction import (
     REFUSED_AS_TOO_LARGE,
     refused_unread,
 )
 from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.expectations import (
+    KINDS,
+    SCENARIO,
+    SEND,
+    Declared,
+    LoggedTurn,
+    judge_expectation,
+)
 from reqfold.conformance.harness.log_file import (
     MAX_LINES_IN_MEMORY,
     MAX_LOG_IN_MEMORY,
-    lines_holding,
     log_pieces,
 )
-from reqfold.conformance.harness.results import CheckResult, Judge
+from reqfold.conformance.harness.results import COMPARED, Judge
 from reqfold.conformance.harness.stability import stability_checks
-from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.rules import load_rules
+from reqfold.conformance.verdict import Check
 from reqfold.fakes import CapturedRequest, dump_capture_jsonl
 from reqfold.reference.errors import CodecError
-from reqfold.reference.json_values import JsonObject
+from reqfold.reference.json_values import JsonObject, JsonValue
 
 READER_DUTIES = frozenset({"CHECK-2", "JSONL-3"})
 """Rules the checker applies that bind a reader of logs, not the harness
 that wrote the log: they are not tallied for the harness."""
 
 
-def judge_leaks(evidence: Evidence) -> list[CheckResult]:
+def judge_leaks(evidence: Evidence) -> list[Check]:
     """The checks part of a run can prove broken: for what a run left before
     it broke. A sentinel found (``absent``) and a contributor called more
     often than expected (``calls``: a count only grows) stay broken whatever
     the rest of the run would have done; the caller keeps only failures."""
     judge = Judge(evidence)
-    _call_checks(judge, only_excess=True)
-    _text_checks(judge, only="absent")
+    _scenario_expectations(judge, rounds=(("calls",), ("absent",)), partial=True)
     return judge.results
 
 
-def judge(evidence: Evidence) -> list[CheckResult]:
+def judge(evidence: Evidence) -> list[Check]:
     """Every check of one scenario run, in a fixed order."""
     judge = Judge(evidence)
     events = None if evidence.log_left_on_disk else _events(evidence.log)
-    _log_checks(judge)
+    log_failed = _log_checks(judge)
     _send_checks(judge)
-    _call_checks(judge)
-    _text_checks(judge)
-    log_failed = any(
-        result.check_id.split("/", 2)[1] == "log" and result.outcome is not Outcome.PASS
-        for result in judge.results
-    )
+    _scenario_expectations(judge)
     if evidence.log_left_on_disk:
         if not log_failed:
             _cannot_judge_cache(
@@ -129,7 +127,8 @@ def _capture_lines(captures: Sequence[CapturedRequest]) -> list[bytes]:
     return dump_capture_jsonl(captures).encode("utf-8").splitlines()
 
 
-def _log_checks(judge: Judge) -> None:
+def _log_checks(judge: Judge) -> bool:
+    """The log's rules; True when any of them did not pass."""
     evidence = judge.evidence
     revision = evidence.revision
     if not evidence.log and not evidence.log_left_on_disk:
@@ -139,7 +138,7 @@ def _log_checks(judge: Judge) -> None:
             False,
             f"the harness wrote no log at {evidence.log_path}",
         )
-        return
+        return True
     # A request the fake refused as too large was not read whole, so no
     # rebuild can match it: `read_captures` leaves it out of the comparison
     # (its step has no response, so the checker lets it go unmatched), and
@@ -170,16 +169,10 @@ def _log_checks(judge: Judge) -> None:
     )
     judge.one_shots = frozenset(report.summary.one_shot_requests)
     registry = load_rules()
-    first: dict[str, str] = {}
+    first: dict[str, Finding] = {}
     failing: set[str] = set()
     for found in report.findings:
-        where = f"line {found.line}" + (
-            f", seq {found.seq}" if found.seq is not None else ""
-        )
-        detail = found.message
-        if found.expected is not None or found.found is not None:
-            detail += f" (expected {found.expected}, found {found.found})"
-        first.setdefault(found.rule, f"{where}: {detail}")
+        first.setdefault(found.rule, found)
         if found.level == MUST:
             failing.add(found.rule)
     if report.counts[ERROR]:
@@ -190,11 +183,11 @@ def _log_checks(judge: Judge) -> None:
             "log",
             ("CHECK-2",),
             None,
-            f"the checker could not check the log: {first['CHECK-2']}",
+            f"the checker could not check the log: {_said(first['CHECK-2'])}",
         )
         for rule in sorted(failing - READER_DUTIES - {"CHECK-2"}):
-            judge.add(f"log/{rule}", (rule,), False, first[rule], level=MUST)
-        return
+            _broken_rule(judge, first[rule], MUST)
+        return True
     harness_rules = [
         rule
         for rule in (*APPLIED_RULES, *RECONSTRUCTION_RULES)
@@ -205,8 +198,55 @@ def _log_checks(judge: Judge) -> None:
         if rule not in first:
             judge.add(f"log/{rule}", (rule,), True)
             continue
-        level = MUST if rule in failing else SHOULD
-        judge.add(f"log/{rule}", (rule,), False, first[rule], level=level)
+        _broken_rule(judge, first[rule], MUST if rule in failing else SHOULD)
+    return any(rule in first for rule in [*harness_rules, *extra])
+
+
+def _broken_rule(judge: Judge, finding: Finding, level: str) -> None:
+    """``log/<RULE>`` fails (or warns, at `level`) with the rule's first finding."""
+    judge.add(
+        f"log/{finding.rule}",
+        (finding.rule,),
+        False,
+        _said(finding),
+        level=level,
+        **_finding_facts(finding),
+    )
+
+
+def _where(finding: Finding) -> str:
+    """``line N`` or ``line N, seq S``: where in the log a finding is."""
+    return f"line {finding.line}" + (
+        f", seq {finding.seq}" if finding.seq is not None else ""
+    )
+
+
+def _said(finding: Finding) -> str:
+    """A log check's message: the checker's first finding of the rule."""
+    detail = finding.message
+    if finding.expected is not None or finding.found is not None:
+        detail += f" (expected {finding.expected}, found {finding.found})"
+    return f"{_where(finding)}: {detail}"
+
+
+class _FindingFacts(TypedDict):
+    expected: JsonValue
+    found: JsonValue
+    difference: str | None
+    detail: JsonObject
+
+
+def _finding_facts(finding: Finding) -> _FindingFacts:
+    """What a log check's reproduction shows: the first finding's place,
+    expected and found values (as the checker renders them) and path."""
+    where = _where(finding)
+    said = finding.expected is not None or finding.found is not None
+    return {
+        "expected": {"at": where, "value": finding.expected} if said else None,
+        "found": {"at": where, "value": finding.found} if said else None,
+        "difference": finding.path if said else None,
+        "detail": {"line": finding.line, "seq": finding.seq},
+    }
 
 
 def _seed_length(log: bytes) -> int:
@@ -249,42 +289,33 @@ def _unscripted(message: str) -> str:
 
 
 def _send_checks(judge: Judge) -> None:
+    """Each reaction that never fired (no verdict), then each send's own
+    expectations (`SEND` kinds but ``steps``, which `_turn_checks` judges)."""
     scenario_rules = judge.evidence.scenario.rules
     for number, unfired in enumerate(judge.evidence.unfired, start=1):
         judge.add(f"reaction-{number}", scenario_rules, None, _unscripted(unfired))
     for number, send in enumerate(judge.evidence.sends, start=1):
-        expect = send.expect
-        rules = tuple(expect.get("rules", ()))
-        name = f"send-{number}"
-        if "end" in expect:
-            found = send.reason.get("kind")
-            ok = found == expect["end"]
-            message = (
-                f"turn {send.turn} of {send.instance} ({send.prompt!r}) ended"
-                f" {found!r}, expected {expect['end']!r}"
-                + (
-                    f": {send.reason.get('message')}"
-                    if "message" in send.reason
-                    else ""
-                )
-            )
-            if rules:
-                judge.add(f"{name}/end", rules, ok, "" if ok else message)
-            elif not ok:
-                judge.add(f"{name}/end", scenario_rules, None, _unscripted(message))
-        if "requests" in expect:
-            sent = send.captures_after - send.captures_before
-            ok = sent == expect["requests"]
-            message = (
-                f"turn {send.turn} of {send.instance} sent {sent} request(s),"
-                f" expected {expect['requests']}"
-            )
-            if rules:
-                judge.add(f"{name}/requests", rules, ok, "" if ok else message)
-            elif not ok:
-                judge.add(
-                    f"{name}/requests", scenario_rules, None, _unscripted(message)
-                )
+        for kind in KINDS.values():
+            if kind.where == SEND and kind.name != "steps" and kind.name in send.expect:
+                judge_expectation(judge, kind, Declared(item=send.expect, send=number))
+
+
+SCENARIO_ROUNDS: tuple[tuple[str, ...], ...] = (("calls",), ("absent", "request"))
+"""The scenario's own expectations are judged a round at a time, each round
+in the order the scenario lists its items (so check ids keep their order)."""
+
+
+def _scenario_expectations(
+    judge: Judge,
+    *,
+    rounds: tuple[tuple[str, ...], ...] = SCENARIO_ROUNDS,
+    partial: bool = False,
+) -> None:
+    for kinds in rounds:
+        for item in judge.evidence.scenario.expect:
+            kind = KINDS[str(item["check"])]
+            if kind.name in kinds and kind.where == SCENARIO:
+                judge_expectation(judge, kind, Declared(item=item, partial=partial))
 
 
 def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
@@ -307,6 +338,7 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
         limit = sends[number].logged_before if number < len(sends) else len(events)
         span = _logged_turn(events, send.logged_before, max(limit, send.logged_before))
         told = f"turn/ended said turn {send.turn} ended {send.reason.get('kind')!r}"
+        said: JsonObject = {"turn": send.turn, "end": send.reason.get("kind")}
         if span is None:
             judge.add(
                 f"{name}/ended",
@@ -314,11 +346,16 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
                 False,
                 f"{told}, but the log holds no turn/start after the"
                 f" {send.logged_before} event(s) logged before the send",
+                step=judge.send_step(number),
+                expected=said,
+                found={"turn": None, "end": None},
+                difference=COMPARED,
             )
             continue
         start, end = span
         logged_turn = events[start]["data"].get("turn")
         problems = []
+        logged_end: JsonObject = {"turn": logged_turn, "end": None}
         if logged_turn != send.turn:
             problems.append(f"the log's turn is {logged_turn!r}")
         if end is None:
@@ -326,6 +363,7 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
         else:
             logged = events[end]["data"].get("reason")
             logged = logged if isinstance(logged, dict) else {}
+            logged_end["end"] = logged.get("kind")
             if logged.get("kind") != send.reason.get("kind"):
                 problems.append(
                     f"the log's turn/end (seq {events[end].get('seq')}) says"
@@ -336,27 +374,33 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
                     f"the log's reason is {logged['reason']!r}, turn/ended's"
                     f" {send.reason.get('reason')!r}"
                 )
+        if "reason" in send.reason:
+            said["reason"] = send.reason["reason"]
+            if end is not None and isinstance(logged, dict):
+                logged_end["reason"] = logged.get("reason")
         judge.add(
             f"{name}/ended",
             ("TURN-5",),
             not problems,
             f"{told}; " + "; ".join(problems) if problems else "",
+            step=judge.send_step(number),
+            expected=said,
+            found=logged_end,
+            difference=COMPARED,
         )
         if "steps" in send.expect:
             stop = end if end is not None else limit
             opened = sum(
                 1 for event in events[start:stop] if event.get("type") == "step/start"
             )
-            expected = send.expect["steps"]
-            rules = tuple(send.expect.get("rules", ())) or judge.evidence.scenario.rules
-            judge.add(
-                f"{name}/steps",
-                rules,
-                opened == expected,
-                ""
-                if opened == expected
-                else f"turn {logged_turn} of {send.instance} ({send.prompt!r})"
-                f" opened {opened} step(s) in the log, expected {expected}",
+            judge_expectation(
+                judge,
+                KINDS["steps"],
+                Declared(
+                    item=send.expect,
+                    send=number,
+                    logged=LoggedTurn(turn=logged_turn, opened=opened),
+                ),
             )
 
 
@@ -375,186 +419,3 @@ def _logged_turn(
                 return start, end
         return start, None
     return None
-
-
-def _call_checks(judge: Judge, *, only_excess: bool = False) -> None:
-    """The ``calls`` expectations; with `only_excess`, only those already
-    exceeded (the evidence of a run cut short proves no shortfall)."""
-    calls = judge.evidence.calls
-    for item in judge.evidence.scenario.expect:
-        if item["check"] != "calls":
-            continue
-        key = (item["instance"], item["contributor"])
-        found = calls.get(key, 0)
-        if only_excess and found <= item["count"]:
-            continue
-        ok = found == item["count"]
-        judge.add(
-            f"calls/{item['contributor']}@{item['instance']}",
-            item["rules"],
-            ok,
-            ""
-            if ok
-            else f"contributor {item['contributor']!r} was called {found} time(s)"
-            f" by instance {item['instance']}, expected {item['count']}"
-            + (f": {item['why']}" if "why" in item else ""),
-        )
-
-
-def _text_checks(judge: Judge, only: str | None = None) -> None:
-    evidence = judge.evidence
-    log_lines = evidence.log.splitlines()
-    for item in evidence.scenario.expect:
-        if only is not None and item["check"] != only:
-            continue
-        if item["check"] == "absent":
-            text = item["text"]
-            if evidence.log_left_on_disk:
-                places = [
-                    f"the log (line {number})"
-                    for number in _log_lines_holding(evidence, text)
-                ][:1]
-            else:
-                places = [
-                    f"the log (line {number})"
-                    for number, line in enumerate(log_lines, start=1)
-                    if _holds(line, text)
-                ][:1]
-            places += [
-                f"request {position}"
-                for position, capture in enumerate(evidence.captures)
-                if _holds(capture.raw_body, text) or text in _body_text(capture)
-            ]
-            judge.add(
-                f"absent/{text}",
-                item["rules"],
-                not places,
-                f"{text!r} was found in {', '.join(places)}" if places else "",
-            )
-        elif item["check"] == "request":
-            _request_check(judge, item)
-
-
-def _request_check(judge: Judge, item: JsonObject) -> None:
-    """One ``request`` expectation: texts in (or not in) one captured request.
-
-    The request is the `index`-th of the session's, or, with `send`, the
-    `index`-th that send N (from 1) made, so requests a harness makes
-    elsewhere do not shift it.
-    """
-    index = item["index"]
-    captured = len(judge.evidence.captures)
-    first, limit = 0, captured
-    name = f"request-{index}"
-    where = f"request {index}"
-    if "send" in item:
-        name = f"send-{item['send']}/request-{index}"
-        where = f"request {index} of send {item['send']}"
-        sends = judge.evidence.sends
-        if item["send"] > len(sends):
-            judge.add(name, item["rules"], None, f"there is no send {item['send']}")
-            return
-        send = sends[item["send"] - 1]
-        first, limit = send.captures_before, send.captures_after
-    # one-shot requests (a summary sent with the session's key) are no step
-    steps = [
-        capture
-        for capture in judge.evidence.captures[first:limit]
-        if capture.index not in judge.one_shots
-    ]
-    if index >= len(steps):
-        judge.add(
-            name,
-            item["rules"],
-            False,
-            f"{where} was never sent: {captured} request(s) captured",
-        )
-        return
-    capture = steps[index]
-    body = _body_text(capture)
-    problems = []
-    cursor = 0
-    for text in item.get("contains", ()):
-        found = body.find(text, cursor)
-        if found < 0:
-            after = "after the texts before it" if cursor else "anywhere"
-            problems.append(f"{text!r} is not in it {after}")
-        else:
-            cursor = found + len(text)
-    problems += [f"{text!r} is in it" for text in item.get("lacks", ()) if text in body]
-    if "opens" in item:
-        opening = _opening(capture)
-        if item["opens"] not in opening:
-            problems.append(
-                f"its first message after the system prompt is {opening[:120]!r},"
-                f" not one holding {item['opens']!r}"
-            )
-    judge.add(
-        name,
-        item["rules"],
-        not problems,
-        f"{where}: " + "; ".join(problems) if problems else "",
-    )
-
-
-def _opening(capture: CapturedRequest) -> str:
-    """The text of a request's first wire message after its system prompt."""
-    body = capture.body
-    messages = body.get("messages") if isinstance(body, dict) else None
-    for message in messages if isinstance(messages, list) else []:
-        if isinstance(message, dict) and message.get("role") != "system":
-            content = message.get("content")
-            return content if isinstance(content, str) else json.dumps(content)
-    return ""
-
-
-def _log_lines_holding(evidence: Evidence, text: str) -> list[int]:
-    """The first line of a log left on disk that holds `text` as written or
-    JSON-escaped (``\u00e9``, ``\"``), searched a chunk at a time."""
-    spellings = dict.fromkeys(
-        (text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1])
-    )
-    found: list[int] = []
-    for spelling in spellings:
-        try:
-            first = next(lines_holding(evidence.log_path, spelling.encode()), None)
-        except (OSError, UnicodeEncodeError):
-            continue
-        if first is not None:
-            found.append(first)
-    return sorted(found)[:1]
-
-
-def _holds(raw: bytes, text: str) -> bool:
-    """Whether JSON text `raw` holds `text`: as written, or in a decoded string.
-
-    The decoded form finds a text written with escapes (``\\u00e9``,
-    ``ensure_ascii``); a line that is not JSON is searched as written.
-    """
-    if text.encode("utf-8") in raw:
-        return True
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return False
-    return text in _strings(value)
-
-
-def _body_text(capture: CapturedRequest) -> str:
-    """Every string of a request body, joined: what a model would read."""
-    return _strings(capture.body)
-
-
-def _strings(root: object) -> str:
-    """Every string in a JSON value, in document order, one per line."""
-    parts: list[str] = []
-    stack: list[object] = [root]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, str):
-            parts.append(value)
-        elif isinstance(value, dict):
-            stack.extend(reversed(list(value.values())))
-        elif isinstance(value, list):
-            stack.extend(reversed(value))
-    return "\n".join(parts)

@@ -54,9 +54,10 @@ from reqfold.conformance.harness.features import (
     missing_features,
     not_declared_reason,
 )
-from reqfold.conformance.harness.results import BROKEN_RUN, CheckResult, level_of
+from reqfold.conformance.harness.results import BROKEN_RUN, scenario_check
 from reqfold.conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
 from reqfold.conformance.outcomes import NOT_COVERED, Outcome
+from reqfold.conformance.verdict import Check
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -108,7 +109,7 @@ class ScenarioReport:
     """Every check result of a scenario run, with the implementation's identity."""
 
     implementation: JsonObject
-    results: list[CheckResult] = field(default_factory=list)
+    results: list[Check] = field(default_factory=list)
     startup_error: str | None = None
     skipped: list[str] = field(default_factory=list)
     """Scenario runs left out, each with the reason."""
@@ -119,7 +120,7 @@ def run_scenarios(
     *,
     revisions: Iterable[Revision] | None = None,
     scenarios: list[Scenario] | None = None,
-    on_result: Callable[[CheckResult], None] | None = None,
+    on_result: Callable[[Check], None] | None = None,
     workdir: Path | None = None,
     on_evidence: Callable[[Evidence], None] | None = None,
     provider: FakeProvider | None = None,
@@ -292,25 +293,19 @@ class _Session:
 
 def _run_result(
     scenario: Scenario, revision: Revision, outcome: Outcome, message: str
-) -> CheckResult:
+) -> Check:
     """The one result that stands for a whole scenario run, under its rules."""
-    return CheckResult(
-        check_id=f"{scenario.id}@{revision.value}/{BROKEN_RUN}",
-        scenario=scenario.id,
-        revision=revision.value,
-        rules=scenario.rules,
-        level=level_of(scenario.rules),
-        outcome=outcome,
-        message=message,
+    return scenario_check(
+        scenario.id, revision.value, BROKEN_RUN, scenario.rules, outcome, message
     )
 
 
-def _error_result(scenario: Scenario, revision: Revision, message: str) -> CheckResult:
+def _error_result(scenario: Scenario, revision: Revision, message: str) -> Check:
     """A scenario run with no verdict: one ``run`` error under its rules."""
     return _run_result(scenario, revision, Outcome.ERROR, message)
 
 
-def _not_covered(scenario: Scenario, revision: Revision, reason: str) -> CheckResult:
+def _not_covered(scenario: Scenario, revision: Revision, reason: str) -> Check:
     """A scenario run that needs a feature the harness lacks: not covered.
 
     A skip, with the reason as its message: no verdict on the scenario,
@@ -329,8 +324,8 @@ def _play(
     revision: Revision,
     on_evidence: Callable[[Evidence], None] | None = None,
     declared: frozenset[str] | None = None,
-) -> list[CheckResult]:
-    def error(message: str) -> list[CheckResult]:
+) -> list[Check]:
+    def error(message: str) -> list[Check]:
         return [_error_result(scenario, revision, message)]
 
     session.ensure_live()
@@ -390,7 +385,7 @@ def _play(
     return results
 
 
-def _leaks(evidence: Evidence | None) -> list[CheckResult]:
+def _leaks(evidence: Evidence | None) -> list[Check]:
     """Breaches already proven by what a run left before it broke: still
     failures (a sentinel found, a contributor called more often than the
     scenario allows).
@@ -409,14 +404,14 @@ def _leaks(evidence: Evidence | None) -> list[CheckResult]:
     return [result for result in results if result.outcome is Outcome.FAIL]
 
 
-def judge(evidence: Evidence) -> list[CheckResult]:
+def judge(evidence: Evidence) -> list[Check]:
     """`reqfold.conformance.harness.checks.judge`, imported when a run is judged."""
     from reqfold.conformance.harness import checks
 
     return checks.judge(evidence)
 
 
-def judge_leaks(evidence: Evidence) -> list[CheckResult]:
+def judge_leaks(evidence: Evidence) -> list[Check]:
     """`reqfold.conformance.harness.checks.judge_leaks`, imported when first needed."""
     from reqfold.conformance.harness import checks
 

@@ -18,12 +18,12 @@ Pure: evidence and parsed log events in, results out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
-from reqfold.conformance.harness.results import Judge
+from reqfold.conformance.harness.results import COMPARED, Judge
 from reqfold.conformance.json_text.judge_equal import same_json
 from reqfold.fakes import CapturedRequest
-from reqfold.reference.json_values import JsonObject
+from reqfold.reference.json_values import JsonObject, JsonValue
 from reqfold.reference.reconstruct import (
     HEADER_TYPES,
     RebuiltRequest,
@@ -127,6 +127,9 @@ def _anchor_checks(
             f" step {step.step}) logged "
             + (f"a snapshot with reason {found!r}" if found else "no snapshot")
             + f"; expected {'an' if wanted == 'initial' else 'a'} {wanted!r} snapshot",
+            expected={"reason": wanted},
+            found={"reason": found},
+            difference=COMPARED,
         )
 
 
@@ -175,7 +178,47 @@ def stability_checks(
             rules,
             ok,
             "" if ok else _cache_message(earlier, later, diagnostic, same_instance),
+            step=judge.step_of_request(later),
+            detail={CACHE_REQUEST: later},
+            **_cache_facts(captures, later),
         )
+
+
+CACHE_REQUEST = "cacheRequest"
+"""The `Check.detail` member of a cache check that holds the position of the
+request it judged (reports draw the check on that request)."""
+
+
+class _CacheFacts(TypedDict):
+    expected: JsonValue
+    found: JsonValue
+    difference: str | None
+
+
+def _cache_facts(captures: Sequence[CapturedRequest], position: int) -> _CacheFacts:
+    """What a cache check's reproduction shows: the relation to the request
+    before that was expected, the fake's diagnostic found, and the request
+    field where the cache broke."""
+    positions = {capture.index: n for n, capture in enumerate(captures)}
+    diagnostic = captures[position].diagnostic
+    expected: JsonObject = {"relation": ["append", "repeat"], "closest": position - 1}
+    if diagnostic is None:
+        return {"expected": expected, "found": None, "difference": None}
+    closest = diagnostic["closest_request"]
+    found: JsonObject = {
+        "relation": diagnostic["relation"],
+        "closest": None if closest is None else positions.get(closest),
+        "promptTokens": diagnostic["prompt_tokens"],
+        "cachedTokens": diagnostic["cached_tokens"],
+    }
+    divergence = diagnostic["divergence"] or diagnostic["echo_divergence"]
+    if divergence is not None:
+        found["divergence"] = dict(divergence)
+    return {
+        "expected": expected,
+        "found": found,
+        "difference": COMPARED if divergence is None else divergence["field"],
+    }
 
 
 def _excuse(

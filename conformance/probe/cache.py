@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable
+from dataclasses import replace
 
 from reqfold.conformance.cache import (
     CacheJudgement,
-    Finding,
     ProcessStart,
     calls_from_records,
     judge_cache,
@@ -128,16 +128,6 @@ def judge_probe_cache(
     )
 
 
-def cache_checks(findings: Iterable[Finding]) -> list[Check]:
-    """The findings as rows of the verdict."""
-    return [
-        Check(
-            part=PART,
-            id=finding.id,
-            revision="",
-            rules=finding.rules,
-            outcome=finding.outcome,
-            message=finding.message,
-        )
-        for finding in findings
-    ]
+def cache_checks(findings: Iterable[Check]) -> list[Check]:
+    """The cache judgement's checks as the probe's."""
+    return [replace(finding, part=PART) for finding in findings]

@@ -60,7 +60,11 @@ from reqfold.conformance.probe.judge import (
     turn_checks,
 )
 from reqfold.conformance.probe.logs import LogFinder
-from reqfold.conformance.probe.perturb import AT_RESUME, parse_perturbations
+from reqfold.conformance.probe.perturb import (
+    AT_RESUME,
+    PERTURBATION,
+    parse_perturbations,
+)
 from reqfold.conformance.probe.styles import (
     STYLES,
     check_send_template,
@@ -600,7 +604,7 @@ def _report(
             " does not serve (captured, answered 404/405)"
         )
     for check in checks:
-        said_below = check.id.startswith("perturb/")  # under Perturbations
+        said_below = PERTURBATION in check.detail  # under Perturbations
         if check.outcome is Outcome.SKIP and not said_below:  # never silent
             print(f"note: {check.id} [{','.join(check.rules)}]: {check.message}")
     if startup is not None:
@@ -615,13 +619,12 @@ def _report(
             if run.problem and run.output:
                 print(f"\n{run.name}: what the harness printed last")
                 print(printable(run.output.rstrip()))
-    perturbed = [c for c in checks if c.id.startswith("perturb/")]
+    perturbed = [c for c in checks if PERTURBATION in c.detail]
     if perturbed:
         print()
         print("Perturbations (expected outcome; what happened)")
         for check in perturbed:
-            name = check.id.removeprefix("perturb/")
-            print(f"  {name}: {check.outcome.value} {check.message}")
+            print(f"  {check.name}: {check.outcome.value} {check.message}")
     rows = timeline(evidence)
     if not rows and (evidence.runs or evidence.fresh_runs) and startup is None:
         print("\nno request reached the fake: there is no cache to judge")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.probe.driver import ProbeEvidence, ProcessRecord
 from reqfold.conformance.probe.perturb import (
     AT_RESUME,
+    PERTURBATION_REQUEST,
     Request,
     judge_compaction,
     judge_fresh_session,
@@ -205,15 +206,19 @@ def log_checks(
         instance_starts=[(run.name, run.events_before) for run in runs],
         wire_compared=wire is None,
     )
-    prefix = f"{PART}@{choice.revision.value}/"
     checks = [
         Check(
             part=PART,
-            id=result.check_id.removeprefix(prefix),
+            id=result.name,
             revision=result.revision,
             rules=result.rules,
             outcome=result.outcome,
             message=result.message,
+            name=result.name,
+            expected=result.expected,
+            found=result.found,
+            first_difference=result.first_difference,
+            detail=result.detail,
         )
         for result in judge(harness_evidence)
     ]
@@ -295,14 +300,15 @@ def perturbation_checks(
     checks = []
     for line in lines:
         message = line.message
-        found = breaks.get(line.at) if line.at is not None else None
+        at = line.detail.get(PERTURBATION_REQUEST)
+        found = breaks.get(at) if isinstance(at, int) else None
         if found is not None:
             detail = f": {found.detail}" if found.detail else ""
             message += (
                 f" [cause: {found.cause}{detail}; {found.lost} token(s) lost"
                 " against a pure append]"
             )
-        checks.append(_check(f"perturb/{line.name}", line.rules, line.outcome, message))
+        checks.append(replace(line, message=message))
     return checks
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.verdict import Check
 from reqfold.fakes import PROFILES
 
 PERTURBATIONS = ("next-day", "workspace", "fresh-session", "compaction")
@@ -220,16 +221,35 @@ class Request:
     body: Any
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PerturbationLine:
-    """One perturbation's verdict line."""
+PERTURBATION = "perturbation"
+"""The `Check.detail` member that marks a perturbation's check: its name."""
+PERTURBATION_REQUEST = "request"
+"""The `Check.detail` member of a perturbation's check that holds the request
+it is about (a break's, for its cause)."""
 
-    name: str
-    rules: tuple[str, ...]
-    outcome: Outcome
-    message: str
-    at: int | None = None
-    """The request the line is about (a break's, for its cause)."""
+
+def perturbation_check(
+    *,
+    name: str,
+    rules: tuple[str, ...],
+    outcome: Outcome,
+    message: str,
+    at: int | None = None,
+) -> Check:
+    """One perturbation's verdict line, as the probe's check
+    ``perturb/<name>``; `at` is the request it is about."""
+    return Check(
+        part="probe",
+        id=f"perturb/{name}",
+        name=name,
+        revision="",
+        rules=rules,
+        outcome=outcome,
+        message=message,
+        detail={PERTURBATION: name}
+        if at is None
+        else {PERTURBATION: name, PERTURBATION_REQUEST: at},
+    )
 
 
 def judge_resume(
@@ -239,13 +259,13 @@ def judge_resume(
     *,
     clock_problem: str | None = None,
     applied: str = "",
-) -> PerturbationLine:
+) -> Check:
     """next-day and/or workspace: the first process from `boundary` on should
     extend a request of a process before it."""
     name = "+".join(names)
     rules = ("CACHE-3", "CACHE-2")
     if clock_problem is not None:
-        return PerturbationLine(
+        return perturbation_check(
             name=name,
             rules=rules,
             outcome=Outcome.SKIP,
@@ -255,7 +275,7 @@ def judge_resume(
     before = {r.index for r in requests if r.process < boundary}
     did = f" ({applied})" if applied else ""
     if not after or not before:
-        return PerturbationLine(
+        return perturbation_check(
             name=name,
             rules=rules,
             outcome=Outcome.SKIP,
@@ -267,7 +287,7 @@ def judge_resume(
             diagnostic.get("relation") in ("append", "repeat")
             and diagnostic.get("closest_request") in before
         ):
-            return PerturbationLine(
+            return perturbation_check(
                 name=name,
                 rules=rules,
                 outcome=Outcome.PASS,
@@ -280,7 +300,7 @@ def judge_resume(
                 ),
             )
     best = _closest_to(after, before)
-    return PerturbationLine(
+    return perturbation_check(
         name=name,
         rules=rules,
         outcome=Outcome.WARN,
@@ -292,13 +312,13 @@ def judge_resume(
     )
 
 
-def judge_fresh_session(requests: Sequence[Request], boundary: int) -> PerturbationLine:
+def judge_fresh_session(requests: Sequence[Request], boundary: int) -> Check:
     """fresh-session: the new session keeps the static opening (tools, system)."""
     rules = ("CACHE-2",)
     after = [r for r in requests if r.process >= boundary]
     before = {r.index for r in requests if r.process < boundary}
     if not after or not before:
-        return PerturbationLine(
+        return perturbation_check(
             name="fresh-session",
             rules=rules,
             outcome=Outcome.SKIP,
@@ -326,7 +346,7 @@ def judge_fresh_session(requests: Sequence[Request], boundary: int) -> Perturbat
             Outcome.WARN,
             f"lost: {_describe_break(best, _earlier(requests, boundary))}",
         )
-    return PerturbationLine(
+    return perturbation_check(
         name="fresh-session",
         rules=rules,
         outcome=outcome,
@@ -340,21 +360,21 @@ def judge_compaction(
     during: Sequence[int],
     follow_up: Sequence[int],
     after: Sequence[int] = (),
-) -> PerturbationLine:
+) -> Check:
     """compaction: requests `during` the compaction turn; then `follow_up`,
     the second turn after it, should extend one sent from the compaction on
     (the first turn after it is the expected break)."""
     rules = ("CACHE-1",)
     by_index = {r.index: r for r in requests}
     if not during:
-        return PerturbationLine(
+        return perturbation_check(
             name="compaction",
             rules=rules,
             outcome=Outcome.SKIP,
             message="not judged: the compaction turn sent no request (no compaction?)",
         )
     if not follow_up:
-        return PerturbationLine(
+        return perturbation_check(
             name="compaction",
             rules=rules,
             outcome=Outcome.SKIP,
@@ -372,7 +392,7 @@ def judge_compaction(
         if (by_index[index].diagnostic or {}).get("relation") in ("first", "diverged")
     ]
     if not broke:
-        return PerturbationLine(
+        return perturbation_check(
             name="compaction",
             rules=rules,
             outcome=Outcome.SKIP,
@@ -395,7 +415,7 @@ def judge_compaction(
             and isinstance(closest, int)
             and closest >= start
         ):
-            return PerturbationLine(
+            return perturbation_check(
                 name="compaction",
                 rules=rules,
                 outcome=Outcome.PASS,
@@ -405,7 +425,7 @@ def judge_compaction(
                 ),
             )
     first = by_index[follow_up[0]]
-    return PerturbationLine(
+    return perturbation_check(
         name="compaction",
         rules=rules,
         outcome=Outcome.FAIL,

@@ -23,12 +23,9 @@ from collections.abc import Callable
 from reqfold.conformance.adapters.connection import Connection
 from reqfold.conformance.adapters.streak import FailureStreak
 from reqfold.conformance.codec.cases import VectorCase
-from reqfold.conformance.codec.runner import (
-    CaseResult,
-    case_result,
-    run_vectors,
-)
+from reqfold.conformance.codec.runner import case_result, run_vectors
 from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.verdict import Check
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -62,7 +59,7 @@ class CodecSession:
             self._live, self._identity = live, identity
         return _Loan(self, self._live)
 
-    def run(self, revision: Revision, case: VectorCase) -> CaseResult:
+    def run(self, revision: Revision, case: VectorCase) -> Check:
         """Run one case; an error result when the implementation is given up on."""
         given_up = self._given_up()
         if given_up is not None:

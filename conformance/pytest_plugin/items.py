@@ -27,7 +27,7 @@ import pytest
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.pytest_plugin.names import MARKER, ReqfoldShouldWarning
 from reqfold.conformance.pytest_plugin.state import STATE_KEY, SuiteState
-from reqfold.reference.json_values import JsonObject
+from reqfold.conformance.verdict import Check
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 """Where ``conformance/`` lives: vector and scenario files are shown from here."""
@@ -111,9 +111,9 @@ class ScenarioPart(pytest.Collector):
         for check in _state(self).plan(self.config).checks:
             yield ScenarioCheckItem.from_parent(
                 self,
-                name=check["id"],
+                name=check.id,
                 check=check,
-                scenario=scenarios.get(check["scenario"]),
+                scenario=scenarios.get(check.scenario or ""),
             )
 
 
@@ -236,22 +236,20 @@ class VectorItem(CheckItem):
 class ScenarioCheckItem(CheckItem):
     """One check of one scenario run, as the judge gave it at collection."""
 
-    def __init__(self, *, check: JsonObject, scenario: Any, **kwargs: Any) -> None:
+    def __init__(self, *, check: Check, scenario: Any, **kwargs: Any) -> None:
         where = scenario.path if scenario is not None else PACKAGE_ROOT
-        super().__init__(
-            rules=check["rules"], level=check["level"], where=where, **kwargs
-        )
+        super().__init__(rules=check.rules, level=check.level, where=where, **kwargs)
         self.check = check
         self.scenario = scenario
 
     def judged(self) -> tuple[Outcome, str]:
-        return Outcome(self.check["outcome"]), str(self.check["message"])
+        return self.check.outcome, self.check.message
 
     def about(self) -> list[str]:
         scenario = self.scenario
-        revision = self.check["revision"]
+        revision = self.check.revision
         if scenario is None:
-            return [f"scenario  {self.check['scenario']} under {revision}"]
+            return [f"scenario  {self.check.scenario} under {revision}"]
         return [
             f"scenario  {scenario.id} under {revision} ({_shown(scenario.path)})",
             f"          {scenario.title}",

@@ -22,6 +22,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from reqfold.conformance.verdict import Check
 from reqfold.reference.json_values import JsonObject
 
 FORMAT = "reqfold-pytest-plan/1"
@@ -90,8 +91,8 @@ class Plan:
     identity: JsonObject = field(default_factory=dict)
     vectors: list[tuple[str, str]] = field(default_factory=list)
     """``(revision, case id)`` of every vector to run, in corpus order."""
-    checks: list[JsonObject] = field(default_factory=list)
-    """Every scenario check result (`CheckResult.dump`), in play order."""
+    checks: list[Check] = field(default_factory=list)
+    """Every scenario check, in play order."""
     notes: list[str] = field(default_factory=list)
     """What was left out, and why (shown at the end of the session)."""
     error: str | None = None
@@ -103,7 +104,7 @@ class Plan:
             "format": FORMAT,
             "identity": self.identity,
             "vectors": [list(pair) for pair in self.vectors],
-            "checks": self.checks,
+            "checks": [check.dump() for check in self.checks],
             "notes": self.notes,
             "error": self.error,
         }
@@ -116,7 +117,7 @@ class Plan:
         return cls(
             identity=data["identity"],
             vectors=[(revision, case) for revision, case in data["vectors"]],
-            checks=list(data["checks"]),
+            checks=[Check.load(check) for check in data["checks"]],
             notes=list(data["notes"]),
             error=data["error"],
         )
@@ -202,7 +203,7 @@ def _make_plan(options: Options) -> Plan:
         plan.notes.append(
             "vectors not run: the implementation does not declare 'codec'"
         )
-    plan.checks = [result.dump() for result in report.results]
+    plan.checks = list(report.results)
     if not plan.vectors and not plan.checks:
         raise PlanError(
             "nothing to check: the options select nothing this implementation has"

@@ -24,6 +24,7 @@ from reqfold.conformance.pytest_plugin.items import (
 )
 from reqfold.conformance.pytest_plugin.plan import Options, check_options
 from reqfold.conformance.pytest_plugin.state import STATE_KEY, WORKER_KEY, SuiteState
+from reqfold.conformance.verdict import Check
 
 PLUGIN_NAME = "reqfold-suite"
 
@@ -88,6 +89,7 @@ class SuitePlugin:
         self.config = config
         self.state = state
         self.checks: list[Any] = []
+        self._checks_by_id: dict[str, Check] = {}
         self.xfail_marked: set[str] = set()
         """Ids of the checks that ran under an xfail mark (the verdict's
         expected failures, whoever marked them)."""
@@ -139,10 +141,18 @@ class SuitePlugin:
             report.longrepr = str(excinfo.value)
         return report
 
+    def _judged(self) -> dict[str, Check]:
+        """The plan's scenario checks by id (empty while there is no plan)."""
+        plan = self.state.made_plan()
+        if plan is None:
+            return {}
+        if len(self._checks_by_id) != len(plan.checks):
+            self._checks_by_id = {check.id: check for check in plan.checks}
+        return self._checks_by_id
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "teardown" or not report.nodeid.startswith("reqfold::"):
             return
-        from reqfold.conformance.verdict import Check
 
         properties = report.user_properties
         rules = tuple(
@@ -154,11 +164,13 @@ class SuitePlugin:
         part, _, check_id = report.nodeid.removeprefix("reqfold::").partition("::")
         if "xfail" in report.keywords:  # ours, or a conftest's mark
             self.xfail_marked.add(check_id)
+        judged = self._judged().get(check_id)
         self.checks.append(
             Check(
                 part=part,
                 id=check_id,
-                revision="",
+                revision="" if judged is None else judged.revision,
+                scenario=None if judged is None else judged.scenario,
                 rules=rules,
                 outcome=Outcome(outcomes[-1]),
             )
@@ -197,8 +209,8 @@ class SuitePlugin:
             return []
         from reqfold.conformance.report.expected import unseen_ids
 
-        checks = [str(check["id"]) for check in plan.checks]
-        played = {check_id.partition("/")[0] for check_id in checks}
+        checks = [check.id for check in plan.checks]
+        played = {check.run for check in plan.checks if check.run is not None}
         return unseen_ids(self.state.expected, checks, played, ["scenarios"], [])
 
     @pytest.hookimpl(trylast=True)

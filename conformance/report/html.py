@@ -28,15 +28,15 @@ from html import escape
 
 from reqfold.conformance.report.model import (
     PROBLEMS,
-    STATUSES,
-    CheckRecord,
     RequestPoint,
     RunReport,
     ScenarioTrace,
+    ShownCheck,
 )
 from reqfold.conformance.report.notes import split_notes
 from reqfold.conformance.rules import load_rules
 from reqfold.conformance.terminal_text import printable
+from reqfold.conformance.verdict import STATUSES
 
 SEVERITY = ("skip", "pass", "xfail", "warn", "error", "xpass", "fail")
 """Statuses from least to most severe: a matrix cell shows the worst."""
@@ -219,7 +219,7 @@ def _worst(statuses: Sequence[str]) -> str:
 
 
 def _matrix(report: RunReport) -> list[str]:
-    columns: dict[str, list[CheckRecord]] = {}
+    columns: dict[str, list[ShownCheck]] = {}
     for check in report.checks:
         columns.setdefault(check.scenario or check.part, []).append(check)
     if not columns or not report.rules:

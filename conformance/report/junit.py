@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from reqfold.conformance.report.model import CheckRecord, RequestPoint, RunReport
+from reqfold.conformance.report.model import RequestPoint, RunReport, ShownCheck
 from reqfold.conformance.terminal_text import printable
 
 
@@ -28,7 +28,7 @@ def _text(value: str) -> str:
     return printable(value)
 
 
-def failure_text(check: CheckRecord) -> str:
+def failure_text(check: ShownCheck) -> str:
     """The message and, when there is one, the reproduction, as plain text."""
     lines = [check.message] if check.message else []
     if check.reason and check.status in ("xfail", "xpass"):
@@ -111,7 +111,7 @@ def render_junit(report: RunReport) -> str:
 
 
 def _testcase(
-    suite: ET.Element, check: CheckRecord, broke: RequestPoint | None = None
+    suite: ET.Element, check: ShownCheck, broke: RequestPoint | None = None
 ) -> None:
     classname = (
         f"reqfold.scenarios.{check.scenario}"

@@ -12,9 +12,10 @@ from __future__ import annotations
 import html
 import json
 
-from reqfold.conformance.report.model import PROBLEMS, STATUSES, CheckRecord, RunReport
+from reqfold.conformance.report.model import PROBLEMS, RunReport, ShownCheck
 from reqfold.conformance.report.notes import split_notes
 from reqfold.conformance.terminal_text import printable
+from reqfold.conformance.verdict import STATUSES
 
 
 def _cell(value: object) -> str:
@@ -111,7 +112,7 @@ def render_markdown(report: RunReport) -> str:
     return printable("\n".join(out))
 
 
-def _problem(check: CheckRecord) -> list[str]:
+def _problem(check: ShownCheck) -> list[str]:
     mark = {"fail": "FAIL", "xpass": "STALE", "error": "ERROR", "warn": "WARN"}
     lines = [
         f"### {mark[check.status]} {_code(check.id)}",

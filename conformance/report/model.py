@@ -2,7 +2,7 @@
 
 A `RunReport` holds what every format shows: the suite (version and a
 digest of its vectors and scenarios), the implementation's ``initialize``
-answer, one `CheckRecord` per check with its status, the per-rule tally,
+answer, one `ShownCheck` per check with its status, the per-rule tally,
 each scenario's requests as the fake provider's cache saw them
 (`ScenarioTrace`), the notes on what was not run, and the verdict.
 
@@ -17,18 +17,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from reqfold.conformance.outcomes import Outcome
-from reqfold.conformance.verdict import Check, rule_table, status_of
+from reqfold.conformance.verdict import STATUSES, Check, RuleRow, rule_table, status_of
 from reqfold.reference.json_values import JsonObject, JsonValue
 
 FORMAT = "reqfold-run/1"
 """The format id of the JSON report; the number changes when a member's
 meaning changes, never for a member added."""
 
-STATUSES = ("pass", "warn", "fail", "error", "skip", "xfail", "xpass")
-"""Every status a check can have, in the order reports list them."""
+CHECK_FIELDS = tuple(item.name for item in fields(Check))
+"""The fields of a `Check`, which a `ShownCheck` carries whole."""
 
 PROBLEMS = frozenset({"warn", "fail", "error", "xpass"})
 """Statuses a report expands with their message (and reproduction)."""
@@ -66,26 +66,18 @@ class Reproduction:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CheckRecord:
-    """One check of the run, as every report shows it."""
+class ShownCheck(Check):
+    """A check as every report shows it: the `Check` itself, plus its status
+    (`status_of`: the outcome, or xfail/xpass), the reason shown beside it
+    and its reproduction."""
 
-    id: str
-    part: str
-    revision: str
-    rules: tuple[str, ...]
-    level: str
     status: str
-    message: str = ""
     reason: str = ""
     """Why it was skipped, or the expected failure's reason (xfail, xpass)."""
-    duration: float = 0.0
-    """Seconds from the previous result to this one: the first check of a
-    scenario run carries the time the run took to play."""
-    scenario: str | None = None
     reproduction: Reproduction | None = None
 
     def dump(self) -> JsonObject:
-        """The JSON form (see run-report.schema.json)."""
+        """The JSON form in a report (see run-report.schema.json)."""
         return {
             "id": self.id,
             "part": self.part,
@@ -219,25 +211,6 @@ class ScenarioTrace:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RuleTally:
-    """One rule over every check that names it."""
-
-    rule: str
-    level: str
-    counts: Mapping[str, int]
-    first_problem: str
-
-    def dump(self) -> JsonObject:
-        """The JSON form (see run-report.schema.json)."""
-        return {
-            "rule": self.rule,
-            "level": self.level,
-            "counts": {status: self.counts.get(status, 0) for status in STATUSES},
-            "firstProblem": self.first_problem or None,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class RunReport:
     """Everything one run's reports show (module docstring)."""
 
@@ -245,8 +218,8 @@ class RunReport:
     implementation: JsonObject
     command: str
     options: JsonObject
-    checks: tuple[CheckRecord, ...]
-    rules: tuple[RuleTally, ...]
+    checks: tuple[ShownCheck, ...]
+    rules: tuple[RuleRow, ...]
     traces: tuple[ScenarioTrace, ...]
     notes: tuple[str, ...]
     startup_error: str | None
@@ -291,13 +264,6 @@ class RunReport:
         }
 
 
-def scenario_of(check: Check) -> str | None:
-    """The scenario a check judged (None for the codec parts)."""
-    if check.part != "scenarios":
-        return None
-    return check.id.partition("@")[0]
-
-
 def build_report(
     *,
     suite: JsonObject,
@@ -325,31 +291,16 @@ def build_report(
         else:
             reason = ""
         records.append(
-            CheckRecord(
-                id=check.id,
-                part=check.part,
-                revision=check.revision,
-                rules=check.rules,
-                level=check.level,
+            ShownCheck(
+                **{name: getattr(check, name) for name in CHECK_FIELDS},
                 status=status,
-                message=check.message,
                 reason=reason,
-                duration=check.duration,
-                scenario=scenario_of(check),
                 reproduction=reproductions.get(check.id)
                 if status in PROBLEMS or status == "xfail"
                 else None,
             )
         )
-    rows = tuple(
-        RuleTally(
-            rule=row.rule,
-            level=row.level,
-            counts=dict(row.counts),
-            first_problem=row.first_problem,
-        )
-        for row in rule_table(checks, expected=expected)
-    )
+    rows = tuple(rule_table(checks, expected=expected))
     return RunReport(
         suite=suite,
         implementation=implementation,

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from reqfold.conformance.cache import ProcessStart, calls_from_records, judge_cache
 from reqfold.conformance.harness.evidence import Evidence
+from reqfold.conformance.harness.stability import CACHE_REQUEST
 from reqfold.conformance.report.model import RequestPoint, ScenarioTrace
 from reqfold.conformance.verdict import Check
 
@@ -29,11 +30,10 @@ def scenario_trace(
 ) -> ScenarioTrace:
     """The trace of one scenario run; `checks` are its results, `statuses`
     their report statuses by id."""
-    prefix = f"{evidence.scenario.id}@{evidence.revision.value}/"
     cache_checks = {
-        check.id.removeprefix(prefix + "cache/").partition("#")[0]: check.id
+        judged: check.id
         for check in checks
-        if check.id.startswith(prefix + "cache/request-")
+        if isinstance(judged := check.detail.get(CACHE_REQUEST), int)
     }
     positions = {capture.index: n for n, capture in enumerate(evidence.captures)}
     points = []
@@ -44,7 +44,7 @@ def scenario_trace(
             if position < len(evidence.capture_instances)
             else ""
         )
-        check = cache_checks.get(f"request-{position}")
+        check = cache_checks.get(position)
         check_status = None if check is None else statuses.get(check)
         if diagnostic is None:
             points.append(

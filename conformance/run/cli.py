@@ -65,7 +65,6 @@ from reqfold.conformance.interrupts import (
 from reqfold.conformance.options import add_show_argument
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.output import ReaderMayLeave
-from reqfold.conformance.report.model import STATUSES
 from reqfold.conformance.run.parts import (
     run_property_part,
     run_scenario_part,
@@ -92,6 +91,7 @@ from reqfold.conformance.summary import (
 )
 from reqfold.conformance.verdict import (
     NO_VERDICT,
+    STATUSES,
     Check,
     exit_status,
     rule_table,
@@ -522,7 +522,7 @@ def _kept(folder: Path, outcome: RunRecord) -> list[str]:
             logs[key]
             for check in outcome.checks
             if status_of(check, outcome.expected) in ("fail", "warn", "error")
-            and (key := check.id.partition("/")[0]) in logs
+            and (key := check.run or "") in logs
             and logs[key].is_file()
         ),
         None,

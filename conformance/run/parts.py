@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reqfold.conformance.adapters.connection import Connection
 from reqfold.conformance.adapters.lifecycle import declared_revisions
 from reqfold.conformance.codec.cases import STRICT
-from reqfold.conformance.codec.runner import judged_profiles, run_vectors
+from reqfold.conformance.codec.runner import (
+    is_not_run,
+    judged_profiles,
+    profile_of,
+    run_vectors,
+)
 from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.harness.runner import ClosableHarness, run_scenarios
-from reqfold.conformance.harness.scenarios import iter_runs
+from reqfold.conformance.harness.scenarios import Scenario, iter_runs
 from reqfold.conformance.report.model import Reproduction
 from reqfold.conformance.report.reproduction import (
     property_reproduction,
@@ -59,13 +65,12 @@ def run_vector_part(
     # loses nothing.
     judged = judged_profiles(outcome.identity, profile)
 
-    def add(result: Any) -> None:
-        check_id = f"{result.revision}/{result.case_id}"
-        if result.profile not in judged:
-            outcome.unjudged.add(check_id)
+    def add(result: Check) -> None:
+        if profile_of(result) not in judged:
+            outcome.unjudged.add(result.id)
             outcome.progress.advance()
             return
-        case = cases.get((result.revision, result.case_id))
+        case = cases.get((result.revision, result.name))
 
         def reproduce() -> Reproduction | None:
             if case is None:
@@ -77,10 +82,8 @@ def run_vector_part(
             )
 
         check = outcome.record(
-            "vectors",
-            check_id,
             result,
-            quiet if result.not_run else show,  # counted, not listed
+            quiet if is_not_run(result) else show,  # counted, not listed
             reproduce=reproduce,
         )
         outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
@@ -119,29 +122,25 @@ def run_property_part(
     total = sum(1 for p in PROPERTIES for r in chosen if r in p.revisions)
     outcome.progress.start("properties", total)
 
-    def add(result: Any) -> None:
+    def add(result: Check) -> None:
         message = result.message
-        if result.vector is not None:
+        vector = properties.counterexample(result)
+        if vector is not None:
             message += "\ncounterexample, as a vector ready to commit:\n"
             message += properties.render_vector(result)
 
         def reproduce() -> Reproduction | None:
-            vector = result.vector
             if vector is None:
                 return None
+            method = properties.method_of(result)
             params = {**vector["params"], "revision": result.revision}
-            found = outcome.recorder.answer(result.method, params)
+            found = outcome.recorder.answer(method, params)
             return property_reproduction(
-                vector, result.method, result.revision, found, outcome.impl
+                vector, method, result.revision, found, outcome.impl
             )
 
         check = outcome.record(
-            "properties",
-            result.id,
-            result,
-            show,
-            message=message,
-            reproduce=reproduce,
+            replace(result, message=message), show, reproduce=reproduce
         )
         outcome.progress.advance(problem=check.outcome in PROBLEM_OUTCOMES)
 
@@ -161,7 +160,7 @@ def run_scenario_part(
     outcome: RunRecord,
     connect: Callable[[], ClosableHarness],
     revisions: list[Revision] | None,
-    scenarios: Any,
+    scenarios: list[Scenario],
     keep: Path | None,
     show: Callable[[Check], None],
     recorder: SnapshotRecorder | None = None,
@@ -184,29 +183,20 @@ def run_scenario_part(
         if recorder is not None:
             recorder.record(evidence)
 
-    def add(result: Any) -> None:
-        run_key = f"{result.scenario}@{result.revision}"
+    def add(check: Check) -> None:
+        run_key = check.run or ""
         if run_key not in played:
             played.add(run_key)
             outcome.progress.advance()
 
         def reproduce() -> Reproduction | None:
-            scenario = by_id.get(result.scenario)
+            scenario = by_id.get(check.scenario or "")
             if scenario is None:
                 return None
-            return scenario_reproduction(
-                result.check_id,
-                scenario,
-                result.revision,
-                outcome.evidence.get(run_key),
-                outcome.impl,
-                result.message,
-            )
+            return scenario_reproduction(check, scenario, outcome.impl)
 
-        check = outcome.record(
-            "scenarios", result.check_id, result, show, reproduce=reproduce
-        )
-        if check.outcome in PROBLEM_OUTCOMES:
+        recorded = outcome.record(check, show, reproduce=reproduce)
+        if recorded.outcome in PROBLEM_OUTCOMES:
             outcome.progress.problems += 1
 
     if keep is not None:

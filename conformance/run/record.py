@@ -11,11 +11,10 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reqfold.conformance.harness.evidence import Evidence
-from reqfold.conformance.harness.results import level_of
 from reqfold.conformance.interrupts import raise_if_stopped
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.report.model import Reproduction
@@ -60,15 +59,12 @@ class RunRecord:
 
     def record(
         self,
-        part: str,
-        check_id: str,
-        result: Any,
+        check: Check,
         show: Callable[[Check], None],
         *,
-        message: str | None = None,
         reproduce: Callable[[], Reproduction | None] | None = None,
     ) -> Check:
-        """Keep one result of any part as a `Check`, and show it.
+        """Keep one result of any part, timed, and show it.
 
         `reproduce` builds the failure's reproduction; it runs only for a
         result that is not a pass or a skip, and a bug in it costs the
@@ -76,18 +72,7 @@ class RunRecord:
         """
         raise_if_stopped()
         now = self.clock()
-        rules = tuple(result.rules)
-        check = Check(
-            part=part,
-            id=check_id,
-            revision=result.revision,
-            rules=rules,
-            outcome=result.outcome,
-            message=result.message if message is None else message,
-            level=getattr(result, "level", None)
-            or ("SHOULD" if result.outcome is Outcome.WARN else level_of(rules)),
-            duration=max(now - self.last, 0.0),
-        )
+        check = replace(check, duration=max(now - self.last, 0.0))
         self.last = now
         self.checks.append(check)
         if reproduce is not None and check.outcome in PROBLEM_OUTCOMES:
@@ -96,7 +81,7 @@ class RunRecord:
             except Exception:  # a bug of ours: the report goes without it
                 found = None
             if found is not None:
-                self.reproductions[check_id] = found
+                self.reproductions[check.id] = found
         shown = self.show_all  # problems are printed at the end
         if shown:
             self.progress.clear()

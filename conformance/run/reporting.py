@@ -112,9 +112,9 @@ def unseen_expected(outcome: RunRecord) -> list[str]:
 
     judged = {check.revision for check in outcome.checks}
     played = {
-        check.id.partition("/")[0]
+        check.run
         for check in outcome.checks
-        if check.part == "scenarios"
+        if check.part == "scenarios" and check.run is not None
     }
     return unseen_ids(
         outcome.expected,
@@ -157,7 +157,7 @@ def write_reports(
     statuses = {check.id: status_of(check, expected) for check in outcome.checks}
     traces = []
     for key, evidence in outcome.evidence.items():
-        mine = [check for check in outcome.checks if check.id.startswith(key + "/")]
+        mine = [check for check in outcome.checks if check.run == key]
         traces.append(scenario_trace(evidence, mine, statuses))
     report = build_report(
         suite=suite_identity(),

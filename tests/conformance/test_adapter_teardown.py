@@ -152,7 +152,13 @@ def test_an_adapter_that_cannot_be_restarted_stops_the_run_and_says_why(
     report = run_vectors(lambda: StdioConnection(argv, timeout=10), cases=cases)
     assert report.stopped == "the adapter could not be restarted"
     assert "exit status 4" in report.results[0].message
-    assert [r.not_run for r in report.results] == [False, True, True, True, True]
+    assert [r.detail["notRun"] for r in report.results] == [
+        False,
+        True,
+        True,
+        True,
+        True,
+    ]
     assert {r.outcome for r in report.results} == {Outcome.ERROR}
     assert report.dump()["stopped"] == report.stopped
     assert report.exit_status() == 3

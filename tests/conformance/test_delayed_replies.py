@@ -71,9 +71,7 @@ def test_a_cancel_in_a_delayed_reply_leaves_the_next_send_its_reply_and_no_trace
             provider=fake,
         )
     problems = [
-        f"{r.check_id}: {r.message}"
-        for r in report.results
-        if r.outcome is not Outcome.PASS
+        f"{r.id}: {r.message}" for r in report.results if r.outcome is not Outcome.PASS
     ]
     assert report.results
     assert problems == []

@@ -33,7 +33,9 @@ from reqfold.conformance.codec.cases import (
 from reqfold.conformance.codec.loading import load_cases, load_file
 from reqfold.conformance.codec.properties import (
     DEFAULT_EXAMPLES,
-    PropertyResult,
+    counterexample,
+    examples_of,
+    method_of,
     render_vector,
     run_properties,
 )
@@ -42,6 +44,7 @@ from reqfold.conformance.codec.runner import run_vectors
 from reqfold.conformance.errors import AdapterCrashed, AdapterStartupFailed
 from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.rules import load_rules
+from reqfold.conformance.verdict import Check
 from reqfold.reference.header import diff_header
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
@@ -124,7 +127,7 @@ def unordered(method: str) -> Callable[[JsonObject], JsonObject]:
     return handler
 
 
-def outcomes(results: list[PropertyResult]) -> dict[str, str]:
+def outcomes(results: list[Check]) -> dict[str, str]:
     return {result.id: result.outcome.value for result in results}
 
 
@@ -141,16 +144,16 @@ def committed_ids() -> frozenset[str]:
     return frozenset(case.id for case in load_cases())
 
 
-def committed(result: PropertyResult, tmp_path: Path) -> list[VectorCase]:
+def committed(result: Check, tmp_path: Path) -> list[VectorCase]:
     """Paste the rendered counterexample into a vector file; load it back.
 
     Checks what committing it needs: the file validates against the
     schema, the loader accepts it, its id is new, and its rules exist and
     hold in each of its revisions.
     """
-    assert result.vector is not None
-    family = result.method.removeprefix("codec/")
-    first = result.vector["revisions"][0]
+    assert counterexample(result) is not None
+    family = method_of(result).removeprefix("codec/")
+    first = counterexample(result)["revisions"][0]
     text = (
         f'{{"$schema": "{SCHEMA_REF}", "family": "{family}",'
         f' "method": "{FAMILIES[family]}", "cases": [{render_vector(result)}]}}'
@@ -161,7 +164,7 @@ def committed(result: PropertyResult, tmp_path: Path) -> list[VectorCase]:
     path.parent.mkdir(parents=True)
     path.write_text(text, encoding="utf-8")
     cases = load_file(path)
-    assert [case.id for case in cases] == [result.vector["id"]]
+    assert [case.id for case in cases] == [counterexample(result)["id"]]
     assert cases[0].id not in committed_ids()
     assert all(
         RULES[rule].applies_to(revision)
@@ -187,8 +190,8 @@ def test_the_in_process_reference_agrees_with_itself_on_every_property() -> None
     results = run_properties(DirectConnection)
     assert len(results) == len(PROPERTIES) * len(Revision)
     assert {result.outcome for result in results} == {Outcome.PASS}
-    assert all(result.examples == DEFAULT_EXAMPLES for result in results)
-    assert all(result.vector is None for result in results)
+    assert all(examples_of(result) == DEFAULT_EXAMPLES for result in results)
+    assert all(counterexample(result) is None for result in results)
 
 
 @pytest.mark.slow
@@ -255,17 +258,10 @@ def test_result_ids_are_stable_names_of_property_and_revision() -> None:
     ]
     dumped = results[0].dump()
     assert dumped["id"] == "property/canonical/session-prefix"
+    assert dumped["part"] == "properties"
     assert dumped["outcome"] == "pass"
-    assert set(dumped) == {
-        "id",
-        "revision",
-        "method",
-        "rules",
-        "outcome",
-        "examples",
-        "message",
-        "vector",
-    }
+    assert set(dumped["detail"]) == {"method", "examples", "vector"}
+    assert method_of(results[0]) == "codec/canonical"
     with pytest.raises(ValueError, match="no counterexample"):
         render_vector(results[0])
 
@@ -283,7 +279,7 @@ def test_revisions_the_implementation_does_not_declare_are_skipped() -> None:
         "request-messages": {Outcome.SKIP},
         "session-prefix": {Outcome.SKIP},
     }
-    assert all(r.examples == 0 for r in results if r.outcome is Outcome.SKIP)
+    assert all(examples_of(r) == 0 for r in results if r.outcome is Outcome.SKIP)
 
 
 # ---------------------------------------------------------------- failures
@@ -299,14 +295,14 @@ def test_a_writer_that_never_falls_back_fails_with_a_shrunk_committable_vector(
     results = run_properties(connect, properties=[the_property("record")])
     assert {result.outcome for result in results} == {Outcome.FAIL}
     for result in results:
-        assert result.vector is not None
-        assert result.vector["level"] == "MUST"
-        assert result.vector["id"].startswith("record-generated-")
-        assert "WRITER-4" in result.vector["rules"]
-        assert result.vector["expect"]["result"]["event"]["data"]["reason"] == (
-            "fallback"
-        )
-        tools = result.vector["params"]["header"]["tools"]
+        assert counterexample(result) is not None
+        assert counterexample(result)["level"] == "MUST"
+        assert counterexample(result)["id"].startswith("record-generated-")
+        assert "WRITER-4" in counterexample(result)["rules"]
+        assert counterexample(result)["expect"]["result"]["event"]["data"][
+            "reason"
+        ] == ("fallback")
+        tools = counterexample(result)["params"]["header"]["tools"]
         assert len(tools) <= 3, "the counterexample is shrunk"
         cases = committed(result, tmp_path)
         assert run_cases(DirectConnection, cases) == {Outcome.PASS}
@@ -389,9 +385,9 @@ def test_member_order_alone_is_a_warning_never_a_failure(tmp_path: Path) -> None
     warned = [result for result in results if result.outcome is Outcome.WARN]
     assert warned
     for result in warned:
-        assert result.vector is not None
-        assert result.vector["level"] == "SHOULD"
-        assert result.vector["rules"] == ["JSON-3"]
+        assert counterexample(result) is not None
+        assert counterexample(result)["level"] == "SHOULD"
+        assert counterexample(result)["rules"] == ["JSON-3"]
         cases = committed(result, tmp_path)
         assert run_cases(DirectConnection, cases) == {Outcome.PASS}
         assert run_cases(connect, cases) == {Outcome.WARN}
@@ -410,8 +406,8 @@ def test_an_answer_that_depends_on_member_order_only_warns_when_order_is_ignored
     [result] = results
     assert result.outcome is Outcome.WARN
     assert "depends on member order" in result.message
-    assert result.vector is not None
-    assert result.vector["expect"] == {"result": {"equal": False}}
+    assert counterexample(result) is not None
+    assert counterexample(result)["expect"] == {"result": {"equal": False}}
 
 
 def test_a_crash_mid_property_is_an_error_and_the_next_one_gets_a_new_adapter() -> None:
@@ -430,7 +426,7 @@ def test_a_crash_mid_property_is_an_error_and_the_next_one_gets_a_new_adapter() 
         for family in FAMILIES
     }
     [error] = [result for result in results if result.outcome is Outcome.ERROR]
-    assert error.examples == 1
+    assert examples_of(error) == 1
     assert "crash: " in error.message
     assert '"events"' in error.message, "the message shows the input"
     assert len(started) == 2
@@ -485,8 +481,8 @@ def test_a_known_bad_adapter_fails_with_a_vector_the_reference_passes(
     assert failed
     cases: list[VectorCase] = []
     for result in failed:
-        assert result.vector is not None
-        assert rule in result.vector["rules"]
+        assert counterexample(result) is not None
+        assert rule in counterexample(result)["rules"]
         cases += committed(result, tmp_path)
     # every counterexample in one run: one adapter process, not one each
     assert run_cases(DirectConnection, cases) == {Outcome.PASS}
@@ -515,11 +511,11 @@ def test_the_unordered_maps_adapter_only_draws_warnings(tmp_path: Path) -> None:
 def test_the_crashing_adapter_is_an_error_on_fold_and_passes_the_rest() -> None:
     results = run_properties(bad_adapter("crashes_on_fold"))
     for result in results:
-        if result.method == "codec/fold":
+        if method_of(result) == "codec/fold":
             assert result.outcome is Outcome.ERROR
             assert "crash: " in result.message
             assert "exit status 3" in result.message
-            assert result.vector is None
+            assert counterexample(result) is None
         else:
             assert result.outcome is Outcome.PASS, result.message
 

@@ -30,7 +30,6 @@ from reqfold.conformance.adapters.messages import (
 from reqfold.conformance.harness.checks import judge
 from reqfold.conformance.harness.driver import ScenarioDriver
 from reqfold.conformance.harness.evidence import Evidence
-from reqfold.conformance.harness.results import CheckResult
 from reqfold.conformance.harness.runner import run_scenarios
 from reqfold.conformance.harness.scenarios import (
     SCENARIOS_DIR,
@@ -40,6 +39,7 @@ from reqfold.conformance.harness.scenarios import (
     scenario_files,
 )
 from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.verdict import Check
 from reqfold.fakes import FakeProvider
 from reqfold.fakes.server import running_server
 from reqfold.reference.revisions import Revision
@@ -89,13 +89,13 @@ def played(
     return evidence
 
 
-def outcomes(results: list[CheckResult]) -> dict[str, Outcome]:
-    return {result.check_id.split("/", 1)[1]: result.outcome for result in results}
+def outcomes(results: list[Check]) -> dict[str, Outcome]:
+    return {result.name: result.outcome for result in results}
 
 
-def problems(results: list[CheckResult]) -> list[str]:
+def problems(results: list[Check]) -> list[str]:
     return [
-        f"{r.check_id}: {r.outcome.value}: {r.message}"
+        f"{r.id}: {r.outcome.value}: {r.message}"
         for r in results
         if r.outcome is not Outcome.PASS
     ]
@@ -284,8 +284,8 @@ def test_a_run_whose_captures_the_fake_dropped_is_no_verdict_not_a_pass(
         workdir=tmp_path,
         provider=tiny,
     )
-    assert [(r.outcome, r.check_id) for r in report.results] == [
-        (Outcome.ERROR, report.results[0].check_id)
+    assert [(r.outcome, r.id) for r in report.results] == [
+        (Outcome.ERROR, report.results[0].id)
     ]
     assert "dropped 2 of this run's captured requests" in report.results[0].message
 
@@ -342,7 +342,7 @@ def test_a_sentinel_in_a_request_or_the_log_fails_the_absent_check(
     in_request = dataclasses.replace(evidence, captures=[leaked])
     assert outcomes(judge(in_request))[f"absent/{sentinel}"] is Outcome.FAIL
     in_log = dataclasses.replace(evidence, log=evidence.log + sentinel.encode())
-    result = next(r for r in judge(in_log) if r.check_id.endswith(sentinel))
+    result = next(r for r in judge(in_log) if r.id.endswith(sentinel))
     assert result.outcome is Outcome.FAIL
     assert "the log (line" in result.message
 
@@ -354,7 +354,7 @@ def test_a_contributor_called_the_wrong_number_of_times_fails_the_calls_check(
 ) -> None:
     evidence = played("prefix-cancel-inside-composition", "session-prefix")
     evidence.calls[("i1", "catalog")] = 1
-    result = next(r for r in judge(evidence) if "calls/" in r.check_id)
+    result = next(r for r in judge(evidence) if "calls/" in r.id)
     assert result.outcome is Outcome.FAIL
     assert "called 1 time(s)" in result.message
     assert result.rules == ("PREFIX-5",)
@@ -407,7 +407,7 @@ def test_a_request_that_does_not_extend_the_previous_one_fails_the_cache_check(
         "current": "10:05",
     }
     evidence.captures[2] = dataclasses.replace(third, diagnostic=diverged)  # type: ignore[arg-type]
-    result = next(r for r in judge(evidence) if r.check_id.endswith("cache/request-2"))
+    result = next(r for r in judge(evidence) if r.id.endswith("cache/request-2"))
     assert result.outcome is Outcome.FAIL
     assert "messages[0].content" in result.message
 

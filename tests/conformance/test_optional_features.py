@@ -110,9 +110,12 @@ def test_the_schema_the_reference_and_the_suite_name_the_same_features() -> None
 
 
 def check(check_id: str, outcome: Outcome, message: str = "") -> Check:
+    run, _, name = check_id.partition("/")
     return Check(
         part="scenarios",
         id=check_id,
+        scenario=run.partition("@")[0],
+        name=name,
         revision="session-prefix",
         rules=("PREFIX-7",),
         outcome=outcome,

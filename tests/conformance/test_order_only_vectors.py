@@ -67,5 +67,5 @@ def test_every_order_only_vector_exists_and_the_reference_passes_it() -> None:
 @pytest.mark.spec("EQ-2", "JSON-2")
 def test_a_codec_comparing_lists_as_sets_fails_every_order_only_vector() -> None:
     results = run_vectors(ComparesListsAsSets, cases=order_only_cases()).results
-    failed = {result.case_id for result in results if result.outcome is Outcome.FAIL}
+    failed = {result.name for result in results if result.outcome is Outcome.FAIL}
     assert failed == ORDER_ONLY

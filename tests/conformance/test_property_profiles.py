@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from reqfold.conformance.adapters.inprocess import DirectConnection
-from reqfold.conformance.codec.properties import run_properties
+from reqfold.conformance.codec.properties import counterexample, run_properties
 from reqfold.conformance.codec.property_table import PROPERTIES
 from reqfold.conformance.outcomes import Outcome
 from reqfold.reference.header import header_equals
@@ -65,7 +65,7 @@ def test_the_same_codec_fails_equals_once_it_claims_strict() -> None:
         properties=EQUALS,
     )
     assert [result.outcome for result in results] == [Outcome.FAIL]
-    assert results[0].vector is not None
+    assert counterexample(results[0]) is not None
 
 
 @pytest.mark.spec("EQ-1", "HDR-4")

@@ -81,7 +81,7 @@ def reference_evidence(
             workdir=tmp_path_factory.mktemp("golden"),
             on_evidence=keep,
         )
-        problems += [r.check_id for r in report.results if r.outcome != Outcome.PASS]
+        problems += [r.id for r in report.results if r.outcome != Outcome.PASS]
     assert problems == []
     return kept
 

@@ -37,7 +37,7 @@ from reqfold.conformance.codec import cli as vectors_cli
 from reqfold.conformance.codec.cases import CORE, STRICT
 from reqfold.conformance.codec.judging import Verdict, judge_response
 from reqfold.conformance.codec.loading import iter_cases
-from reqfold.conformance.codec.runner import VectorReport, run_vectors
+from reqfold.conformance.codec.runner import VectorReport, profile_of, run_vectors
 from reqfold.conformance.errors import (
     AdapterProtocolError,
     AdapterStartupFailed,
@@ -380,9 +380,9 @@ def verdict_of(name: str, profile: str) -> int:
     whole run's."""
 
     def stop_at_first_problem(result: Any) -> None:
-        if result.profile in judged and result.outcome is Outcome.FAIL:
+        if profile_of(result) in judged and result.outcome is Outcome.FAIL:
             raise _Caught(1)
-        if result.profile in judged and result.outcome is Outcome.ERROR:
+        if profile_of(result) in judged and result.outcome is Outcome.ERROR:
             raise _Caught(3)
 
     judged = {CORE} if profile == CORE else {CORE, STRICT}
@@ -672,7 +672,9 @@ def test_a_rejection_of_another_kind_passes_and_the_message_names_both_kinds() -
 
     report = run_vectors(Misnamed)
     assert report.exit_status() == 0
-    rejections = [r for r in report.results if r.error_kind == "something-else"]
+    rejections = [
+        r for r in report.results if r.detail["errorKind"] == "something-else"
+    ]
     assert len(rejections) == len([c for _, c in iter_cases() if c.expects_error])
     assert all(r.outcome is Outcome.PASS for r in rejections)
     assert all("expects kind" in r.message for r in rejections)
@@ -721,12 +723,12 @@ def test_naming_another_seq_fails_fold_2_and_is_a_warning_elsewhere() -> None:
 
     report = run_vectors(OffByOne)
     assert report.exit_status() == 1
-    failed = {r.case_id for r in report.results if r.outcome is Outcome.FAIL}
+    failed = {r.name for r in report.results if r.outcome is Outcome.FAIL}
     fold_2 = {c.id for _, c in iter_cases() if "FOLD-2" in c.rules and c.expects_error}
     assert failed == fold_2
     warned = [r for r in report.results if r.outcome is Outcome.WARN]
     assert warned
-    assert all(r.case_id not in fold_2 for r in warned)
+    assert all(r.name not in fold_2 for r in warned)
     assert all("names seq" in r.message for r in warned)
 
 

@@ -1,0 +1,82 @@
+"""One result model: every part makes `Check`, and nothing reads facts back
+out of a check's id or name (docs/glossary.md)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFORMANCE = ROOT / "conformance"
+
+STRING_READERS = frozenset(
+    {"partition", "rpartition", "split", "rsplit", "startswith", "endswith"}
+    | {"removeprefix", "removesuffix"}
+)
+"""String methods that take a text apart."""
+
+
+def result_types(path: Path) -> list[str]:
+    """Classes in `path` that declare both an ``outcome`` and ``rules`` field:
+    a result of a check, in its own shape."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields = {
+            item.target.id
+            for item in node.body
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+        }
+        if {"outcome", "rules"} <= fields:
+            found.append(node.name)
+    return found
+
+
+def id_readers(path: Path) -> list[int]:
+    """Lines of `path` that take a check's ``.id`` or ``.name`` apart
+    (``check.id.partition("/")``, ``result.name.startswith(...)``)."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in STRING_READERS
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr in ("id", "name")
+        and isinstance(node.func.value.value, ast.Name)
+        and node.func.value.value.id in ("check", "result", "record", "c")
+    ]
+
+
+def test_the_only_result_type_of_the_suite_is_check() -> None:
+    found = {
+        f"{path.relative_to(ROOT)}:{name}"
+        for path in sorted(CONFORMANCE.rglob("*.py"))
+        for name in result_types(path)
+    }
+    assert found == {"conformance/verdict.py:Check"}
+
+
+def test_no_module_takes_a_check_id_apart() -> None:
+    found = {
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted(CONFORMANCE.rglob("*.py"))
+        for line in id_readers(path)
+    }
+    assert found == set()
+
+
+def test_both_checks_find_what_they_look_for(tmp_path: Path) -> None:
+    """The checks above can fail: a second result type and an id taken
+    apart are each found."""
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "class CaseResult:\n"
+        "    rules: tuple[str, ...]\n"
+        "    outcome: str\n"
+        "def run_of(check):\n"
+        "    return check.id.partition('/')[0]\n"
+    )
+    assert result_types(source) == ["CaseResult"]
+    assert id_readers(source) == [5]
