@@ -1,5 +1,9 @@
 """What the suite's child processes import at start-up (issue 11: the suite's
-own tests start hundreds of them, so a module they never use costs time)."""
+own tests start hundreds of them, so a module they never use costs time).
+
+Each test that asks a fresh interpreter is marked slow: it starts a
+process, which the developer's loop (``-m "not slow"``) leaves to the whole
+suite."""
 
 from __future__ import annotations
 
@@ -54,6 +58,7 @@ def _modules_after(statement: str, *names: str) -> dict[str, bool]:
     return dict(zip(names, (word == "True" for word in out), strict=True))
 
 
+@pytest.mark.slow  # a fresh interpreter per test
 def test_the_reference_client_imports_httpx_without_its_command_line() -> None:
     loaded = _modules_after(
         "import reqfold.reference.loop.client, httpx; assert httpx.AsyncClient",
@@ -63,6 +68,7 @@ def test_the_reference_client_imports_httpx_without_its_command_line() -> None:
     assert loaded == {"httpx": True, "httpx._main": False}
 
 
+@pytest.mark.slow  # a fresh interpreter per test
 def test_httpx_command_line_still_loads_when_asked_for() -> None:
     loaded = _modules_after(
         "import reqfold.reference.loop.client, httpx._main; assert httpx._main.main",
@@ -80,6 +86,7 @@ assert main([]) == 0
 """`python -m reqfold.reference.harness_adapter`'s entry point, given no request."""
 
 
+@pytest.mark.slow  # a fresh interpreter per test
 def test_the_harness_adapters_network_transport_leaves_trio_unloaded() -> None:
     loaded = _modules_after(
         f"exec({HARNESS_ADAPTER!r}); exec({ASK_A_CLOSED_PORT!r})", "httpcore", "trio"
@@ -87,6 +94,7 @@ def test_the_harness_adapters_network_transport_leaves_trio_unloaded() -> None:
     assert loaded == {"httpcore": True, "trio": False}
 
 
+@pytest.mark.slow  # a fresh interpreter per test
 @pytest.mark.skipif(not TRIO_INSTALLED, reason="trio is not installed here")
 def test_a_program_using_the_reference_client_can_use_httpx_under_trio_after() -> None:
     # only the adapter's entry point hides trio: httpcore remembers its absence
@@ -109,6 +117,7 @@ trio.run(ask)
     assert loaded == {"httpcore": True, "trio": True}
 
 
+@pytest.mark.slow  # a fresh interpreter per test
 @pytest.mark.skipif(not TRIO_INSTALLED, reason="trio is not installed here")
 def test_a_trio_loaded_before_the_harness_adapter_is_the_one_httpcore_uses() -> None:
     loaded = _modules_after(
@@ -119,6 +128,7 @@ def test_a_trio_loaded_before_the_harness_adapter_is_the_one_httpcore_uses() -> 
     assert loaded == {"trio": True}
 
 
+@pytest.mark.slow  # a fresh interpreter per test
 def test_serving_the_fake_does_not_import_httpx() -> None:
     loaded = _modules_after(
         "import reqfold.fakes.server, reqfold.fakes.cli",
@@ -141,6 +151,7 @@ assert status == 0, status
 """
 
 
+@pytest.mark.slow  # a fresh interpreter per test
 def test_a_reqfold_run_that_plays_no_scenario_imports_no_fake_and_no_checks() -> None:
     names = (
         "uvicorn",
@@ -152,6 +163,7 @@ def test_a_reqfold_run_that_plays_no_scenario_imports_no_fake_and_no_checks() ->
     assert loaded == dict.fromkeys(names, False)
 
 
+@pytest.mark.slow  # a fresh interpreter per test
 @pytest.mark.parametrize(
     ("statement", "loads_transport"),
     [
@@ -195,6 +207,7 @@ CACHE_JUDGEMENT = (
 package itself is light (its names come lazily) and declares the options."""
 
 
+@pytest.mark.slow  # a fresh interpreter per test
 def test_checking_a_log_imports_neither_the_fake_nor_the_cache_judgement(
     tmp_path: Path,
 ) -> None:
@@ -216,6 +229,7 @@ def test_checking_a_log_imports_neither_the_fake_nor_the_cache_judgement(
         assert loaded == dict.fromkeys(CACHE_JUDGEMENT, False)
 
 
+@pytest.mark.slow  # a fresh interpreter per test
 def test_a_capture_judged_alone_imports_the_cache_judgement_then(
     tmp_path: Path,
 ) -> None:

@@ -7,12 +7,15 @@ its JSONL form and judged. Each case says the cause the judgement must
 name, the stream and rules it must cite, whether the break is expected,
 and the tokens lost must equal, to the token, what a pure append would
 have had cached (the fake's own cache rule) minus what the fake reported.
+Each case is played once per module (per xdist worker) and judged by every
+test that reads it.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -225,6 +228,25 @@ def play(case: Case, tmp_path: Path) -> tuple[list[str], list[ProcessStart]]:
     return dump_capture_jsonl(provider.capture).splitlines(), starts
 
 
+Played = Callable[[Case], tuple[list[str], list[ProcessStart]]]
+"""A case's capture and process starts, as `play` gave them."""
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
+    """`play` of each case once per module (per xdist worker): the tests
+    below judge the same capture in different ways and never change it."""
+    plays: dict[str, tuple[list[str], list[ProcessStart]]] = {}
+
+    def get(case: Case) -> tuple[list[str], list[ProcessStart]]:
+        if case.harness not in plays:
+            plays[case.harness] = play(case, tmp_path_factory.mktemp(case.harness))
+        lines, starts = plays[case.harness]
+        return list(lines), list(starts)
+
+    return get
+
+
 def usage_of(lines: list[str], index: int) -> tuple[int, int]:
     """The prompt tokens of a request and how many the fake read from cache."""
     (call,) = (c for c in read_capture_lines(lines) if c.index == index)
@@ -246,8 +268,8 @@ def usage_of(lines: list[str], index: int) -> tuple[int, int]:
     return prompt, cached
 
 
-def judged(case: Case, tmp_path: Path) -> tuple[CacheJudgement, list[str]]:
-    lines, starts = play(case, tmp_path)
+def judged(case: Case, played: Played) -> tuple[CacheJudgement, list[str]]:
+    lines, starts = played(case)
     return judge_cache(read_capture_lines(lines), starts=starts), lines
 
 
@@ -260,9 +282,9 @@ def judged(case: Case, tmp_path: Path) -> tuple[CacheJudgement, list[str]]:
 )
 @pytest.mark.spec("STREAM-5", "STREAM-1")
 def test_each_gallery_harness_is_judged_with_its_cause(
-    case: Case, tmp_path: Path
+    case: Case, played: Played
 ) -> None:
-    judgement, _lines = judged(case, tmp_path)
+    judgement, _lines = judged(case, played)
     assert [s.name for s in judgement.streams] == list(case.streams)
     assert cache_status(judgement) == case.status
     if case.cause is None:
@@ -289,9 +311,9 @@ def test_each_gallery_harness_is_judged_with_its_cause(
     ids=lambda c: c.harness,
 )
 def test_the_tokens_lost_are_exact_against_the_fakes_own_counts(
-    case: Case, tmp_path: Path
+    case: Case, played: Played
 ) -> None:
-    judgement, lines = judged(case, tmp_path)
+    judgement, lines = judged(case, played)
     for item in judgement.breaks:
         previous_prompt, _ = usage_of(lines, item.previous)
         prompt, cached = usage_of(lines, item.index)
@@ -308,9 +330,9 @@ def test_the_tokens_lost_are_exact_against_the_fakes_own_counts(
         assert item.lost == pure_append - cached
 
 
-def test_a_break_the_user_declares_is_expected(tmp_path: Path) -> None:
+def test_a_break_the_user_declares_is_expected(played: Played) -> None:
     case = next(c for c in CASES if c.harness == "system_edited")
-    lines, starts = play(case, tmp_path)
+    lines, starts = played(case)
     plain = judge_cache(read_capture_lines(lines), starts=starts)
     (broken,) = plain.breaks
     declared = judge_cache(

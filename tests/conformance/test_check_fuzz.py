@@ -190,6 +190,7 @@ def random_events(draw: st.DrawFn) -> list[bytes]:
     return lines
 
 
+@pytest.mark.slow  # many examples: out of the developer's loop
 @pytest.mark.spec("CHECK-2", "LOG-1", "LOG-3", "LOG-4", "LOG-7")
 @settings(max_examples=scaled_examples(300), deadline=None)
 @given(random_events())

@@ -317,6 +317,7 @@ def near_cases(draw: st.DrawFn) -> tuple[Revision, dict[str, Any], dict[str, Any
     return revision, state, near_delta(draw, state)
 
 
+@pytest.mark.slow  # many examples: out of the developer's loop
 @pytest.mark.spec("FOLD-2", "DELTA-1", "SYS-3", "TOOLS-3", "TOOLS-5", "WRITER-3")
 @settings(max_examples=scaled_examples(1500), deadline=None)
 @given(near_cases())
@@ -803,6 +804,7 @@ def header_runs(draw: st.DrawFn) -> tuple[Revision, list[tuple[str, Any, bool]]]
 BOOLS = st.booleans()
 
 
+@pytest.mark.slow  # many examples: out of the developer's loop
 @pytest.mark.spec("FOLD-2", "SNAP-1", "WRITER-2", "WRITER-3", "WRITER-6")
 @settings(max_examples=scaled_examples(500), deadline=None)
 @given(header_runs())

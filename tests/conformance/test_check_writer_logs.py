@@ -276,6 +276,7 @@ def test_a_value_proven_json_is_one_the_references_walk_accepts(value: Any) -> N
         check_json_value(value)
 
 
+@pytest.mark.slow  # many examples: out of the developer's loop
 @pytest.mark.spec("JSON-1", "DELTA-1", "SYS-3", "TOOLS-3")
 @settings(max_examples=scaled_examples(500))
 @given(

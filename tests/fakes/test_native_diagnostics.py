@@ -9,12 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
+from lazy_sdk import LazySdk
 
 from reqfold.fakes import FakeProvider, FakeTransport
 from reqfold.fakes.server import running_server
 
-anthropic_sdk = pytest.importorskip("anthropic")
-openai_sdk = pytest.importorskip("openai")
+anthropic_sdk = LazySdk("anthropic")
+openai_sdk = LazySdk("openai")
 
 SYSTEM = "You are terse. " * 200
 TOOL = {

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from lazy_sdk import LazySdk
 
 from reqfold.fakes import (
     FakeProvider,
@@ -17,7 +18,7 @@ from reqfold.fakes import (
     stream_cut,
 )
 
-openai = pytest.importorskip("openai")
+openai = LazySdk("openai")
 
 # Long enough (> 1024 tokens) for the OpenAI cache to hold it.
 INSTRUCTIONS = "You are a careful assistant. " * 300

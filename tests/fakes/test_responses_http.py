@@ -4,11 +4,12 @@ uvicorn server on 127.0.0.1, streamed and not."""
 from __future__ import annotations
 
 import pytest
+from lazy_sdk import LazySdk
 
 from reqfold.fakes import FakeProvider, Reply, ToolCall
 from reqfold.fakes.server import running_server
 
-openai = pytest.importorskip("openai")
+openai = LazySdk("openai")
 
 pytestmark = pytest.mark.slow
 
