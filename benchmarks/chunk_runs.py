@@ -26,9 +26,15 @@ and pass over the same chunks (it asserts so before timing):
 - ``split``: the same blocks, the run split at its newlines in C and each
   line decoded by ``map`` (no proof of boundaries needed), the same tests
   over the list;
+- ``hybrid``: blocks whose lines `io.BytesIO` splits in C (as
+  `LineReader`'s are split), each line read as ``today`` does, but after
+  the first chunk of a run is passed over, the rest of the run is found,
+  decoded and proven as ``array`` does;
 - ``bound``: only the array decode of every run, found beforehand: no
   reader, no test, no line outside a run; the least any batch path pays
   for the chunks (not a reader: it proves nothing);
+- ``run path``: only a run's own path in ``array`` (find its end, build,
+  decode and prove the array) over every run, found beforehand;
 - ``found``: the block reader with every run found and its lines counted,
   but nothing in it decoded or proven (not a reader either): with
   ``bound`` beside it, the least a batch reader of this design pays;
@@ -225,6 +231,66 @@ def _split_run(run: bytes, expected: int) -> int:
     return 0
 
 
+def hybrid(path: str, size: int = READ_BUFFER) -> Result:
+    """Blocks whose lines `io.BytesIO` splits in C, as `LineReader`'s are;
+    after each chunk passed over line by line (the first of a run), the
+    rest of the run is offered whole to `_array_run`."""
+    decode = EVENT_DECODER.decode
+    yielded = total = skipped = number = 0
+    expected: int | None = None
+    tail = b""
+    first = True
+    for piece in _blocks(path, size):
+        block = tail + piece if tail else piece
+        buffer = io.BytesIO(block)
+        tail = b""
+        slow_until = 0
+        for line in buffer:
+            if line[-1:] != b"\n":
+                tail = line  # the line the next block ends
+                break
+            number += 1
+            if first:
+                first = False
+                continue
+            try:
+                event = decoded = decode(line)
+            except DECODE_ERRORS:
+                event = None
+            else:
+                if (
+                    decoded.seq == expected
+                    and decoded.type == CHUNK
+                    and decoded.surfaceOp is decoded.sourceEventSeqs
+                    and line[-3:] == b"}}\n"
+                    and (line.isascii() or is_utf8(line))
+                    and (len(line) < LONG_INTEGER or not has_long_integer(line))
+                ):
+                    expected += 1
+                    skipped += 1
+                    pos = buffer.tell()
+                    if pos >= slow_until and block.startswith(PREFIX, pos):
+                        end = RUN_END.search(block, pos)
+                        stop = len(block) if end is None else end.end()
+                        run = block[pos:stop]
+                        count = _array_run(run, expected) if run[-1:] == b"\n" else 0
+                        if count:
+                            expected += count
+                            skipped += count
+                            number += count
+                            buffer.seek(stop)
+                        else:
+                            slow_until = stop
+                    continue
+            yielded += 1
+            total += number
+            expected = None if event is None else event.seq + 1
+    if tail and not first:  # a last line without its newline
+        yielded += 1
+        total += number + 1
+    return yielded, total, skipped
+
+
 def _counted_run(run: bytes, expected: int) -> int:
     """The run's line count, nothing decoded or proven (not a reader)."""
     return run.count(b"\n")
@@ -316,6 +382,7 @@ def _self_check() -> None:
                 got = {
                     "array": _batched(path, _array_run, size),
                     "split": _batched(path, _split_run, size),
+                    "hybrid": hybrid(path, size),
                 }
                 for reader, result in got.items():
                     if result != want:
@@ -326,6 +393,24 @@ def _self_check() -> None:
         Path(path).write_bytes(b"".join(logs["forged"]))
         if _batched(path, _unproven_run) == today(path):
             raise SystemExit("the forged pair does not need the proof of boundaries")
+
+
+def _run_starts(path: str) -> list[tuple[bytes, int, int]]:
+    """Each run of chunk lines within a block: the block, where the run
+    begins and its first seq (runs across two blocks left out)."""
+    starts: list[tuple[bytes, int, int]] = []
+    for block in _blocks(path, READ_BUFFER):
+        last = block.rfind(b"\n") + 1
+        pos = 0
+        while (at := block.find(b"\n" + PREFIX, pos, last)) >= 0:
+            end = RUN_END.search(block, at + 1, last)
+            if end is None or end.end() >= last:
+                break
+            digits = at + 1 + len(PREFIX)
+            seq = int(block[digits : block.index(b",", digits)])
+            starts.append((block, at + 1, seq))
+            pos = end.end()
+    return starts
 
 
 def _runs(path: str) -> list[bytes]:
@@ -359,6 +444,7 @@ def main() -> int:
             "today": today,
             "array": array,
             "split": split,
+            "hybrid": hybrid,
         }
         results = {name: reader(path) for name, reader in readers.items()}
         if len(set(results.values())) != 1:
@@ -372,6 +458,19 @@ def main() -> int:
             return results["today"]
 
         readers["bound"] = bound
+        starts = _run_starts(path)
+
+        def run_path(_path: str) -> Result:
+            refused = 0
+            for block, pos, seq in starts:
+                end = RUN_END.search(block, pos)
+                run = block[pos : len(block) if end is None else end.end()]
+                refused += not _array_run(run, seq)
+            if refused:
+                raise SystemExit(f"the run path refused {refused} runs")
+            return results["today"]
+
+        readers["run path"] = run_path
         bare = os.path.join(folder, "no-chunks.jsonl")
         with open(path, "rb") as log, open(bare, "wb") as stripped:
             stripped.writelines(line for line in log if not line.startswith(PREFIX))
