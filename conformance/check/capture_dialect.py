@@ -5,7 +5,9 @@ docs/spec.md section 12), so ``reqfold check --requests`` compares those
 and leaves requests in another dialect out, counted by dialect, rather
 than failing a log whose harness spoke Anthropic Messages or the Responses
 API (the probe's `Evidence.wire_compared`, for a capture file). The names
-are the fake's dialect names (``reqfold fake serve --dialect``).
+and paths are the fake's dialect registry's (`serving_name`: a dialect's
+name, ``reqfold fake serve --dialect``, or its wire format's where several
+rows speak it), so a dialect added there is known here.
 """
 
 from __future__ import annotations
@@ -14,15 +16,23 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-CHAT = "chat-completions"
-ANTHROPIC = "anthropic"
-RESPONSES = "openai-responses"
+from reqfold.fakes.dialects import registry
+from reqfold.fakes.dialects.anthropic import MESSAGES_PATHS
+from reqfold.fakes.dialects.openai_chat import CHAT_PATHS
+from reqfold.fakes.dialects.responses import RESPONSES_PATHS
 
-_PATH_ENDINGS = (
-    ("/chat/completions", CHAT),
-    ("/messages", ANTHROPIC),
-    ("/responses", RESPONSES),
-)
+
+def _named(path: str) -> str:
+    name = registry.serving_name(path)
+    if name is None:  # a wire module's path no registry row serves
+        raise ValueError(f"no dialect of the registry serves {path!r}")
+    return name
+
+
+CHAT = _named(CHAT_PATHS[0])
+"""What the chat-completions requests are called (the ones compared)."""
+ANTHROPIC = _named(MESSAGES_PATHS[0])
+RESPONSES = _named(RESPONSES_PATHS[0])
 
 ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
@@ -34,9 +44,10 @@ ANTHROPIC_BLOCKS = frozenset(
 def path_dialect(path: str) -> str | None:
     """The dialect a captured request's path is served in; None for a path of
     none of them (``/v1/models``, a count of tokens: not a request to compare)."""
-    for ending, dialect in _PATH_ENDINGS:
+    endings = {ending for row in registry.REGISTRY for ending in row.paths}
+    for ending in sorted(endings, key=len, reverse=True):
         if path.endswith(ending):
-            return dialect
+            return registry.serving_name(ending)
     return None
 
 

@@ -78,7 +78,15 @@ class Dialect(ABC, Generic[CallT]):
     (`reqfold.fakes.dialects.registry`)."""
     paths: tuple[str, ...]
     uses_block_keys: bool
-    """Whether its cache accounting needs the prompt's block keys."""
+    """Whether its cache accounting needs the prompt's block keys: automatic
+    prefix caching in blocks (`account_blocks`); False for caching at the
+    request's own breakpoints (Anthropic's `cache_control`)."""
+
+    def shows_usage(self, usage: JsonObject) -> bool:
+        """Whether `usage` has the members this dialect's answers report and
+        the other dialects on its paths do not (tells a captured answer's
+        provider where several serve one path)."""
+        return False
 
     @abstractmethod
     def parse(self, body: JsonValue) -> CallT:

@@ -53,6 +53,12 @@ class ChatDialect(OpenAIErrorEnvelope[openai_chat.ChatCall]):
     paths: tuple[str, ...] = openai_chat.CHAT_PATHS
     uses_block_keys: bool = True
 
+    def shows_usage(self, usage: JsonObject) -> bool:
+        hit_miss = "prompt_cache_hit_tokens" in usage
+        if self.flavour.hit_miss_usage:
+            return hit_miss
+        return not hit_miss and "prompt_tokens_details" in usage
+
     def parse(self, body: JsonValue) -> openai_chat.ChatCall:
         return openai_chat.parse_chat_request(body)
 
