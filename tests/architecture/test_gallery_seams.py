@@ -327,3 +327,26 @@ def test_an_override_of_any_reference_class_and_a_module_rebinding_are_seams() -
         "harness_stdio.answer",
     }
     assert not is_documented("ChatCompletionsClient.no_such_seam", "`body_for(`")
+
+
+def seam_steps() -> dict[str, set[str]]:
+    """The steps of `run_step` the docs' ``AgentLoop`` seam table gives
+    each seam (its second column)."""
+    rows = re.findall(
+        r"^\| `(\w+)\([^|]*\| ([^|]*) \|", documented_seams(), re.MULTILINE
+    )
+    return {name: set(re.findall(r"\d+", steps)) for name, steps in rows}
+
+
+def test_the_checkpoint_row_names_the_step_of_every_seam_that_checks_inside() -> None:
+    """A seam that calls `checkpoint()` itself (`dispatch_request`, after the
+    race with the provider call) is a step the checkpoint row lists."""
+    steps = seam_steps()
+    inside = [
+        name
+        for name in steps
+        if name != "checkpoint"
+        and "self.checkpoint()" in inspect.getsource(getattr(AgentLoop, name))
+    ]
+    assert "dispatch_request" in inside
+    assert [name for name in inside if not steps[name] <= steps["checkpoint"]] == []
