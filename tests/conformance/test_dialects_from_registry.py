@@ -5,13 +5,22 @@ format added there is counted when a capture holds it."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import Counter
 
+import httpx
 import pytest
 
+from reqfold.conformance.cache import (
+    CacheJudgement,
+    ProcessStart,
+    judge_cache,
+    read_capture_lines,
+)
 from reqfold.conformance.cache.prompts import caches_in_blocks, choose_profile
 from reqfold.conformance.check.capture_dialect import path_dialect
 from reqfold.conformance.check.reconstruction import read_captures
+from reqfold.fakes import FakeProvider, FakeTransport, dump_capture_jsonl
 from reqfold.fakes.dialects import registry
 from reqfold.fakes.dialects.chat_dialect import ChatDialect
 from reqfold.fakes.dialects.messages_dialect import MessagesDialect
@@ -90,3 +99,45 @@ def test_a_new_wire_format_is_counted_as_uncompared_not_dropped() -> None:
     uncompared: Counter[str] = Counter()
     assert list(read_captures([line], uncompared=uncompared)) == []
     assert uncompared == Counter({"generate": 1})
+
+
+def judged_on(path: str) -> CacheJudgement:
+    """Two Anthropic requests a day apart (the date after the only cache
+    breakpoint), served on `path`, judged with their process starts."""
+    provider = FakeProvider("anthropic")
+    client = httpx.Client(transport=FakeTransport(provider), base_url="http://fake")
+    rules = "".join(f"Rule {n}: read a file before you change it.\n" for n in range(60))
+    for day in ("2026-12-06", "2026-12-07"):
+        system = [
+            {"type": "text", "text": rules, "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": f"Today is {day}.\n"},
+        ]
+        body = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 100,
+            "system": system,
+            "messages": [{"role": "user", "content": "hello " * 200}],
+        }
+        client.post("/v1/messages", json=body)
+    lines = [
+        json.dumps({**json.loads(line), "path": path})
+        for line in dump_capture_jsonl(provider.capture).splitlines()
+    ]
+    starts = [
+        ProcessStart(first_index=0, name="run 1", kind="first"),
+        ProcessStart(first_index=1, name="run 2", kind="resume"),
+    ]
+    return judge_cache(read_capture_lines(lines), starts=starts)
+
+
+@pytest.mark.spec("CACHE-2")
+def test_a_second_messages_providers_capture_is_judged_by_its_breakpoints() -> None:
+    anthropic = judged_on("/v1/messages").static
+    assert anthropic is not None
+    assert anthropic.breakpoint_tokens
+    with pytest.MonkeyPatch.context() as patch:
+        rows = (*REGISTRY, BEDROCK_ROW)
+        patch.setattr(registry, "REGISTRY", rows)
+        patch.setattr(registry, "DIALECTS", {row.name: row.speaks for row in rows})
+        bedrock = judged_on("/model/invoke").static
+    assert bedrock == anthropic
