@@ -56,6 +56,7 @@ from reqfold.conformance.cache.model import (
 )
 from reqfold.conformance.cache.prompts import (
     Prompt,
+    caches_in_blocks,
     render,
     shared_segments,
     shared_tokens,
@@ -422,7 +423,7 @@ def _cacheable(previous: Prompt, prompt: Prompt, matched: int) -> int:
     """What the fake caches of `prompt` when its first `matched` tokens are
     those of `previous`: the dialect's block rule, or, for Anthropic, the
     longest entry `previous` wrote (at its cache breakpoints) within them."""
-    if previous.profile.dialect != "anthropic":
+    if caches_in_blocks(previous.profile):
         return prompt.cached_for(matched)
     ends = [
         previous.start_of(position + 1)
@@ -611,7 +612,7 @@ def _with_rules(item: Break, stream: str, main: bool) -> Break:
 def _static_opening(static: _Static) -> StaticOpening:
     first = static.first
     breakpoint_tokens: int | None = None
-    if first.profile.dialect == "anthropic":
+    if not caches_in_blocks(first.profile):
         breakpoint_tokens = 0
         for position, segment in enumerate(first.segments):
             end = first.start_of(position + 1)

@@ -136,10 +136,11 @@ def run_scenarios(
     instead of starting one; `connect` starts the restarts.
     """
     from reqfold.fakes import FakeProvider
+    from reqfold.fakes.dialects.registry import DEFAULT_DIALECT
     from reqfold.fakes.server import running_server
 
     chosen = load_scenarios() if scenarios is None else scenarios
-    fake = provider if provider is not None else FakeProvider("deepseek")
+    fake = provider if provider is not None else FakeProvider(DEFAULT_DIALECT)
     with contextlib.ExitStack() as stack:
         base = (
             workdir

@@ -92,7 +92,7 @@ from reqfold.conformance.verdict import (
 from reqfold.conformance.written_files import fresh_folder
 from reqfold.fakes import PROFILES
 from reqfold.fakes.dialects.openai_chat import WIRE as CHAT_COMPLETIONS
-from reqfold.fakes.dialects.registry import dialect_named
+from reqfold.fakes.dialects.registry import DEFAULT_DIALECT, dialect_named
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -177,9 +177,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dialect",
         choices=DIALECTS,
-        default="deepseek",
+        default=DEFAULT_DIALECT,
         help="the fake's dialect: wire format, usage fields and cache rules"
-        " (default deepseek)",
+        f" (default {DEFAULT_DIALECT})",
     )
     parser.add_argument(
         "--base-url-suffix",
