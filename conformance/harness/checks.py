@@ -53,6 +53,7 @@ from reqfold.conformance.harness.expectations import (
     Declared,
     LoggedTurn,
     judge_expectation,
+    unscripted,
 )
 from reqfold.conformance.harness.log_file import (
     MAX_LINES_IN_MEMORY,
@@ -74,11 +75,13 @@ that wrote the log: they are not tallied for the harness."""
 
 def judge_leaks(evidence: Evidence) -> list[Check]:
     """The checks part of a run can prove broken: for what a run left before
-    it broke. A sentinel found (``absent``) and a contributor called more
-    often than expected (``calls``: a count only grows) stay broken whatever
-    the rest of the run would have done; the caller keeps only failures."""
+    it broke. Every scenario kind is run with `Declared.partial`, and each
+    kind's check says what part of a run proves: a sentinel found
+    (``absent``) and a contributor called more often than expected
+    (``calls``: a count only grows) stay broken whatever the rest of the run
+    would have done; the caller keeps only failures."""
     judge = Judge(evidence)
-    _scenario_expectations(judge, rounds=(("calls",), ("absent",)), partial=True)
+    _scenario_expectations(judge, partial=True)
     return judge.results
 
 
@@ -284,37 +287,26 @@ def _events(log: bytes) -> list[JsonObject] | None:
 # ---------------------------------------------------------------- sends
 
 
-def _unscripted(message: str) -> str:
-    return f"the scenario did not run as scripted, so it gives no verdict: {message}"
-
-
 def _send_checks(judge: Judge) -> None:
     """Each reaction that never fired (no verdict), then each send's own
     expectations (`SEND` kinds but ``steps``, which `_turn_checks` judges)."""
     scenario_rules = judge.evidence.scenario.rules
     for number, unfired in enumerate(judge.evidence.unfired, start=1):
-        judge.add(f"reaction-{number}", scenario_rules, None, _unscripted(unfired))
+        judge.add(f"reaction-{number}", scenario_rules, None, unscripted(unfired))
     for number, send in enumerate(judge.evidence.sends, start=1):
         for kind in KINDS.values():
             if kind.where == SEND and kind.name != "steps" and kind.name in send.expect:
                 judge_expectation(judge, kind, Declared(item=send.expect, send=number))
 
 
-SCENARIO_ROUNDS: tuple[tuple[str, ...], ...] = (("calls",), ("absent", "request"))
-"""The scenario's own expectations are judged a round at a time, each round
-in the order the scenario lists its items (so check ids keep their order)."""
-
-
-def _scenario_expectations(
-    judge: Judge,
-    *,
-    rounds: tuple[tuple[str, ...], ...] = SCENARIO_ROUNDS,
-    partial: bool = False,
-) -> None:
-    for kinds in rounds:
-        for item in judge.evidence.scenario.expect:
-            kind = KINDS[str(item["check"])]
-            if kind.name in kinds and kind.where == SCENARIO:
+def _scenario_expectations(judge: Judge, *, partial: bool = False) -> None:
+    """Every item of the scenario's ``expect``, a `Kind.round` at a time."""
+    items = [
+        (KINDS[str(item["check"])], item) for item in judge.evidence.scenario.expect
+    ]
+    for round_ in sorted({kind.round for kind, _ in items}):
+        for kind, item in items:
+            if kind.round == round_ and kind.where == SCENARIO:
                 judge_expectation(judge, kind, Declared(item=item, partial=partial))
 
 

@@ -13,7 +13,11 @@ is one row of `KINDS`, holding side by side:
 
 A new kind is one row plus its two functions (and its place in
 scenario.schema.json); tests/conformance/test_expectation_kinds.py fails
-when a kind that the schema allows or a scenario uses has no row.
+when a kind that the schema allows or a scenario uses has no row. The
+judge (`reqfold.conformance.harness.checks`) runs every row: send kinds
+for each send that declares them, scenario kinds a `Kind.round` at a time.
+A run that broke before its end runs them too, with `Declared.partial`
+set: a kind's check alone decides what part of a run proves.
 """
 
 from __future__ import annotations
@@ -93,6 +97,10 @@ class Kind:
     """`SCENARIO` or `SEND`."""
     check: Check
     reproduce: Reproduce
+    round: int = 0
+    """`SCENARIO` kinds are judged a round at a time, lowest first, each
+    round in the order the scenario lists its items (so check ids keep
+    their order); `SEND` kinds ignore it."""
 
 
 def judge_expectation(judge: Judge, kind: Kind, declared: Declared) -> None:
@@ -113,7 +121,8 @@ def judge_expectation(judge: Judge, kind: Kind, declared: Declared) -> None:
         )
 
 
-def _unscripted(message: str) -> str:
+def unscripted(message: str) -> str:
+    """A mismatch that shows the scenario did not run as scripted: no verdict."""
     return f"the scenario did not run as scripted, so it gives no verdict: {message}"
 
 
@@ -140,7 +149,7 @@ def _send_judged(
             name=name,
             rules=judge.evidence.scenario.rules,
             ok=None,
-            message=_unscripted(message),
+            message=unscripted(message),
             seen=seen,
         )
 
@@ -390,12 +399,14 @@ KINDS: Mapping[str, Kind] = {
             where=SCENARIO,
             check=_check_absent,
             reproduce=_reproduce_absent,
+            round=1,
         ),
         Kind(
             name="request",
             where=SCENARIO,
             check=_check_request,
             reproduce=_reproduce_request,
+            round=1,
         ),
     )
 }
