@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reqfold.conformance.outcomes import NOT_COVERED, Outcome
+from reqfold.conformance.outcomes import NOT_COVERED_REASON, Outcome
 from reqfold.conformance.rules import load_rules
 from reqfold.reference.json_values import JsonObject, JsonValue
 
@@ -255,11 +255,11 @@ def not_covered(checks: Iterable[Check]) -> dict[str, str]:
     """Scenario runs not covered (a skipped scenario check), by ``scenario@revision``,
     each with its reason."""
     return {
-        check.run: check.message.removeprefix(NOT_COVERED)
+        check.run: str(check.detail[NOT_COVERED_REASON])
         for check in checks
-        if check.part == "scenarios"
-        and check.run is not None
+        if check.run is not None
         and check.outcome is Outcome.SKIP
+        and NOT_COVERED_REASON in check.detail
     }
 
 

@@ -1,5 +1,5 @@
 """One result model: every part makes `Check`, and nothing reads facts back
-out of a check's id or name (docs/glossary.md)."""
+out of a check's id, name or message (docs/glossary.md)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,19 @@ STRING_READERS = frozenset(
     | {"removeprefix", "removesuffix"}
 )
 """String methods that take a text apart."""
+
+READ_MEMBERS = frozenset({"id", "name", "message"})
+"""The members of a check that are words to show, never facts to read."""
+
+NOT_A_CHECK = frozenset(
+    {
+        # a directory entry's file name (a Path), not a check's
+        "entry.name.endswith(SUFFIX)",
+        # the log file's name (a Path), not a check's
+        "shown.name.removesuffix('.jsonl')",
+    }
+)
+"""Calls the search below finds whose receiver is no check, each with why."""
 
 
 def result_types(path: Path) -> list[str]:
@@ -34,8 +47,10 @@ def result_types(path: Path) -> list[str]:
 
 
 def id_readers(path: Path) -> list[int]:
-    """Lines of `path` that take a check's ``.id`` or ``.name`` apart
-    (``check.id.partition("/")``, ``result.name.startswith(...)``)."""
+    """Lines of `path` that take an ``.id``, ``.name`` or ``.message`` apart,
+    whatever holds it (``check.id.partition("/")``,
+    ``f.id.startswith("gate/")``, ``x.message.removeprefix(...)``), but
+    the calls `NOT_A_CHECK` names."""
     return [
         node.lineno
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
@@ -43,9 +58,8 @@ def id_readers(path: Path) -> list[int]:
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in STRING_READERS
         and isinstance(node.func.value, ast.Attribute)
-        and node.func.value.attr in ("id", "name")
-        and isinstance(node.func.value.value, ast.Name)
-        and node.func.value.value.id in ("check", "result", "record", "c")
+        and node.func.value.attr in READ_MEMBERS
+        and ast.unparse(node) not in NOT_A_CHECK
     ]
 
 
@@ -75,8 +89,15 @@ def test_both_checks_find_what_they_look_for(tmp_path: Path) -> None:
         "class CaseResult:\n"
         "    rules: tuple[str, ...]\n"
         "    outcome: str\n"
+        "class Judged:\n"
+        "    rules: tuple[str, ...]\n"
+        "    outcome: str\n"
         "def run_of(check):\n"
         "    return check.id.partition('/')[0]\n"
+        "def gates(findings):\n"
+        "    return [f for f in findings if f.id.startswith('gate/')]\n"
+        "def reason(skip):\n"
+        "    return skip.message.removeprefix('not covered: ')\n"
     )
-    assert result_types(source) == ["CaseResult"]
-    assert id_readers(source) == [5]
+    assert result_types(source) == ["CaseResult", "Judged"]
+    assert sorted(id_readers(source)) == [8, 10, 12]
