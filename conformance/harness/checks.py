@@ -29,7 +29,6 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Sequence
-from typing import TypedDict
 
 from reqfold.conformance.check import (
     APPLIED_RULES,
@@ -60,13 +59,20 @@ from reqfold.conformance.harness.log_file import (
     MAX_LOG_IN_MEMORY,
     log_pieces,
 )
-from reqfold.conformance.harness.results import COMPARED, Judge
+from reqfold.conformance.harness.results import (
+    COMPARED,
+    NO_FACTS,
+    Facts,
+    Judge,
+    passed,
+)
 from reqfold.conformance.harness.stability import stability_checks
+from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.rules import load_rules
 from reqfold.conformance.verdict import Check
 from reqfold.fakes import CapturedRequest, dump_capture_jsonl
 from reqfold.reference.errors import CodecError
-from reqfold.reference.json_values import JsonObject, JsonValue
+from reqfold.reference.json_values import JsonObject
 
 READER_DUTIES = frozenset({"CHECK-2", "JSONL-3"})
 """Rules the checker applies that bind a reader of logs, not the harness
@@ -118,7 +124,7 @@ def _cannot_judge_cache(judge: Judge, why: str) -> None:
     judge.add(
         "cache",
         ("WRITER-1", "CACHE-1", "CACHE-3"),
-        None,
+        Outcome.ERROR,
         f"the anchor and cache checks could not read the log: {why}",
     )
 
@@ -138,7 +144,7 @@ def _log_checks(judge: Judge) -> bool:
         judge.add(
             "log",
             ("JSONL-1",),
-            False,
+            Outcome.FAIL,
             f"the harness wrote no log at {evidence.log_path}",
         )
         return True
@@ -152,7 +158,7 @@ def _log_checks(judge: Judge) -> bool:
         judge.add(
             f"refused/request-{capture.index}",
             ("CHECK-1",),
-            None,
+            Outcome.ERROR,
             f"request {capture.index} was refused by the fake provider as too"
             f" large (HTTP {REFUSED_AS_TOO_LARGE}, over its body limit): it was"
             " not read whole, so it is not compared with the log",
@@ -185,7 +191,7 @@ def _log_checks(judge: Judge) -> bool:
         judge.add(
             "log",
             ("CHECK-2",),
-            None,
+            Outcome.ERROR,
             f"the checker could not check the log: {_said(first['CHECK-2'])}",
         )
         for rule in sorted(failing - READER_DUTIES - {"CHECK-2"}):
@@ -199,7 +205,7 @@ def _log_checks(judge: Judge) -> bool:
     extra = sorted(set(first) - set(harness_rules) - READER_DUTIES)
     for rule in [*harness_rules, *extra]:
         if rule not in first:
-            judge.add(f"log/{rule}", (rule,), True)
+            judge.add(f"log/{rule}", (rule,), Outcome.PASS)
             continue
         _broken_rule(judge, first[rule], MUST if rule in failing else SHOULD)
     return any(rule in first for rule in [*harness_rules, *extra])
@@ -210,10 +216,10 @@ def _broken_rule(judge: Judge, finding: Finding, level: str) -> None:
     judge.add(
         f"log/{finding.rule}",
         (finding.rule,),
-        False,
+        Outcome.FAIL,
         _said(finding),
         level=level,
-        **_finding_facts(finding),
+        facts=_finding_facts(finding),
     )
 
 
@@ -225,31 +231,28 @@ def _where(finding: Finding) -> str:
 
 
 def _said(finding: Finding) -> str:
-    """A log check's message: the checker's first finding of the rule."""
-    detail = finding.message
-    if finding.expected is not None or finding.found is not None:
-        detail += f" (expected {finding.expected}, found {finding.found})"
+    """A log check's message: the checker's first finding of the rule, with
+    what it expected and found (a side it does not say is left out)."""
+    sides = [
+        f"{word} {value}"
+        for word, value in (("expected", finding.expected), ("found", finding.found))
+        if value is not None
+    ]
+    detail = finding.message + (f" ({', '.join(sides)})" if sides else "")
     return f"{_where(finding)}: {detail}"
 
 
-class _FindingFacts(TypedDict):
-    expected: JsonValue
-    found: JsonValue
-    difference: str | None
-    detail: JsonObject
-
-
-def _finding_facts(finding: Finding) -> _FindingFacts:
+def _finding_facts(finding: Finding) -> Facts:
     """What a log check's reproduction shows: the first finding's place,
     expected and found values (as the checker renders them) and path."""
     where = _where(finding)
-    said = finding.expected is not None or finding.found is not None
-    return {
-        "expected": {"at": where, "value": finding.expected} if said else None,
-        "found": {"at": where, "value": finding.found} if said else None,
-        "difference": finding.path if said else None,
-        "detail": {"line": finding.line, "seq": finding.seq},
-    }
+    if finding.expected is None and finding.found is None:
+        return NO_FACTS
+    return Facts(
+        expected={"at": where, "value": finding.expected},
+        found={"at": where, "value": finding.found},
+        difference=finding.path,
+    )
 
 
 def _seed_length(log: bytes) -> int:
@@ -292,7 +295,9 @@ def _send_checks(judge: Judge) -> None:
     expectations (`SEND` kinds but ``steps``, which `_turn_checks` judges)."""
     scenario_rules = judge.evidence.scenario.rules
     for number, unfired in enumerate(judge.evidence.unfired, start=1):
-        judge.add(f"reaction-{number}", scenario_rules, None, unscripted(unfired))
+        judge.add(
+            f"reaction-{number}", scenario_rules, Outcome.ERROR, unscripted(unfired)
+        )
     for number, send in enumerate(judge.evidence.sends, start=1):
         for kind in KINDS.values():
             if kind.where == SEND and kind.name != "steps" and kind.name in send.expect:
@@ -335,13 +340,15 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
             judge.add(
                 f"{name}/ended",
                 ("TURN-5",),
-                False,
+                Outcome.FAIL,
                 f"{told}, but the log holds no turn/start after the"
                 f" {send.logged_before} event(s) logged before the send",
-                step=judge.send_step(number),
-                expected=said,
-                found={"turn": None, "end": None},
-                difference=COMPARED,
+                facts=Facts(
+                    step=judge.send_step(number),
+                    expected=said,
+                    found={"turn": None, "end": None},
+                    difference=COMPARED,
+                ),
             )
             continue
         start, end = span
@@ -373,12 +380,14 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
         judge.add(
             f"{name}/ended",
             ("TURN-5",),
-            not problems,
+            passed(not problems),
             f"{told}; " + "; ".join(problems) if problems else "",
-            step=judge.send_step(number),
-            expected=said,
-            found=logged_end,
-            difference=COMPARED,
+            facts=Facts(
+                step=judge.send_step(number),
+                expected=said,
+                found=logged_end,
+                difference=COMPARED,
+            ),
         )
         if "steps" in send.expect:
             stop = end if end is not None else limit

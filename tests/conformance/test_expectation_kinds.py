@@ -18,13 +18,12 @@ from reqfold.conformance.harness.expectations import (
     SEND,
     SEND_MEMBERS_NOT_KINDS,
     Declared,
-    Facts,
     Judged,
     Kind,
     LoggedTurn,
     judge_expectation,
 )
-from reqfold.conformance.harness.results import Judge
+from reqfold.conformance.harness.results import Facts, Judge, passed
 from reqfold.conformance.harness.scenarios import (
     SCENARIOS_DIR,
     Scenario,
@@ -273,7 +272,7 @@ def _captured_check(judge: Judge, declared: Declared) -> Iterator[Judged]:
     yield Judged(
         name="captured",
         rules=tuple(declared.item["rules"]),
-        ok=found == declared.item["count"],
+        outcome=passed(found == declared.item["count"]),
         message=f"{found} request(s) captured, expected {declared.item['count']}",
         seen=found,
     )
