@@ -58,7 +58,8 @@ class Check:
     """
 
     part: str
-    """``vectors``, ``properties``, ``scenarios`` or ``probe``."""
+    """``vectors``, ``properties``, ``scenarios``, ``probe`` or ``cache``
+    (docs/glossary.md)."""
     id: str
     """The check's stable public id (``scenario@revision/name`` for a
     scenario check, ``revision/case`` for a vector, ...)."""
