@@ -67,6 +67,8 @@ class Check:
     rules: tuple[str, ...]
     outcome: Outcome
     message: str = ""
+    """What the check found, in words to show (a skip's is its reason, shown
+    as such); never read back for a fact."""
     level: str = ""
     """``MUST`` or ``SHOULD``: the level the check fails at."""
     duration: float = 0.0
