@@ -44,6 +44,7 @@ from reqfold.conformance.cache.causes import (
 )
 from reqfold.conformance.cache.echo import NOT_APPLICABLE, echo_difference
 from reqfold.conformance.cache.model import (
+    GATE,
     PART,
     Break,
     CacheJudgement,
@@ -771,6 +772,7 @@ def _findings(
                 id="gate/fail-on",
                 rules=tuple(sorted({r for item in gated for r in item.rules}))
                 or ("CACHE-1",),
+                detail={GATE: "fail-on"},
                 outcome=Outcome.FAIL if gated else Outcome.PASS,
                 message=_describe(gated)
                 if gated
@@ -786,6 +788,7 @@ def _findings(
                 id="gate/max-lost-tokens",
                 rules=tuple(sorted({r for item in unexpected for r in item.rules}))
                 or ("CACHE-1",),
+                detail={GATE: "max-lost-tokens"},
                 outcome=Outcome.FAIL if lost > max_lost_tokens else Outcome.PASS,
                 message=f"{lost} tokens lost against a pure append"
                 f" (at most {max_lost_tokens} allowed)",

@@ -28,6 +28,7 @@ from typing import Final
 
 from reqfold.conformance.adapters.lifecycle import timeout_problem
 from reqfold.conformance.cache import render_text
+from reqfold.conformance.cache.model import GATE
 from reqfold.conformance.cache.options import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.options import add_show_argument
@@ -571,9 +572,7 @@ def _report(
             spoken = dialect_named(args.dialect).wire
             wire = None if spoken == CHAT_COMPLETIONS else args.dialect
             checks = count_checks(evidence) + log_checks(evidence, choice, wire=wire)
-            checks += cache_checks(
-                f for f in judgement.findings if f.id.startswith("gate/")
-            )
+            checks += cache_checks(f for f in judgement.findings if GATE in f.detail)
         checks += perturbation_checks(evidence, judgement)
     print()
     for run in evidence.runs:
