@@ -54,7 +54,7 @@ from reqfold.conformance.harness.features import (
     missing_features,
     not_declared_reason,
 )
-from reqfold.conformance.harness.results import BROKEN_RUN, scenario_check
+from reqfold.conformance.harness.results import BROKEN_RUN, Facts, scenario_check
 from reqfold.conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
 from reqfold.conformance.outcomes import NOT_COVERED, NOT_COVERED_REASON, Outcome
 from reqfold.conformance.verdict import Check
@@ -313,7 +313,7 @@ def _error_result(
         scenario.rules,
         Outcome.ERROR,
         message,
-        step=step,
+        facts=Facts(step=step),
     )
 
 
