@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from reqfold.conformance.report.model import FORMAT, RunReport
 from reqfold.conformance.report.refusing_json import strict_json_loads
-from reqfold.conformance.schema_check import Validator, first_problem
+from reqfold.conformance.schema_check import Validator, error_text, first_problem
 from reqfold.reference.json_values import JsonObject
 
 SCHEMA_PATH: Final = Path(__file__).resolve().parent / "run-report.schema.json"
@@ -44,8 +44,8 @@ def schema_problem(data: object) -> str | None:
     if found is None:
         return None
     error, more = found
-    where = "".join(f"[{part!r}]" for part in error.absolute_path) or "the top"
-    return f"at {where}: {error.message[:200]}{more}"
+    where = "".join(f"[{json.dumps(part)}]" for part in error.absolute_path)
+    return f"at {where or 'the top'}: {error_text(error)}{more}"
 
 
 def schema_problems(data: object) -> list[str]:
