@@ -59,7 +59,14 @@ def read_report(text: str, *, name: str = "report") -> JsonObject:
     try:
         data = strict_json_loads(text)
     except ValueError as error:
-        raise ReportError(f"{name} is not JSON: {error}") from None
+        why = (
+            f"{error.msg.lower()} at line {error.lineno}, column {error.colno}"
+            if isinstance(error, json.JSONDecodeError)
+            else str(error)
+        )
+        raise ReportError(
+            f"{name} is not JSON: {why}; write one with 'reqfold run --report-json F'"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, dict) else None
         raise ReportError(

@@ -81,3 +81,17 @@ def test_fake_serve_on_a_port_in_use_says_the_systems_words_alone() -> None:
         f"reqfold fake serve: cannot listen on 127.0.0.1:{port}: Address already in use"
     )
     assert "Errno" not in err
+
+
+def test_compare_given_a_file_that_is_not_json_says_how_to_write_one(
+    tmp_path: Path,
+) -> None:
+    report = _report(tmp_path, {})
+    xml = tmp_path / "a.xml"
+    xml.write_text("<testsuites/>\n")
+    code, _, err = reqfold_here("compare", str(report), str(xml))
+    assert code == 2
+    assert err.strip() == (
+        f"reqfold compare: {xml} is not JSON: expecting value at line 1, column 1;"
+        " write one with 'reqfold run --report-json F'"
+    )
