@@ -105,7 +105,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     serve_parser.add_argument(
         "--dialect",
-        choices=sorted(PROFILES),
+        choices=tuple(PROFILES),  # registry order, as probe --dialect lists them
         default=DEFAULT_DIALECT,
         help="wire dialect and cache rules (default: %(default)s)",
     )
