@@ -52,3 +52,26 @@ def test_a_capture_line_of_the_wrong_shape_is_still_not_a_captured_request(
     code, _, err = reqfold_here("check", "--requests", str(wrong))
     assert code == 2
     assert "line 1: not a captured request (" in err
+
+
+def test_a_damaged_last_line_is_not_said_to_come_before_the_last(
+    tmp_path: Path,
+) -> None:
+    only = tmp_path / "x.jsonl"
+    only.write_bytes(b'{"a":\n')
+    _, out, _ = reqfold_here("check", str(only))
+    [line] = [line for line in out.splitlines() if "[JSONL-4]" in line]
+    assert line.endswith("damaged line: expecting value at character 6")
+
+
+def test_a_damaged_line_before_the_last_still_says_what_follows_may_miss(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "x.jsonl"
+    log.write_bytes(b'{"a":\n{"b": 1}\n')
+    _, out, _ = reqfold_here("check", str(log))
+    [line] = [line for line in out.splitlines() if "[JSONL-4]" in line]
+    assert line.endswith(
+        "; a damaged line before the last makes the file unreadable, and what"
+        " follows may miss an event"
+    )
