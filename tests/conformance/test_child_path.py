@@ -39,6 +39,9 @@ def test_a_missing_path_becomes_the_folder_then_the_default_path() -> None:
 def test_python3_in_an_adapter_command_is_the_python_running_reqfold(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    own = os.path.join(os.path.dirname(sys.executable), "python3")
+    if not os.path.exists(own):
+        pytest.skip(f"no python3 beside {sys.executable}")
     monkeypatch.setenv("PATH", SYSTEM_PATH)
     connection = StdioConnection(
         ["sh", "-c", 'command -v python3 >&2; exec python3 -c ""'], timeout=10
@@ -46,7 +49,7 @@ def test_python3_in_an_adapter_command_is_the_python_running_reqfold(
     with pytest.raises(AdapterStartupFailed):
         connection.initialize()
     first = connection.stderr_tail.strip().splitlines()[0]
-    assert first == os.path.join(os.path.dirname(sys.executable), "python3")
+    assert first == own
 
 
 @pytest.mark.slow
@@ -58,15 +61,26 @@ def test_a_bad_harness_runs_by_python3_with_only_the_system_path(
         pytest.skip(f"no reqfold script beside {sys.executable}")
     harness = "tests/conformance/bad_harnesses/recomposes_every_turn.py"
     done = subprocess.run(
-        [str(reqfold), "run", "--impl", f"python3 {harness}", "--only", "scenarios"],
+        [
+            str(reqfold),
+            "run",
+            "--impl",
+            f"python3 {harness}",
+            "--only",
+            "scenarios",
+            "--scenario",
+            "plain-turns",  # one it passes: what counts is that it ran
+            "--revision",
+            "session-prefix",
+        ],
         cwd=REPO,
         env={**os.environ, "PATH": SYSTEM_PATH, "NO_COLOR": "1"},
         capture_output=True,
         text=True,
         check=False,
     )
-    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "NOT CONFORMANT" in done.stdout
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Verdict: CONFORMANT" in done.stdout
 
 
 def test_a_start_up_error_from_a_missing_reqfold_says_which_python_to_use() -> None:
