@@ -41,6 +41,7 @@ from reqfold.fakes import (
     ToolCall,
     dump_captured_request,
 )
+from reqfold.fakes.dialects.registry import DEFAULT_DIALECT
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.loop import (
     AgentLoop,
@@ -434,7 +435,7 @@ def _run(args: argparse.Namespace) -> int:
             os.close(descriptor)
             staged.append(Path(name))
             os.chmod(name, default_mode())  # as `open` would make it
-        fake = FakeProvider("deepseek")
+        fake = FakeProvider(DEFAULT_DIALECT)
         _script(fake)
         out.write(
             "reqfold demo: the reference loop against the fake DeepSeek provider,"

@@ -37,3 +37,8 @@ MARKS = {
 
 NOT_COVERED: Final = "not covered: "
 """How the message of a skipped scenario run (one not covered) begins."""
+
+NOT_COVERED_REASON: Final = "notCovered"
+"""The `Check.detail` member of a skipped scenario run that holds why it
+is not covered (the feature it needs): the verdict reads it, not the
+message."""

@@ -36,12 +36,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from reqfold.conformance.outcomes import NOT_COVERED, Outcome
+from reqfold.conformance.outcomes import NOT_COVERED_REASON, Outcome
 from reqfold.conformance.rules import load_rules
 from reqfold.reference.json_values import JsonObject, JsonValue
 
 CONFORMANT, BROKEN, NO_VERDICT = 0, 1, 3
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,7 +58,8 @@ class Check:
     """
 
     part: str
-    """``vectors``, ``properties``, ``scenarios`` or ``probe``."""
+    """``vectors``, ``properties``, ``scenarios``, ``probe`` or ``cache``
+    (docs/glossary.md)."""
     id: str
     """The check's stable public id (``scenario@revision/name`` for a
     scenario check, ``revision/case`` for a vector, ...)."""
@@ -63,6 +67,8 @@ class Check:
     rules: tuple[str, ...]
     outcome: Outcome
     message: str = ""
+    """What the check found, in words to show (a skip's is its reason, shown
+    as such); never read back for a fact."""
     level: str = ""
     """``MUST`` or ``SHOULD``: the level the check fails at."""
     duration: float = 0.0
@@ -91,7 +97,8 @@ class Check:
         return None if self.scenario is None else f"{self.scenario}@{self.revision}"
 
     def dump(self) -> JsonObject:
-        """The JSON form of the result (a scenario check's members first)."""
+        """The JSON form of the result (a scenario check's members first):
+        `load` makes the same check of it."""
         return {
             "id": self.id,
             "scenario": self.scenario,
@@ -107,27 +114,78 @@ class Check:
             "found": self.found,
             "firstDifference": self.first_difference,
             "detail": dict(self.detail),
+            "duration": self.duration,
         }
 
     @classmethod
-    def load(cls, data: JsonObject) -> Check:
-        """The check `dump` wrote."""
+    def load(cls, data: JsonValue) -> Check:
+        """The check `dump` wrote; `ValueError`, naming the member, for any
+        member missing or of the wrong type (a plan handed between
+        processes is read, not trusted)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a check is a JSON object, not {_json_type(data)}")
+        rules = _member(data, "rules", list, "a list of rule IDs")
+        if not all(isinstance(rule, str) for rule in rules):
+            raise ValueError("check member 'rules': a list of rule IDs, not all text")
+        outcome = _member(data, "outcome", str, "text")
+        if outcome not in {member.value for member in Outcome}:
+            raise ValueError(f"check member 'outcome': no outcome {outcome!r}")
+        step = _member(data, "step", (int, type(None)), "an integer or null")
+        if step is not None and step < 0:
+            raise ValueError(f"check member 'step': a step index, not {step}")
+        duration = _member(data, "duration", (int, float), "a number")
         return cls(
-            part=str(data["part"]),
-            id=str(data["id"]),
-            scenario=data["scenario"],
-            revision=str(data["revision"]),
-            name=str(data["name"]),
-            rules=tuple(data["rules"]),
-            level=str(data["level"]),
-            outcome=Outcome(data["outcome"]),
-            message=str(data["message"]),
-            step=data["step"],
-            expected=data["expected"],
-            found=data["found"],
-            first_difference=data["firstDifference"],
-            detail=dict(data["detail"]),
+            part=_member(data, "part", str, "text"),
+            id=_member(data, "id", str, "text"),
+            scenario=_member(data, "scenario", (str, type(None)), "text or null"),
+            revision=_member(data, "revision", str, "text"),
+            name=_member(data, "name", str, "text"),
+            rules=tuple(rules),
+            level=_member(data, "level", str, "text"),
+            outcome=Outcome(outcome),
+            message=_member(data, "message", str, "text"),
+            duration=float(duration),
+            step=step,
+            expected=_member(data, "expected", object, "JSON"),
+            found=_member(data, "found", object, "JSON"),
+            first_difference=_member(
+                data, "firstDifference", (str, type(None)), "text or null"
+            ),
+            detail=dict(_member(data, "detail", dict, "an object")),
         )
+
+
+def _member(
+    data: Mapping[str, JsonValue],
+    name: str,
+    kind: type[_T] | tuple[type[_T], ...],
+    what: str,
+) -> _T:
+    """``data[name]`` when it is of `kind`, else a `ValueError` naming it
+    (a boolean is no number)."""
+    if name not in data:
+        raise ValueError(f"check member {name!r} is missing")
+    value = data[name]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    numeric = int in kinds or float in kinds
+    if not isinstance(value, kinds) or (isinstance(value, bool) and numeric):
+        raise ValueError(f"check member {name!r}: {what}, not {_json_type(value)}")
+    return value
+
+
+def _json_type(value: object) -> str:
+    """The JSON name of a value's type, for an error message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
 
 
 def rules_level(rules: Sequence[str]) -> str:
@@ -255,11 +313,11 @@ def not_covered(checks: Iterable[Check]) -> dict[str, str]:
     """Scenario runs not covered (a skipped scenario check), by ``scenario@revision``,
     each with its reason."""
     return {
-        check.run: check.message.removeprefix(NOT_COVERED)
+        check.run: str(check.detail[NOT_COVERED_REASON])
         for check in checks
-        if check.part == "scenarios"
-        and check.run is not None
+        if check.run is not None
         and check.outcome is Outcome.SKIP
+        and NOT_COVERED_REASON in check.detail
     }
 
 

@@ -44,6 +44,7 @@ from reqfold.conformance.cache.causes import (
 )
 from reqfold.conformance.cache.echo import NOT_APPLICABLE, echo_difference
 from reqfold.conformance.cache.model import (
+    GATE,
     PART,
     Break,
     CacheJudgement,
@@ -56,6 +57,7 @@ from reqfold.conformance.cache.model import (
 )
 from reqfold.conformance.cache.prompts import (
     Prompt,
+    caches_in_blocks,
     render,
     shared_segments,
     shared_tokens,
@@ -422,7 +424,7 @@ def _cacheable(previous: Prompt, prompt: Prompt, matched: int) -> int:
     """What the fake caches of `prompt` when its first `matched` tokens are
     those of `previous`: the dialect's block rule, or, for Anthropic, the
     longest entry `previous` wrote (at its cache breakpoints) within them."""
-    if previous.profile.dialect != "anthropic":
+    if caches_in_blocks(previous.profile):
         return prompt.cached_for(matched)
     ends = [
         previous.start_of(position + 1)
@@ -611,7 +613,7 @@ def _with_rules(item: Break, stream: str, main: bool) -> Break:
 def _static_opening(static: _Static) -> StaticOpening:
     first = static.first
     breakpoint_tokens: int | None = None
-    if first.profile.dialect == "anthropic":
+    if not caches_in_blocks(first.profile):
         breakpoint_tokens = 0
         for position, segment in enumerate(first.segments):
             end = first.start_of(position + 1)
@@ -770,6 +772,7 @@ def _findings(
                 id="gate/fail-on",
                 rules=tuple(sorted({r for item in gated for r in item.rules}))
                 or ("CACHE-1",),
+                detail={GATE: "fail-on"},
                 outcome=Outcome.FAIL if gated else Outcome.PASS,
                 message=_describe(gated)
                 if gated
@@ -785,6 +788,7 @@ def _findings(
                 id="gate/max-lost-tokens",
                 rules=tuple(sorted({r for item in unexpected for r in item.rules}))
                 or ("CACHE-1",),
+                detail={GATE: "max-lost-tokens"},
                 outcome=Outcome.FAIL if lost > max_lost_tokens else Outcome.PASS,
                 message=f"{lost} tokens lost against a pure append"
                 f" (at most {max_lost_tokens} allowed)",

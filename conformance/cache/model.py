@@ -112,6 +112,11 @@ class StaticOpening:
 PART = "cache"
 """The part of the checks the cache judgement makes (``findings``)."""
 
+GATE = "gate"
+"""The `Check.detail` member of a gate check (``--fail-on``,
+``--max-lost-tokens``), naming its option: a threshold the user set, not a
+finding of the capture alone."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CacheJudgement:

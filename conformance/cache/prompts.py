@@ -19,8 +19,7 @@ from reqfold.fakes.diagnostics import common_prefix
 from reqfold.fakes.dialects.base import cache_rule
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.dialects.registry import (
-    DEEPSEEK,
-    OPENAI,
+    dialect_named,
     dialect_serving,
     served_by,
 )
@@ -95,22 +94,30 @@ def shared_tokens(earlier: Prompt, current: Prompt) -> int:
 def choose_profile(path: str, body: JsonObject, usage: JsonObject | None) -> Profile:
     """The profile a capture line was served under, from what it shows.
 
-    The one dialect serving the path (Anthropic for the Messages path);
-    for chat completions, which several serve, the usage members tell
-    DeepSeek (`prompt_cache_hit_tokens`) from OpenAI
-    (`prompt_tokens_details`), else the model name, else DeepSeek.
+    The one registry row serving the path; where several serve it (chat
+    completions), the first whose answers report the usage members the
+    line shows (`Dialect.shows_usage`: DeepSeek's `prompt_cache_hit_tokens`,
+    OpenAI's `prompt_tokens_details`), else the first that lists the
+    body's model, else the first row serving the path.
     """
     rows = served_by(path)
+    if not rows:
+        raise ValueError(f"no dialect serves {path!r}")
     if len(rows) == 1:
         return rows[0].profile
     if usage is not None:
-        if "prompt_cache_hit_tokens" in usage:
-            return DEEPSEEK
-        if "prompt_tokens_details" in usage:
-            return OPENAI
-    if body.get("model") in OPENAI.models:
-        return OPENAI
-    return DEEPSEEK
+        shown = [row for row in rows if row.speaks.shows_usage(usage)]
+        if shown:
+            rows = tuple(shown)
+    model = body.get("model")
+    listed = [row for row in rows if model in row.profile.models]
+    return (listed or rows)[0].profile
+
+
+def caches_in_blocks(profile: Profile) -> bool:
+    """Whether the profile's dialect caches prompts in blocks (automatic
+    prefix caching) rather than at the request's breakpoints."""
+    return dialect_named(profile.dialect).uses_block_keys
 
 
 def render(

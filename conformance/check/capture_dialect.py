@@ -5,24 +5,57 @@ docs/spec.md section 12), so ``reqfold check --requests`` compares those
 and leaves requests in another dialect out, counted by dialect, rather
 than failing a log whose harness spoke Anthropic Messages or the Responses
 API (the probe's `Evidence.wire_compared`, for a capture file). The names
-are the fake's dialect names (``reqfold fake serve --dialect``).
+and paths are the fake's dialect registry's (`serving_name`: a dialect's
+name, ``reqfold fake serve --dialect``, or its wire format's where several
+rows speak it), so a dialect added there is known here. The registry is
+imported when a capture is read, not with this module: checking a log
+alone imports nothing of the fake (tests/architecture/
+test_start_up_imports.py). `CHAT`, `ANTHROPIC` and `RESPONSES` are the
+names of the three wire formats shipped, read from the registry on first
+use.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-CHAT = "chat-completions"
-ANTHROPIC = "anthropic"
-RESPONSES = "openai-responses"
 
-_PATH_ENDINGS = (
-    ("/chat/completions", CHAT),
-    ("/messages", ANTHROPIC),
-    ("/responses", RESPONSES),
-)
+@functools.cache
+def _shipped() -> dict[str, str]:
+    """The registry's names of the wire formats shipped, by constant."""
+    from reqfold.fakes.dialects import registry
+    from reqfold.fakes.dialects.anthropic import MESSAGES_PATHS
+    from reqfold.fakes.dialects.openai_chat import CHAT_PATHS
+    from reqfold.fakes.dialects.responses import RESPONSES_PATHS
+
+    names: dict[str, str] = {}
+    for constant, paths in (
+        ("CHAT", CHAT_PATHS),
+        ("ANTHROPIC", MESSAGES_PATHS),
+        ("RESPONSES", RESPONSES_PATHS),
+    ):
+        name = registry.serving_name(paths[0])
+        if name is None:  # a wire module's path no registry row serves
+            raise ValueError(f"no dialect of the registry serves {paths[0]!r}")
+        names[constant] = name
+    return names
+
+
+def __getattr__(name: str) -> str:
+    """`CHAT` (what the compared chat-completions requests are called),
+    `ANTHROPIC`, `RESPONSES`: from the registry, on first use."""
+    if name in ("CHAT", "ANTHROPIC", "RESPONSES"):  # not `__path__` and the like
+        return _shipped()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def compared_dialect() -> str:
+    """The name of the requests the log is compared with (chat completions)."""
+    return _shipped()["CHAT"]
+
 
 ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
@@ -34,9 +67,12 @@ ANTHROPIC_BLOCKS = frozenset(
 def path_dialect(path: str) -> str | None:
     """The dialect a captured request's path is served in; None for a path of
     none of them (``/v1/models``, a count of tokens: not a request to compare)."""
-    for ending, dialect in _PATH_ENDINGS:
+    from reqfold.fakes.dialects import registry  # with a capture only
+
+    endings = {ending for row in registry.REGISTRY for ending in row.paths}
+    for ending in sorted(endings, key=len, reverse=True):
         if path.endswith(ending):
-            return dialect
+            return registry.serving_name(ending)
     return None
 
 
@@ -46,15 +82,16 @@ def body_dialect(body: dict[str, Any]) -> str:
     ``system``, a tool's ``input_schema`` or a Messages-only content block
     (Anthropic). Anything else is read as chat completions, so a body with
     none of these marks is still compared."""
+    shipped = _shipped()
     if "input" in body and "messages" not in body:
-        return RESPONSES
+        return shipped["RESPONSES"]
     if "system" in body:
-        return ANTHROPIC
+        return shipped["ANTHROPIC"]
     tools = body.get("tools")
     if isinstance(tools, list) and any(
         isinstance(tool, dict) and "input_schema" in tool for tool in tools
     ):
-        return ANTHROPIC
+        return shipped["ANTHROPIC"]
     messages = body.get("messages")
     if isinstance(messages, list):
         for message in messages:
@@ -63,8 +100,8 @@ def body_dialect(body: dict[str, Any]) -> str:
                 isinstance(block, dict) and block.get("type") in ANTHROPIC_BLOCKS
                 for block in content
             ):
-                return ANTHROPIC
-    return CHAT
+                return shipped["ANTHROPIC"]
+    return shipped["CHAT"]
 
 
 def uncompared_note(

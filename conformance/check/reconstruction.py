@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from reqfold.conformance.check.capture_dialect import (
-    CHAT,
     body_dialect,
+    compared_dialect,
     path_dialect,
 )
 from reqfold.conformance.check.findings import MISSING, SHOULD, Finding, finding
@@ -132,6 +132,7 @@ def read_captures(
     Raises `CaptureUnreadable` for anything else.
     """
     position = 0
+    chat = compared_dialect()
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -152,10 +153,10 @@ def read_captures(
             if isinstance(path, str):
                 dialect = path_dialect(path)
             else:
-                dialect = body_dialect(body) if isinstance(body, dict) else CHAT
+                dialect = body_dialect(body) if isinstance(body, dict) else chat
             if dialect is None:
                 continue
-            if dialect == CHAT and refused_unread(value.get("status"), body):
+            if dialect == chat and refused_unread(value.get("status"), body):
                 continue  # the fake never read it whole: nothing to compare
         elif "messages" in value or "model" in value or "input" in value:
             index, body = None, value
@@ -166,7 +167,7 @@ def read_captures(
                 ' (no "messages", "model" or "input")',
                 line=number,
             )
-        if dialect != CHAT:
+        if dialect != chat:
             if uncompared is not None:
                 uncompared[dialect] += 1
             continue

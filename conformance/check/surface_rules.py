@@ -49,13 +49,19 @@ class SurfaceRules:
     ) -> None:
         self.surface = Surface(derive=derive)
         self.derive = derive
-        self.explained = explained
+        self._explained = explained
+
+    @property
+    def explained(self) -> Callable[[], None]:
+        """What a cause of an opening change is told to: given at
+        construction only (read-only), so no machine is rewired later."""
+        return self._explained
 
     def compaction(
         self, event: Envelope, data: Any, number: int, seq: int
     ) -> Sequence[Finding]:
         """A compaction event: the opening may change next, for a reason."""
-        self.explained()
+        self._explained()
         return ()
 
     def surface_event(
@@ -114,7 +120,7 @@ class SurfaceRules:
             out.append(finding("SURF-2", number, seq, shadowed.message, found=op))
             return out
         surface.replace(seq, shadowed, message)
-        self.explained()
+        self._explained()
         if unknown:
             surface.mark_unknown(seq)
         sources = event.sourceEventSeqs

@@ -106,7 +106,7 @@ class TurnRules:
         closing: Callable[[OpenStep, int], Sequence[Finding]] = _no_findings,
     ) -> None:
         self.position = position
-        self.closing = closing
+        self._closing = closing
         self.state = Turns()
         """The open turn and step, as `reqfold.reference.turns` folds them;
         `position` mirrors it, set with it wherever a turn or step starts or
@@ -116,6 +116,12 @@ class TurnRules:
         self.last_step = 0
         """The number of the turn's latest step, as judged."""
         self.steps_started = 0
+
+    @property
+    def closing(self) -> Callable[[OpenStep, int], Sequence[Finding]]:
+        """What each closing step is handed to: given at construction only
+        (read-only), so no machine is wired to another after it is built."""
+        return self._closing
 
     def outside(
         self, event: Envelope, data: Any, number: int, seq: int
@@ -131,7 +137,7 @@ class TurnRules:
         step, self.position.step = self.position.step, None
         if step is not None:
             self.state = end_step(self.state)
-            out.extend(self.closing(step, number))
+            out.extend(self._closing(step, number))
 
     def turn_start(
         self, event: Envelope, data: Any, number: int, seq: int
@@ -318,7 +324,7 @@ class TurnRules:
         ):  # the open step ends
             position.step = None
             self.state = end_step(self.state)
-            return self.closing(step, number)
+            return self._closing(step, number)
         return self._step_end(step, data, number, seq)
 
     def _step_end(

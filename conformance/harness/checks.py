@@ -29,7 +29,6 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Sequence
-from typing import TypedDict
 
 from reqfold.conformance.check import (
     APPLIED_RULES,
@@ -53,19 +52,27 @@ from reqfold.conformance.harness.expectations import (
     Declared,
     LoggedTurn,
     judge_expectation,
+    unscripted,
 )
 from reqfold.conformance.harness.log_file import (
     MAX_LINES_IN_MEMORY,
     MAX_LOG_IN_MEMORY,
     log_pieces,
 )
-from reqfold.conformance.harness.results import COMPARED, Judge
+from reqfold.conformance.harness.results import (
+    COMPARED,
+    NO_FACTS,
+    Facts,
+    Judge,
+    passed,
+)
 from reqfold.conformance.harness.stability import stability_checks
+from reqfold.conformance.outcomes import Outcome
 from reqfold.conformance.rules import load_rules
 from reqfold.conformance.verdict import Check
 from reqfold.fakes import CapturedRequest, dump_capture_jsonl
 from reqfold.reference.errors import CodecError
-from reqfold.reference.json_values import JsonObject, JsonValue
+from reqfold.reference.json_values import JsonObject
 
 READER_DUTIES = frozenset({"CHECK-2", "JSONL-3"})
 """Rules the checker applies that bind a reader of logs, not the harness
@@ -74,11 +81,13 @@ that wrote the log: they are not tallied for the harness."""
 
 def judge_leaks(evidence: Evidence) -> list[Check]:
     """The checks part of a run can prove broken: for what a run left before
-    it broke. A sentinel found (``absent``) and a contributor called more
-    often than expected (``calls``: a count only grows) stay broken whatever
-    the rest of the run would have done; the caller keeps only failures."""
+    it broke. Every scenario kind is run with `Declared.partial`, and each
+    kind's check says what part of a run proves: a sentinel found
+    (``absent``) and a contributor called more often than expected
+    (``calls``: a count only grows) stay broken whatever the rest of the run
+    would have done; the caller keeps only failures."""
     judge = Judge(evidence)
-    _scenario_expectations(judge, rounds=(("calls",), ("absent",)), partial=True)
+    _scenario_expectations(judge, partial=True)
     return judge.results
 
 
@@ -115,7 +124,7 @@ def _cannot_judge_cache(judge: Judge, why: str) -> None:
     judge.add(
         "cache",
         ("WRITER-1", "CACHE-1", "CACHE-3"),
-        None,
+        Outcome.ERROR,
         f"the anchor and cache checks could not read the log: {why}",
     )
 
@@ -135,7 +144,7 @@ def _log_checks(judge: Judge) -> bool:
         judge.add(
             "log",
             ("JSONL-1",),
-            False,
+            Outcome.FAIL,
             f"the harness wrote no log at {evidence.log_path}",
         )
         return True
@@ -149,7 +158,7 @@ def _log_checks(judge: Judge) -> bool:
         judge.add(
             f"refused/request-{capture.index}",
             ("CHECK-1",),
-            None,
+            Outcome.ERROR,
             f"request {capture.index} was refused by the fake provider as too"
             f" large (HTTP {REFUSED_AS_TOO_LARGE}, over its body limit): it was"
             " not read whole, so it is not compared with the log",
@@ -182,7 +191,7 @@ def _log_checks(judge: Judge) -> bool:
         judge.add(
             "log",
             ("CHECK-2",),
-            None,
+            Outcome.ERROR,
             f"the checker could not check the log: {_said(first['CHECK-2'])}",
         )
         for rule in sorted(failing - READER_DUTIES - {"CHECK-2"}):
@@ -196,7 +205,7 @@ def _log_checks(judge: Judge) -> bool:
     extra = sorted(set(first) - set(harness_rules) - READER_DUTIES)
     for rule in [*harness_rules, *extra]:
         if rule not in first:
-            judge.add(f"log/{rule}", (rule,), True)
+            judge.add(f"log/{rule}", (rule,), Outcome.PASS)
             continue
         _broken_rule(judge, first[rule], MUST if rule in failing else SHOULD)
     return any(rule in first for rule in [*harness_rules, *extra])
@@ -207,10 +216,10 @@ def _broken_rule(judge: Judge, finding: Finding, level: str) -> None:
     judge.add(
         f"log/{finding.rule}",
         (finding.rule,),
-        False,
+        Outcome.FAIL,
         _said(finding),
         level=level,
-        **_finding_facts(finding),
+        facts=_finding_facts(finding),
     )
 
 
@@ -222,31 +231,28 @@ def _where(finding: Finding) -> str:
 
 
 def _said(finding: Finding) -> str:
-    """A log check's message: the checker's first finding of the rule."""
-    detail = finding.message
-    if finding.expected is not None or finding.found is not None:
-        detail += f" (expected {finding.expected}, found {finding.found})"
+    """A log check's message: the checker's first finding of the rule, with
+    what it expected and found (a side it does not say is left out)."""
+    sides = [
+        f"{word} {value}"
+        for word, value in (("expected", finding.expected), ("found", finding.found))
+        if value is not None
+    ]
+    detail = finding.message + (f" ({', '.join(sides)})" if sides else "")
     return f"{_where(finding)}: {detail}"
 
 
-class _FindingFacts(TypedDict):
-    expected: JsonValue
-    found: JsonValue
-    difference: str | None
-    detail: JsonObject
-
-
-def _finding_facts(finding: Finding) -> _FindingFacts:
+def _finding_facts(finding: Finding) -> Facts:
     """What a log check's reproduction shows: the first finding's place,
     expected and found values (as the checker renders them) and path."""
     where = _where(finding)
-    said = finding.expected is not None or finding.found is not None
-    return {
-        "expected": {"at": where, "value": finding.expected} if said else None,
-        "found": {"at": where, "value": finding.found} if said else None,
-        "difference": finding.path if said else None,
-        "detail": {"line": finding.line, "seq": finding.seq},
-    }
+    if finding.expected is None and finding.found is None:
+        return NO_FACTS
+    return Facts(
+        expected={"at": where, "value": finding.expected},
+        found={"at": where, "value": finding.found},
+        difference=finding.path,
+    )
 
 
 def _seed_length(log: bytes) -> int:
@@ -284,37 +290,28 @@ def _events(log: bytes) -> list[JsonObject] | None:
 # ---------------------------------------------------------------- sends
 
 
-def _unscripted(message: str) -> str:
-    return f"the scenario did not run as scripted, so it gives no verdict: {message}"
-
-
 def _send_checks(judge: Judge) -> None:
     """Each reaction that never fired (no verdict), then each send's own
     expectations (`SEND` kinds but ``steps``, which `_turn_checks` judges)."""
     scenario_rules = judge.evidence.scenario.rules
     for number, unfired in enumerate(judge.evidence.unfired, start=1):
-        judge.add(f"reaction-{number}", scenario_rules, None, _unscripted(unfired))
+        judge.add(
+            f"reaction-{number}", scenario_rules, Outcome.ERROR, unscripted(unfired)
+        )
     for number, send in enumerate(judge.evidence.sends, start=1):
         for kind in KINDS.values():
             if kind.where == SEND and kind.name != "steps" and kind.name in send.expect:
                 judge_expectation(judge, kind, Declared(item=send.expect, send=number))
 
 
-SCENARIO_ROUNDS: tuple[tuple[str, ...], ...] = (("calls",), ("absent", "request"))
-"""The scenario's own expectations are judged a round at a time, each round
-in the order the scenario lists its items (so check ids keep their order)."""
-
-
-def _scenario_expectations(
-    judge: Judge,
-    *,
-    rounds: tuple[tuple[str, ...], ...] = SCENARIO_ROUNDS,
-    partial: bool = False,
-) -> None:
-    for kinds in rounds:
-        for item in judge.evidence.scenario.expect:
-            kind = KINDS[str(item["check"])]
-            if kind.name in kinds and kind.where == SCENARIO:
+def _scenario_expectations(judge: Judge, *, partial: bool = False) -> None:
+    """Every item of the scenario's ``expect``, a `Kind.round` at a time."""
+    items = [
+        (KINDS[str(item["check"])], item) for item in judge.evidence.scenario.expect
+    ]
+    for round_ in sorted({kind.round for kind, _ in items}):
+        for kind, item in items:
+            if kind.round == round_ and kind.where == SCENARIO:
                 judge_expectation(judge, kind, Declared(item=item, partial=partial))
 
 
@@ -343,13 +340,15 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
             judge.add(
                 f"{name}/ended",
                 ("TURN-5",),
-                False,
+                Outcome.FAIL,
                 f"{told}, but the log holds no turn/start after the"
                 f" {send.logged_before} event(s) logged before the send",
-                step=judge.send_step(number),
-                expected=said,
-                found={"turn": None, "end": None},
-                difference=COMPARED,
+                facts=Facts(
+                    step=judge.send_step(number),
+                    expected=said,
+                    found={"turn": None, "end": None},
+                    difference=COMPARED,
+                ),
             )
             continue
         start, end = span
@@ -381,12 +380,14 @@ def _turn_checks(judge: Judge, events: list[JsonObject]) -> None:
         judge.add(
             f"{name}/ended",
             ("TURN-5",),
-            not problems,
+            passed(not problems),
             f"{told}; " + "; ".join(problems) if problems else "",
-            step=judge.send_step(number),
-            expected=said,
-            found=logged_end,
-            difference=COMPARED,
+            facts=Facts(
+                step=judge.send_step(number),
+                expected=said,
+                found=logged_end,
+                difference=COMPARED,
+            ),
         )
         if "steps" in send.expect:
             stop = end if end is not None else limit

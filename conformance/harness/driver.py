@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 # imports this module (the harness protocol) for every run, and a run that
 # plays no scenario starts without the fake (reqfold.conformance.harness.runner).
 
-DIALECT = "deepseek"
 TURN_TIMEOUTS = 3
 """A turn must end within this many connection timeouts in all."""
 
@@ -289,7 +288,7 @@ class _Run:
                 "baseUrl": self.driver.base_url,
                 "apiKey": self.api_key,
                 "auxApiKey": f"{self.api_key}-aux",
-                "dialect": DIALECT,
+                "dialect": self.driver.fake.profile.dialect,
             },
         )
         params.setdefault("system", "")

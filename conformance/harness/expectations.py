@@ -5,15 +5,20 @@ its top-level ``expect`` (``calls``, ``absent``, ``request``) and members
 of a send step's ``expect`` (``end``, ``requests``, ``steps``). Each kind
 is one row of `KINDS`, holding side by side:
 
-* its *check*: judges the evidence against one declared expectation and
-  says each result (`Judged`): passed, failed or no verdict, and why;
+* its *check* (`KindCheck`): judges the evidence against one declared
+  expectation and says each result (`Judged`, the step before a `Check`):
+  its outcome (pass, fail or error: no verdict), and why;
 * its *reproduction*: what a check of the kind that did not pass shows in
   a report (`Facts`: the step, what was expected, what was found and
   where they first differ), recorded on the `Check` when it is made.
 
 A new kind is one row plus its two functions (and its place in
 scenario.schema.json); tests/conformance/test_expectation_kinds.py fails
-when a kind that the schema allows or a scenario uses has no row.
+when a kind that the schema allows or a scenario uses has no row. The
+judge (`reqfold.conformance.harness.checks`) runs every row: send kinds
+for each send that declares them, scenario kinds a `Kind.round` at a time.
+A run that broke before its end runs them too, with `Declared.partial`
+set: a kind's check alone decides what part of a run proves.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from dataclasses import dataclass
 
 from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.harness.log_file import lines_holding
-from reqfold.conformance.harness.results import COMPARED, Judge
+from reqfold.conformance.harness.results import COMPARED, Facts, Judge, passed
+from reqfold.conformance.outcomes import Outcome
 from reqfold.fakes import CapturedRequest
 from reqfold.reference.json_values import JsonObject, JsonValue
 
@@ -58,30 +64,24 @@ class Declared:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Judged:
-    """One result of a kind's check, before it becomes a `Check`."""
+    """What a kind's check says of one expectation: the step before a
+    `Check`, which `judge_expectation` alone makes of it (giving its id,
+    its level and, when it did not pass, the kind's reproduction)."""
 
     name: str
     rules: tuple[str, ...]
-    ok: bool | None
-    """None: no verdict (an error)."""
+    outcome: Outcome
+    """`passed`, or ``error`` (no verdict); `Judge.add` lowers a ``fail``
+    of SHOULD rules to ``warn``."""
     message: str = ""
     seen: JsonValue = None
     """What the check saw, for the kind's reproduction."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Facts:
-    """What a report shows of a check that did not pass (`Check` fields)."""
-
-    step: int | None = None
-    expected: JsonValue = None
-    found: JsonValue = None
-    difference: str | None = None
-    """The first difference, or `COMPARED` to find it as a JSON path."""
-
-
-Check = Callable[[Judge, Declared], Iterator[Judged]]
+KindCheck = Callable[[Judge, Declared], Iterator[Judged]]
+"""A kind's check: what it says of one declared expectation."""
 Reproduce = Callable[[Judge, Declared, Judged], Facts]
+"""A kind's reproduction of a check that did not pass."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,29 +91,31 @@ class Kind:
     name: str
     where: str
     """`SCENARIO` or `SEND`."""
-    check: Check
+    check: KindCheck
     reproduce: Reproduce
+    round: int = 0
+    """`SCENARIO` kinds are judged a round at a time, lowest first, each
+    round in the order the scenario lists its items (so check ids keep
+    their order); `SEND` kinds ignore it."""
 
 
 def judge_expectation(judge: Judge, kind: Kind, declared: Declared) -> None:
     """Run one declared expectation's check and record each result, with
     its reproduction when it did not pass."""
     for judged in kind.check(judge, declared):
-        facts = Facts() if judged.ok else kind.reproduce(judge, declared, judged)
+        failed = judged.outcome is not Outcome.PASS
         judge.add(
             judged.name,
             judged.rules,
-            judged.ok,
+            judged.outcome,
             judged.message,
-            step=facts.step,
-            expected=facts.expected,
-            found=facts.found,
-            difference=facts.difference,
+            facts=kind.reproduce(judge, declared, judged) if failed else Facts(),
             detail={"expectation": kind.name},
         )
 
 
-def _unscripted(message: str) -> str:
+def unscripted(message: str) -> str:
+    """A mismatch that shows the scenario did not run as scripted: no verdict."""
     return f"the scenario did not run as scripted, so it gives no verdict: {message}"
 
 
@@ -133,14 +135,18 @@ def _send_judged(
     name = f"send-{declared.send}/{what}"
     if rules:
         yield Judged(
-            name=name, rules=rules, ok=ok, message="" if ok else message, seen=seen
+            name=name,
+            rules=rules,
+            outcome=passed(ok),
+            message="" if ok else message,
+            seen=seen,
         )
     elif not ok:
         yield Judged(
             name=name,
             rules=judge.evidence.scenario.rules,
-            ok=None,
-            message=_unscripted(message),
+            outcome=Outcome.ERROR,
+            message=unscripted(message),
             seen=seen,
         )
 
@@ -196,7 +202,7 @@ def _check_steps(judge: Judge, declared: Declared) -> Iterator[Judged]:
     yield Judged(
         name=f"send-{declared.send}/steps",
         rules=_send_rules(judge, declared) or judge.evidence.scenario.rules,
-        ok=ok,
+        outcome=passed(ok),
         message=""
         if ok
         else f"turn {logged.turn} of {send.instance} ({send.prompt!r})"
@@ -219,7 +225,7 @@ def _check_calls(judge: Judge, declared: Declared) -> Iterator[Judged]:
     yield Judged(
         name=f"calls/{item['contributor']}@{item['instance']}",
         rules=tuple(item["rules"]),
-        ok=ok,
+        outcome=passed(ok),
         message=""
         if ok
         else f"contributor {item['contributor']!r} was called {found} time(s)"
@@ -258,7 +264,7 @@ def _check_absent(judge: Judge, declared: Declared) -> Iterator[Judged]:
     yield Judged(
         name=f"absent/{text}",
         rules=tuple(declared.item["rules"]),
-        ok=not places,
+        outcome=passed(not places),
         message=f"{text!r} was found in {', '.join(places)}" if places else "",
         seen=list(places),
     )
@@ -295,7 +301,7 @@ def _check_request(judge: Judge, declared: Declared) -> Iterator[Judged]:
             yield Judged(
                 name=name,
                 rules=rules,
-                ok=None,
+                outcome=Outcome.ERROR,
                 message=f"there is no send {item['send']}",
             )
             return
@@ -310,7 +316,7 @@ def _check_request(judge: Judge, declared: Declared) -> Iterator[Judged]:
         yield Judged(
             name=name,
             rules=rules,
-            ok=False,
+            outcome=Outcome.FAIL,
             message=f"{where} was never sent: {captured} request(s) captured",
         )
         return
@@ -337,7 +343,7 @@ def _check_request(judge: Judge, declared: Declared) -> Iterator[Judged]:
     yield Judged(
         name=name,
         rules=rules,
-        ok=not problems,
+        outcome=passed(not problems),
         message=f"{where}: " + "; ".join(problems) if problems else "",
         seen=position,
     )
@@ -390,12 +396,14 @@ KINDS: Mapping[str, Kind] = {
             where=SCENARIO,
             check=_check_absent,
             reproduce=_reproduce_absent,
+            round=1,
         ),
         Kind(
             name="request",
             where=SCENARIO,
             check=_check_request,
             reproduce=_reproduce_request,
+            round=1,
         ),
     )
 }

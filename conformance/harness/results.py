@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from reqfold.conformance.check import MUST
 from reqfold.conformance.harness.evidence import Evidence
@@ -28,8 +29,31 @@ BROKEN_RUN = "run"
 the adapter crashed, hung or broke the protocol before the run's end)."""
 
 COMPARED = "compared"
-"""`Judge.add`'s `difference` when `expected` and `found` have one shape,
+"""`Facts.difference` when `expected` and `found` have one shape,
 so their first difference is found as a JSON path."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Facts:
+    """What a report shows of a scenario check (`Check` fields), made where
+    the check is made: the one type every check passes them in."""
+
+    step: int | None = None
+    """The index among the scenario's steps of the step the check is about."""
+    expected: JsonValue = None
+    found: JsonValue = None
+    difference: str | None = None
+    """The first difference, or `COMPARED` to find it as a JSON path."""
+
+
+NO_FACTS = Facts()
+"""A check that judged the whole run and says nothing more."""
+
+
+def passed(ok: bool) -> Outcome:
+    """``pass`` or ``fail``: the outcome of a check that ran (`Judge.add`
+    lowers a ``fail`` of SHOULD rules to ``warn``)."""
+    return Outcome.PASS if ok else Outcome.FAIL
 
 
 def scenario_check(
@@ -41,17 +65,15 @@ def scenario_check(
     message: str = "",
     *,
     level: str | None = None,
-    step: int | None = None,
-    expected: JsonValue = None,
-    found: JsonValue = None,
-    difference: str | None = None,
+    facts: Facts = NO_FACTS,
     detail: JsonObject | None = None,
 ) -> Check:
     """One check of the scenario run ``scenario@revision``, named `name`.
 
-    `difference` is the first difference when known, or `COMPARED` to find
-    it from `expected` and `found`; a check that passed keeps no evidence.
+    A check that passed keeps its step but no evidence; `Facts.difference`
+    `COMPARED` is found from `expected` and `found`.
     """
+    expected, found, difference = facts.expected, facts.found, facts.difference
     if outcome is Outcome.PASS:
         expected = found = difference = None
     elif difference == COMPARED:
@@ -68,7 +90,7 @@ def scenario_check(
         level=level or rules_level(rules),
         outcome=outcome,
         message=message,
-        step=step,
+        step=facts.step,
         expected=expected,
         found=found,
         first_difference=difference,
@@ -106,35 +128,27 @@ class Judge:
         self,
         name: str,
         rules: Sequence[str],
-        ok: bool | None,
+        outcome: Outcome,
         message: str = "",
         *,
         level: str | None = None,
-        step: int | None = None,
-        expected: JsonValue = None,
-        found: JsonValue = None,
-        difference: str | None = None,
+        facts: Facts = NO_FACTS,
         detail: JsonObject | None = None,
     ) -> None:
-        """Record a check; `ok` None is an error (no verdict).
+        """Record a check of `outcome` (`passed`, or ``error``: no verdict).
 
-        A failed check fails at its rules' level (`rules_level`), or at
-        `level` when given: a MUST rule the checker reports at SHOULD level
-        (a member-order clause) only warns. `step`, `expected`, `found`,
-        `difference` and `detail` are what a reproduction shows
-        (`scenario_check`).
+        A ``fail`` fails at its rules' level (`rules_level`), or at `level`
+        when given: a MUST rule the checker reports at SHOULD level (a
+        member-order clause) only warns. `facts` and `detail` are what a
+        reproduction shows (`scenario_check`).
         """
         level = level or rules_level(rules)
         taken = self.taken[name]
         self.taken[name] += 1
         if taken:  # two expectations of one kind on one request: keep ids unique
             name += f"#{taken + 1}"
-        if ok is None:
-            outcome = Outcome.ERROR
-        elif ok:
-            outcome = Outcome.PASS
-        else:
-            outcome = Outcome.FAIL if level == MUST else Outcome.WARN
+        if outcome is Outcome.FAIL and level != MUST:
+            outcome = Outcome.WARN
         self.results.append(
             scenario_check(
                 self.evidence.scenario.id,
@@ -144,10 +158,7 @@ class Judge:
                 outcome,
                 message,
                 level=level,
-                step=step,
-                expected=expected,
-                found=found,
-                difference=difference,
+                facts=facts,
                 detail=detail,
             )
         )

@@ -56,7 +56,7 @@ from reqfold.conformance.harness.features import (
 )
 from reqfold.conformance.harness.results import BROKEN_RUN, scenario_check
 from reqfold.conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
-from reqfold.conformance.outcomes import NOT_COVERED, Outcome
+from reqfold.conformance.outcomes import NOT_COVERED, NOT_COVERED_REASON, Outcome
 from reqfold.conformance.verdict import Check
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
@@ -136,10 +136,11 @@ def run_scenarios(
     instead of starting one; `connect` starts the restarts.
     """
     from reqfold.fakes import FakeProvider
+    from reqfold.fakes.dialects.registry import DEFAULT_DIALECT
     from reqfold.fakes.server import running_server
 
     chosen = load_scenarios() if scenarios is None else scenarios
-    fake = provider if provider is not None else FakeProvider("deepseek")
+    fake = provider if provider is not None else FakeProvider(DEFAULT_DIALECT)
     with contextlib.ExitStack() as stack:
         base = (
             workdir
@@ -308,11 +309,19 @@ def _error_result(scenario: Scenario, revision: Revision, message: str) -> Check
 def _not_covered(scenario: Scenario, revision: Revision, reason: str) -> Check:
     """A scenario run that needs a feature the harness lacks: not covered.
 
-    A skip, with the reason as its message: no verdict on the scenario,
-    and none against the harness (docs/adapter-protocol.md, "Optional
-    features").
+    A skip, with the reason as data (`NOT_COVERED_REASON` in its detail)
+    and in its message: no verdict on the scenario, and none against the
+    harness (docs/adapter-protocol.md, "Optional features").
     """
-    return _run_result(scenario, revision, Outcome.SKIP, NOT_COVERED + reason)
+    return scenario_check(
+        scenario.id,
+        revision.value,
+        BROKEN_RUN,
+        scenario.rules,
+        Outcome.SKIP,
+        NOT_COVERED + reason,
+        detail={NOT_COVERED_REASON: reason},
+    )
 
 
 def _play(

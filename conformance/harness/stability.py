@@ -18,12 +18,12 @@ Pure: evidence and parsed log events in, results out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypedDict
+from typing import Any
 
-from reqfold.conformance.harness.results import COMPARED, Judge
+from reqfold.conformance.harness.results import COMPARED, Facts, Judge, passed
 from reqfold.conformance.json_text.judge_equal import same_json
 from reqfold.fakes import CapturedRequest
-from reqfold.reference.json_values import JsonObject, JsonValue
+from reqfold.reference.json_values import JsonObject
 from reqfold.reference.reconstruct import (
     HEADER_TYPES,
     RebuiltRequest,
@@ -120,16 +120,18 @@ def _anchor_checks(
         judge.add(
             f"anchor/{owner}",
             ("WRITER-1",),
-            found == wanted,
+            passed(found == wanted),
             ""
             if found == wanted
             else f"the first request of instance {owner} (turn {step.turn},"
             f" step {step.step}) logged "
             + (f"a snapshot with reason {found!r}" if found else "no snapshot")
             + f"; expected {'an' if wanted == 'initial' else 'a'} {wanted!r} snapshot",
-            expected={"reason": wanted},
-            found={"reason": found},
-            difference=COMPARED,
+            facts=Facts(
+                expected={"reason": wanted},
+                found={"reason": found},
+                difference=COMPARED,
+            ),
         )
 
 
@@ -176,11 +178,10 @@ def stability_checks(
         judge.add(
             f"cache/request-{later}",
             rules,
-            ok,
+            passed(ok),
             "" if ok else _cache_message(earlier, later, diagnostic, same_instance),
-            step=judge.step_of_request(later),
+            facts=_cache_facts(captures, later, judge.step_of_request(later)),
             detail={CACHE_REQUEST: later},
-            **_cache_facts(captures, later),
         )
 
 
@@ -189,21 +190,17 @@ CACHE_REQUEST = "cacheRequest"
 request it judged (reports draw the check on that request)."""
 
 
-class _CacheFacts(TypedDict):
-    expected: JsonValue
-    found: JsonValue
-    difference: str | None
-
-
-def _cache_facts(captures: Sequence[CapturedRequest], position: int) -> _CacheFacts:
+def _cache_facts(
+    captures: Sequence[CapturedRequest], position: int, step: int | None
+) -> Facts:
     """What a cache check's reproduction shows: the relation to the request
     before that was expected, the fake's diagnostic found, and the request
-    field where the cache broke."""
+    field where the cache broke, at the `step` the request left in."""
     positions = {capture.index: n for n, capture in enumerate(captures)}
     diagnostic = captures[position].diagnostic
     expected: JsonObject = {"relation": ["append", "repeat"], "closest": position - 1}
     if diagnostic is None:
-        return {"expected": expected, "found": None, "difference": None}
+        return Facts(step=step, expected=expected)
     closest = diagnostic["closest_request"]
     found: JsonObject = {
         "relation": diagnostic["relation"],
@@ -214,11 +211,12 @@ def _cache_facts(captures: Sequence[CapturedRequest], position: int) -> _CacheFa
     divergence = diagnostic["divergence"] or diagnostic["echo_divergence"]
     if divergence is not None:
         found["divergence"] = dict(divergence)
-    return {
-        "expected": expected,
-        "found": found,
-        "difference": COMPARED if divergence is None else divergence["field"],
-    }
+    return Facts(
+        step=step,
+        expected=expected,
+        found=found,
+        difference=COMPARED if divergence is None else divergence["field"],
+    )
 
 
 def _excuse(

@@ -28,6 +28,7 @@ from typing import Final
 
 from reqfold.conformance.adapters.lifecycle import timeout_problem
 from reqfold.conformance.cache import render_text
+from reqfold.conformance.cache.model import GATE
 from reqfold.conformance.cache.options import add_gate_arguments
 from reqfold.conformance.interrupts import commit_verdict, run_guarded
 from reqfold.conformance.options import add_show_argument
@@ -92,7 +93,7 @@ from reqfold.conformance.verdict import (
 from reqfold.conformance.written_files import fresh_folder
 from reqfold.fakes import PROFILES
 from reqfold.fakes.dialects.openai_chat import WIRE as CHAT_COMPLETIONS
-from reqfold.fakes.dialects.registry import dialect_named
+from reqfold.fakes.dialects.registry import DEFAULT_DIALECT, dialect_named
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -177,9 +178,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dialect",
         choices=DIALECTS,
-        default="deepseek",
+        default=DEFAULT_DIALECT,
         help="the fake's dialect: wire format, usage fields and cache rules"
-        " (default deepseek)",
+        f" (default {DEFAULT_DIALECT})",
     )
     parser.add_argument(
         "--base-url-suffix",
@@ -571,9 +572,7 @@ def _report(
             spoken = dialect_named(args.dialect).wire
             wire = None if spoken == CHAT_COMPLETIONS else args.dialect
             checks = count_checks(evidence) + log_checks(evidence, choice, wire=wire)
-            checks += cache_checks(
-                f for f in judgement.findings if f.id.startswith("gate/")
-            )
+            checks += cache_checks(f for f in judgement.findings if GATE in f.detail)
         checks += perturbation_checks(evidence, judgement)
     print()
     for run in evidence.runs:

@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reqfold.conformance.verdict import Check
-from reqfold.reference.json_values import JsonObject
+from reqfold.reference.json_values import JsonObject, JsonValue
 
-FORMAT = "reqfold-pytest-plan/1"
+FORMAT = "reqfold-pytest-plan/2"
+"""The plan's JSON form: /2 since a check is `Check.dump`'s (with its
+duration and every scenario fact)."""
 
 
 class PlanError(Exception):
@@ -110,16 +112,43 @@ class Plan:
         }
 
     @classmethod
-    def load(cls, data: JsonObject) -> Plan:
-        """The plan `dump` wrote."""
-        if data.get("format") != FORMAT:
-            raise ValueError(f"not a {FORMAT} plan: {data.get('format')!r}")
+    def load(cls, data: JsonValue) -> Plan:
+        """The plan `dump` wrote; `ValueError`, in one line naming what is
+        wrong, for anything else."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            found = data.get("format") if isinstance(data, dict) else data
+            raise ValueError(f"not a {FORMAT} plan: its format is {found!r}")
+        identity, vectors, checks, notes, error = (
+            data.get(name)
+            for name in ("identity", "vectors", "checks", "notes", "error")
+        )
+        if not isinstance(identity, dict):
+            raise ValueError("plan member 'identity' is not an object")
+        if not isinstance(vectors, list) or not all(
+            isinstance(pair, list)
+            and len(pair) == 2
+            and all(isinstance(part, str) for part in pair)
+            for pair in vectors
+        ):
+            raise ValueError("plan member 'vectors' is not a list of [revision, case]")
+        if not isinstance(checks, list):
+            raise ValueError("plan member 'checks' is not a list")
+        if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+            raise ValueError("plan member 'notes' is not a list of texts")
+        if error is not None and not isinstance(error, str):
+            raise ValueError("plan member 'error' is neither text nor null")
+        loaded = []
+        for position, check in enumerate(checks):
+            try:
+                loaded.append(Check.load(check))
+            except ValueError as problem:
+                raise ValueError(f"plan check {position}: {problem}") from None
         return cls(
-            identity=data["identity"],
-            vectors=[(revision, case) for revision, case in data["vectors"]],
-            checks=[Check.load(check) for check in data["checks"]],
-            notes=list(data["notes"]),
-            error=data["error"],
+            identity=identity,
+            vectors=[(str(revision), str(case)) for revision, case in vectors],
+            checks=loaded,
+            notes=[str(note) for note in notes],
+            error=error,
         )
 
 

@@ -34,9 +34,16 @@ class SuiteState:
         if self._plan is None:
             workerinput = getattr(config, "workerinput", None)
             given = workerinput.get(WORKER_KEY) if workerinput is not None else None
-            self._plan = (
-                Plan.load(given) if given is not None else make_plan(self.options)
-            )
+            if given is None:
+                self._plan = make_plan(self.options)
+            else:
+                try:
+                    self._plan = Plan.load(given)
+                except ValueError as error:  # a collection error, in one line
+                    self._plan = Plan(
+                        error=f"the plan from the xdist controller cannot be read:"
+                        f" {error}"
+                    )
         return self._plan
 
     def made_plan(self) -> Plan | None:

@@ -10,6 +10,7 @@ implementation's identity, the notes and the per-rule table.
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from reqfold.conformance.pytest_plugin.items import (
 )
 from reqfold.conformance.pytest_plugin.plan import Options, check_options
 from reqfold.conformance.pytest_plugin.state import STATE_KEY, WORKER_KEY, SuiteState
-from reqfold.conformance.verdict import Check
+from reqfold.conformance.verdict import Check, rules_level
 
 PLUGIN_NAME = "reqfold-suite"
 
@@ -88,7 +89,7 @@ class SuitePlugin:
     def __init__(self, config: pytest.Config, state: SuiteState) -> None:
         self.config = config
         self.state = state
-        self.checks: list[Any] = []
+        self.checks: list[Check] = []
         self._checks_by_id: dict[str, Check] = {}
         self.xfail_marked: set[str] = set()
         """Ids of the checks that ran under an xfail mark (the verdict's
@@ -165,15 +166,19 @@ class SuitePlugin:
         if "xfail" in report.keywords:  # ours, or a conftest's mark
             self.xfail_marked.add(check_id)
         judged = self._judged().get(check_id)
+        outcome = Outcome(outcomes[-1])
         self.checks.append(
+            # a scenario check is the judge's, whole; a vector's is made here
             Check(
                 part=part,
                 id=check_id,
-                revision="" if judged is None else judged.revision,
-                scenario=None if judged is None else judged.scenario,
+                revision="",
                 rules=rules,
-                outcome=Outcome(outcomes[-1]),
+                level=rules_level(rules),
+                outcome=outcome,
             )
+            if judged is None
+            else replace(judged, outcome=outcome)
         )
 
     def verdict_line(self) -> str:

@@ -3,8 +3,10 @@
 Sans-IO: `model` builds a `RunReport` (plain data) from what a run
 produced (its checks, the implementation's identity, the scenarios'
 evidence, the expected failures); `reproduction` and `traces` derive the
-parts of it that need the evidence; each renderer turns a report into
-text (`json_report`, `junit`, `markdown`, `html`); `compare` compares two
-JSON reports. Writing files and printing is the job of the shells
-(`conformance.run.cli`, and ``reqfold compare`` in `conformance.report.cli`).
+parts of it that need the scenario or its evidence (`traces` reads the
+captured requests to draw each cache trace, and judges nothing); each
+renderer turns a report into text (`json_report`, `junit`, `markdown`,
+`html`); `compare` compares two JSON reports. Writing files and printing
+is the job of the shells (`conformance.run.cli`, and ``reqfold compare``
+in `conformance.report.cli`).
 """

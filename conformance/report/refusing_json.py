@@ -6,12 +6,19 @@ and a member given twice would be read as its last value, so both are
 refused with a ValueError saying which; so is nesting too deep for the
 parser (a ValueError, never a RecursionError escaping to the caller).
 
-One of three strict JSON readers, each kept for a real difference: this one
+One of four strict JSON readers, each kept for a real difference: this one
 refuses a file at its first problem, in words `reqfold compare` prints;
 `reqfold.conformance.check.recording_json` reads a log on, recording every
 JSON-1 problem so the checker can name each; `reqfold.fakes.provider_json`
 answers a request body as a provider would (and the fakes import nothing of
-the suite).
+the suite). `reqfold.reference.json_values.parse_json` refuses the same two
+things as this one, but it is the reference harness's reader of its log and
+its protocol lines: its words name the rule broken ("(JSON-1)", "not a JSON
+number"), which would be wrong of a report file, and it lets a
+RecursionError through for its callers to word (`reqfold.reference.shells.
+adapter` answers it as a JSON-RPC parse error), where a report file too
+deep must be one line of `reqfold compare`'s. Sharing it would mean
+rewording either the reference's errors or the reports'.
 """
 
 from __future__ import annotations

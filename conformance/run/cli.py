@@ -56,7 +56,11 @@ from reqfold.conformance.harness.scenario_names import (
     scenario_listing,
     unknown_scenarios,
 )
-from reqfold.conformance.harness.scenarios import ScenarioError, load_scenarios
+from reqfold.conformance.harness.scenarios import (
+    Scenario,
+    ScenarioError,
+    load_scenarios,
+)
 from reqfold.conformance.interrupts import (
     Interrupted,
     commit_verdict,
@@ -291,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_reporting(
     args: argparse.Namespace,
     revisions: list[Revision] | None,
-    scenarios: Any,
+    scenarios: list[Scenario],
     outcome: RunRecord,
 ) -> int:
     """`_run`; an interrupted run still writes the reports asked for, with
@@ -334,7 +338,7 @@ def _connectors(
 def _run(
     args: argparse.Namespace,
     revisions: list[Revision] | None,
-    scenarios: Any,
+    scenarios: list[Scenario],
     outcome: RunRecord,
 ) -> int:
     started = outcome.started
@@ -382,7 +386,7 @@ def _needs(part: str) -> str:
 def _run_parts(
     args: argparse.Namespace,
     revisions: list[Revision] | None,
-    scenarios: Any,
+    scenarios: list[Scenario],
     outcome: RunRecord,
     codec: Callable[[], Connection],
     harness: Callable[[], ClosableHarness],

@@ -12,12 +12,14 @@ OpenAI error envelope (`OpenAIErrorEnvelope`) and the unknown-model hint
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from reqfold.fakes.cache_index import PrefixCacheIndex
 from reqfold.fakes.diagnostics import Comparison, DivergenceLedger
 from reqfold.fakes.dialects import openai_chat, responses
+from reqfold.fakes.dialects.common import output_tokens
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo
 from reqfold.fakes.errors import InvalidRequest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
@@ -78,7 +80,15 @@ class Dialect(ABC, Generic[CallT]):
     (`reqfold.fakes.dialects.registry`)."""
     paths: tuple[str, ...]
     uses_block_keys: bool
-    """Whether its cache accounting needs the prompt's block keys."""
+    """Whether its cache accounting needs the prompt's block keys: automatic
+    prefix caching in blocks (`account_blocks`); False for caching at the
+    request's own breakpoints (Anthropic's `cache_control`)."""
+
+    def shows_usage(self, usage: JsonObject) -> bool:
+        """Whether `usage` has the members this dialect's answers report and
+        the other dialects on its paths do not (tells a captured answer's
+        provider where several serve one path)."""
+        return False
 
     @abstractmethod
     def parse(self, body: JsonValue) -> CallT:
@@ -248,4 +258,44 @@ def account_blocks(
         cache_rule(profile, matched, n, model),
         matched,
         cache_rule(profile, comparison.shared_tokens, n, model),
+    )
+
+
+class UsageRenderer(Protocol):
+    """A dialect's usage object for a prompt of `prompt` tokens, `cached` of
+    them from the cache, and the reply's `completion` and `reasoning` tokens."""
+
+    def __call__(
+        self, *, prompt: int, cached: int, completion: int, reasoning: int
+    ) -> Mapping[str, object]: ...
+
+
+def account_usage(
+    state: CacheState,
+    model: str,
+    prompt: RenderedPrompt,
+    keys: list[bytes],
+    comparison: Comparison,
+    reply: Reply,
+    profile: Profile,
+    usage: UsageRenderer,
+) -> Accounting:
+    """Automatic prefix caching in blocks (`account_blocks`), reported in the
+    dialect's usage object (`usage`): what the block-caching dialects account."""
+    cached, matched, expected = account_blocks(
+        state, model, prompt, keys, comparison, profile
+    )
+    completion, reasoning = output_tokens(reply)
+    rendered = usage(
+        prompt=prompt.n_tokens,
+        cached=cached,
+        completion=completion,
+        reasoning=reasoning,
+    )
+    return Accounting(
+        usage=json_object(rendered),
+        cached=cached,
+        matched=matched,
+        expected=expected,
+        written=0,
     )

@@ -9,6 +9,7 @@ wire format itself is in `reqfold.fakes.dialects.openai_chat`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import cast
 
 from reqfold.fakes.diagnostics import Comparison
@@ -19,13 +20,13 @@ from reqfold.fakes.dialects.base import (
     CacheState,
     Dialect,
     OpenAIErrorEnvelope,
-    account_blocks,
+    account_usage,
     served_hint,
 )
-from reqfold.fakes.dialects.common import EPOCH, output_tokens
+from reqfold.fakes.dialects.common import EPOCH
 from reqfold.fakes.dialects.message_memo import MessagePrefixMemo, render_messages
 from reqfold.fakes.errors import InvalidRequest
-from reqfold.fakes.jsontypes import JsonObject, JsonValue, json_object
+from reqfold.fakes.jsontypes import JsonObject, JsonValue
 from reqfold.fakes.profiles import Profile
 from reqfold.fakes.prompt import RenderedPrompt, Segment, render_prompt
 from reqfold.fakes.routes import RequestTexts
@@ -52,6 +53,12 @@ class ChatDialect(OpenAIErrorEnvelope[openai_chat.ChatCall]):
     wire: str = openai_chat.WIRE
     paths: tuple[str, ...] = openai_chat.CHAT_PATHS
     uses_block_keys: bool = True
+
+    def shows_usage(self, usage: JsonObject) -> bool:
+        hit_miss = "prompt_cache_hit_tokens" in usage
+        if self.flavour.hit_miss_usage:
+            return hit_miss
+        return not hit_miss and "prompt_tokens_details" in usage
 
     def parse(self, body: JsonValue) -> openai_chat.ChatCall:
         return openai_chat.parse_chat_request(body)
@@ -96,23 +103,9 @@ class ChatDialect(OpenAIErrorEnvelope[openai_chat.ChatCall]):
         reply: Reply,
         profile: Profile,
     ) -> Accounting:
-        cached, matched, expected = account_blocks(
-            state, call.model, prompt, keys, comparison, profile
-        )
-        completion, reasoning = output_tokens(reply)
-        usage = openai_chat.chat_usage(
-            self.flavour,
-            prompt=prompt.n_tokens,
-            cached=cached,
-            completion=completion,
-            reasoning=reasoning,
-        )
-        return Accounting(
-            usage=json_object(usage),
-            cached=cached,
-            matched=matched,
-            expected=expected,
-            written=0,
+        usage = partial(openai_chat.chat_usage, self.flavour)
+        return account_usage(
+            state, call.model, prompt, keys, comparison, reply, profile, usage
         )
 
     def answer(

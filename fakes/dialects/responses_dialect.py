@@ -16,12 +16,12 @@ from reqfold.fakes.dialects.base import (
     Answer,
     CacheState,
     OpenAIErrorEnvelope,
-    account_blocks,
+    account_usage,
     served_hint,
 )
-from reqfold.fakes.dialects.common import EPOCH, output_tokens
+from reqfold.fakes.dialects.common import EPOCH
 from reqfold.fakes.errors import InvalidRequest
-from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact, json_object
+from reqfold.fakes.jsontypes import JsonObject, JsonValue, dumps_compact
 from reqfold.fakes.native_diagnostics import (
     Fingerprint,
     FingerprintStore,
@@ -97,22 +97,15 @@ class ResponsesDialect(OpenAIErrorEnvelope[responses.ResponsesCall]):
         reply: Reply,
         profile: Profile,
     ) -> Accounting:
-        cached, matched, expected = account_blocks(
-            state, call.model, prompt, keys, comparison, profile
-        )
-        completion, reasoning = output_tokens(reply)
-        usage = responses_output.responses_usage(
-            prompt=prompt.n_tokens,
-            cached=cached,
-            completion=completion,
-            reasoning=reasoning,
-        )
-        return Accounting(
-            usage=json_object(usage),
-            cached=cached,
-            matched=matched,
-            expected=expected,
-            written=0,
+        return account_usage(
+            state,
+            call.model,
+            prompt,
+            keys,
+            comparison,
+            reply,
+            profile,
+            responses_output.responses_usage,
         )
 
     def answer(

@@ -25,6 +25,7 @@ over its workers. A run that hangs fails its test after `RUN_TIMEOUT`.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 import tempfile
@@ -66,6 +67,17 @@ class Run:
             if check["status"] in PROBLEMS
         ]
 
+    def message(self, check_id: str) -> str:
+        """What the report says of the check `check_id` ("" if absent)."""
+        return next(
+            (
+                str(check["message"])
+                for check in self.report["checks"]
+                if check["id"] == check_id
+            ),
+            "",
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Job:
@@ -75,6 +87,9 @@ class Job:
     scenarios: tuple[str, ...]
     strict: bool = False
     revision: str = REVISION
+    timeout: float | None = None
+    """``--timeout``: how long the adapter may stay silent (None: the
+    default, 10 s)."""
 
     def run(self) -> Run:
         selection = [arg for name in self.scenarios for arg in ("--scenario", name)]
@@ -92,6 +107,7 @@ class Job:
                 ),
                 *selection,
                 *(["--strict"] if self.strict else []),
+                *(["--timeout", f"{self.timeout:g}"] if self.timeout else []),
                 *("--report-json", str(report)),
                 cwd=ROOT,
                 limit=RUN_TIMEOUT,
@@ -116,15 +132,19 @@ class Bad:
     fails and names the rule."""
     also: tuple[str, ...] = ()
     """Rules the row demonstrates besides those of `caught_by`."""
-    errors: tuple[str, ...] = ()
-    """The checks that error; no other may (a harness that crashes is not
-    showing its defect)."""
+    errors: tuple[tuple[str, str], ...] = ()
+    """``(check, cause)``: the check errors and its message starts with the
+    cause (``timeout``); no other check may error (a harness that crashes
+    is not showing its defect)."""
     strict: bool = False
     """Run with ``--strict``: the defect breaks a SHOULD only, so it warns."""
     only: bool = False
     """No other check fails."""
     revision: str = REVISION
     """The revision the scenario is played in."""
+    timeout: float | None = None
+    """The run's ``--timeout`` (a row whose harness hangs once its defect
+    is shown waits this long, not the default 10 s)."""
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -135,7 +155,7 @@ class Bad:
     @property
     def job(self) -> Job:
         command = shlex.join([sys.executable, str(BAD / f"{self.harness}.py")])
-        return Job(command, (self.scenario,), self.strict, self.revision)
+        return Job(command, (self.scenario,), self.strict, self.revision, self.timeout)
 
     def check_id(self, check: str) -> str:
         return f"{self.scenario}@{self.revision}/{check}"
@@ -150,6 +170,7 @@ ROW_KEYS = {
     "errors",
     "only",
     "strict",
+    "timeout",
 }
 
 
@@ -158,18 +179,25 @@ def load_catches(path: Path = CATCHES) -> list[Bad]:
     rows = tomllib.loads(path.read_text(encoding="utf-8"))["catch"]
     cases = []
     for row in rows:
+        name = row.get("harness")
         unknown = set(row) - ROW_KEYS
-        assert not unknown, f"{row.get('harness')}: unknown keys {sorted(unknown)}"
+        assert not unknown, f"{name}: unknown keys {sorted(unknown)}"
+        assert row.get("fails"), f"{name}: `fails` names no check (nothing shown)"
+        errors = tuple((check, cause) for check, cause in row.get("errors", ()))
+        assert not errors or row.get("timeout"), (
+            f"{name}: a row with `errors` sets a short `timeout`"
+        )
         cases.append(
             Bad(
                 row["harness"],
                 row["scenario"],
                 tuple((check, rule) for check, rule in row["fails"]),
                 also=tuple(row.get("also", ())),
-                errors=tuple(row.get("errors", ())),
+                errors=errors,
                 strict=row.get("strict", False),
                 only=row.get("only", False),
                 revision=row.get("revision", REVISION),
+                timeout=row.get("timeout"),
             )
         )
     return cases
@@ -212,11 +240,18 @@ def test_a_known_bad_harness_fails_the_checks_that_show_its_bug(
             (found == wanted or found.startswith(wanted + "#")) and rule in rules
             for found, rules in failing
         ), f"no failing check {wanted} naming {rule}: {run.problems()}"
+    shown = {rule for _, rules in failing for rule in rules}
+    assert set(bad.also) <= shown, (
+        f"`also` names a rule no failing check names: {shown}"
+    )
     erroring = {found for status, found, _ in run.problems() if status == "error"}
-    assert erroring == {bad.check_id(check) for check in bad.errors}, run.problems()
+    assert erroring == {bad.check_id(check) for check, _ in bad.errors}, run.problems()
+    for check, cause in bad.errors:
+        message = run.message(bad.check_id(check))
+        assert message.startswith(f"{cause}:"), message
     if bad.only:
         expected = {bad.check_id(check) for check, _ in bad.caught_by}
-        expected |= {bad.check_id(check) for check in bad.errors}
+        expected |= {bad.check_id(check) for check, _ in bad.errors}
         problems = {found.partition("#")[0] for _, found, _ in run.problems()}
         assert problems == expected, run.problems()
 
@@ -264,14 +299,36 @@ def test_a_known_bad_harness_docstring_says_its_defect_and_not_its_catches() -> 
         assert named == [], case.harness
 
 
-def test_a_row_of_the_catches_with_an_unknown_key_is_refused(tmp_path: Path) -> None:
+ROW = '[[catch]]\nharness = "h"\nscenario = "s"\n'
+FAILS = 'fails = [["run", "PREFIX-1"]]\n'
+
+
+@pytest.mark.parametrize(
+    ("row", "refusal"),
+    [
+        (ROW + FAILS + "onyl = true\n", "unknown keys"),
+        (ROW + "fails = []\n", "`fails` names no check"),
+        (ROW + FAILS + 'errors = [["run", "timeout"]]\n', "short `timeout`"),
+    ],
+    ids=["unknown-key", "empty-fails", "errors-without-timeout"],
+)
+def test_a_row_of_the_catches_that_shows_nothing_surely_is_refused(
+    tmp_path: Path, row: str, refusal: str
+) -> None:
+    table = tmp_path / "catches.toml"
+    table.write_text(row, encoding="utf-8")
+    with pytest.raises(AssertionError, match=refusal):
+        load_catches(table)
+
+
+def test_a_row_of_the_catches_reads_its_errors_and_timeout(tmp_path: Path) -> None:
     table = tmp_path / "catches.toml"
     table.write_text(
-        '[[catch]]\nharness = "h"\nscenario = "s"\nfails = []\nonyl = true\n',
-        encoding="utf-8",
+        ROW + FAILS + 'errors = [["run", "timeout"]]\ntimeout = 2\n', encoding="utf-8"
     )
-    with pytest.raises(AssertionError, match="unknown keys"):
-        load_catches(table)
+    (row,) = load_catches(table)
+    assert row.errors == (("run", "timeout"),)
+    assert row.job.timeout == 2
 
 
 def test_every_known_bad_harness_is_listed_in_the_scenario_docs() -> None:
@@ -279,6 +336,27 @@ def test_every_known_bad_harness_is_listed_in_the_scenario_docs() -> None:
     _, heading, gallery = docs.partition("\n## Known-bad harnesses\n")
     assert heading
     assert [case.harness for case in CASES if f"`{case.harness}`" not in gallery] == []
+
+
+def documented_catches() -> dict[str, set[str]]:
+    """The scenarios docs/scenarios.md's gallery table says catch each
+    harness (the revision a scenario is played in, when named, left out)."""
+    docs = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    _, _, gallery = docs.partition("\n## Known-bad harnesses\n")
+    table: dict[str, set[str]] = {}
+    for line in gallery.split("\n## ")[0].splitlines():
+        cells = line.strip("|").split("|")
+        if len(cells) == 3 and (name := re.fullmatch(r" `(\w+)` ", cells[0])):
+            named = set(re.findall(r"`([\w-]+)`", cells[2]))
+            table[name.group(1)] = named - {REVISION, "request-messages"}
+    return table
+
+
+def test_the_scenario_docs_name_for_each_harness_the_scenarios_of_its_catches() -> None:
+    wanted: dict[str, set[str]] = {}
+    for case in CASES:
+        wanted.setdefault(case.harness, set()).add(case.scenario)
+    assert documented_catches() == wanted
 
 
 def expectation_checks(scenario: Scenario) -> list[str]:

@@ -1,15 +1,16 @@
 """The checker's fast paths judge a log as its slow paths do.
 
-Two machines of `LogChecker` keep a fast path besides a slow one that no
-other property test covers:
+Four parts of the check keep a fast path besides a slow one that no other
+property test covers:
 
 - *reading a line*: the general path (msgspec decodes the line, `proven`
   re-encodes it and compares) against the strict path
   (`lines.explain_line`), which every line may take;
 - *the revision of an undeclared log*: inferred riding the single pass
   (switching in place, or `RevisionRuledOut` and a second pass under the
-  revision inferred, as ``reqfold check`` does) against the two-pass way it
-  replaced, `infer_revision` over the whole log and then a check;
+  revision inferred: ``reqfold check``'s own `cli.check_one`, with
+  ``--requests`` for some logs) against the two-pass way it replaced,
+  `infer_revision` over the whole log and then a check;
 - *passing chunks over with* ``--requests``: the reader passes over a
   step's chunks and the driver resolves its request after the first
   (`LogChecker._passed_over`), against reading every chunk, while each
@@ -36,6 +37,7 @@ from typing import Any
 import pytest
 from example_counts import scaled_examples
 from hypothesis import HealthCheck, given, settings, strategies as st
+from undeclared_logs import USER, one_step_turns
 
 from reqfold.conformance.check import FileReport, Finding, check_lines, cli, log_rules
 from reqfold.conformance.check.lines import Envelope, Line, explain_line
@@ -136,14 +138,7 @@ def test_the_strict_only_model_reads_every_line_on_the_strict_path(
     assert explained == list(range(2, len(LINES) + 1))
 
 
-USER = {"role": "user", "content": [{"type": "text", "text": "rules"}]}
-STORAGE = b'{"type":"session","version":0,"id":"s","createdAt":1}\n'
 MESSAGE_FIELDS = ("messagePrefix", "messageSuffix", "messages")
-
-
-def _line(seq: int, kind: str, data: object, **members: object) -> bytes:
-    value = {"type": kind, "seq": seq, "time": 1, "data": data, **members}
-    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
 
 
 @st.composite
@@ -161,51 +156,58 @@ def undeclared_logs(draw: st.DrawFn) -> list[bytes]:
             if draw(st.booleans()):
                 data["config"] = {"model": "o"}
             header_events.append(("request/header-delta", data))
-    return turns_log(header_events)
+    return one_step_turns(header_events)
 
 
-def turns_log(header_events: list[tuple[str, dict[str, object]]]) -> list[bytes]:
-    """A log of one one-step turn per header event, declaring no revision."""
-    events: list[tuple[str, object, dict[str, object]]] = []
-    for turn, (kind, body) in enumerate(header_events, start=1):
-        if kind == "request/header":
-            body = {**body, "reason": "initial"}
-        text = {"content": [{"type": "text", "text": "go"}]}
-        reply = {"turn": turn, "step": 1, "content": [{"type": "text", "text": "ok"}]}
-        events += [
-            ("turn/start", {"turn": turn, "trigger": {"kind": "message"}}, {}),
-            ("user/message", text, {"surfaceOp": "append"}),
-            ("step/start", {"turn": turn, "step": 1}, {}),
-            (kind, body, {}),
-            ("assistant/message", reply, {"surfaceOp": "append"}),
-            ("step/end", {"turn": turn, "step": 1}, {}),
-            ("turn/end", {"turn": turn, "reason": {"kind": "completed"}}, {}),
-        ]
-    return [STORAGE] + [
-        _line(seq, kind, data, **members)
-        for seq, (kind, data, members) in enumerate(events)
-    ]
+ARGUMENTS = argparse.ArgumentParser()
+cli.add_arguments(ARGUMENTS)
+
+CAPTURED = (
+    {"model": "m", "messages": [{"role": "user", "content": "go"}]},
+    {"model": "m", "messages": [USER, {"role": "user", "content": "go"}]},
+    {"model": "n", "messages": [{"role": "user", "content": "rules"}]},
+)
+"""Bare request bodies a drawn capture is made of (matching a step or not)."""
 
 
-def in_one_pass(lines: list[bytes]) -> FileReport:
-    """What ``reqfold check`` does: infer in the pass, read again if told to."""
-    try:
-        return check_lines(iter(lines), infer=True)
-    except RevisionRuledOut as ruled:
-        return check_lines(lines, revision=ruled.inference.revision)
+@st.composite
+def captures(draw: st.DrawFn) -> list[bytes] | None:
+    """A capture for ``--requests`` (some requests, matching or not), or None."""
+    if not draw(st.booleans()):
+        return None
+    bodies = draw(st.lists(st.sampled_from(CAPTURED), max_size=4))
+    return [json.dumps(body).encode() + b"\n" for body in bodies]
+
+
+def in_one_pass(lines: list[bytes], captured: list[bytes] | None) -> FileReport:
+    """What ``reqfold check`` does (`cli.check_one`, which infers in the
+    pass and reads again if told to), on the lines as a file."""
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "log.jsonl"
+        log.write_bytes(b"".join(lines))
+        arguments = [str(log)]
+        if captured is not None:
+            requests = Path(folder) / "requests.jsonl"
+            requests.write_bytes(b"".join(captured))
+            arguments += ["--requests", str(requests)]
+        return cli.check_one(str(log), ARGUMENTS.parse_args(arguments))
 
 
 @pytest.mark.spec("HDR-2", "PREFIX-2")
 @settings(max_examples=scaled_examples(200), deadline=None)
-@given(undeclared_logs())
+@given(undeclared_logs(), captures())
 def test_inferring_in_the_pass_judges_as_inferring_first_does(
-    lines: list[bytes],
+    lines: list[bytes], captured: list[bytes] | None
 ) -> None:
+    """Also with ``--requests``, where a switch in place must move the
+    reconstruction to the revision inferred."""
     inference = infer_revision(lines)
     oracle = check_lines(
-        lines, revision=inference.revision if inference is not None else None
+        lines,
+        revision=inference.revision if inference is not None else None,
+        captures=read_captures(captured) if captured is not None else None,
     )
-    single = in_one_pass(lines)
+    single = in_one_pass(lines, captured)
     assert seen(single.findings) == seen(oracle.findings)
     assert single.summary.revision is oracle.summary.revision
 
@@ -215,7 +217,7 @@ def test_a_finding_that_names_the_revision_is_not_left_behind_by_a_switch() -> N
     """A delta arm no revision has (``messages``) is judged under the
     revision read so far; evidence after it must not switch in place, or
     that finding names the wrong revision (the property above found it)."""
-    lines = turns_log(
+    lines = one_step_turns(
         [
             ("request/header", {"header": {"config": {"model": "m"}}}),
             ("request/header-delta", {"messages": [USER]}),
@@ -224,13 +226,9 @@ def test_a_finding_that_names_the_revision_is_not_left_behind_by_a_switch() -> N
     )
     with pytest.raises(RevisionRuledOut):
         check_lines(iter(lines), infer=True)
-    assert [f.message for f in in_one_pass(lines).findings] == [
+    assert [f.message for f in in_one_pass(lines, None).findings] == [
         "unknown delta arm 'messages' in revision request-messages"
     ]
-
-
-ARGUMENTS = argparse.ArgumentParser()
-cli.add_arguments(ARGUMENTS)
 
 
 @pytest.mark.spec("JSONL-2", "JSONL-3", "JSONL-4", "LOG-2")

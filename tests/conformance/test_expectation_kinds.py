@@ -4,10 +4,13 @@ row's check and reproduction work side by side."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from reqfold.conformance.harness import checks as scenario_checks
 from reqfold.conformance.harness.evidence import Evidence, SendRecord
 from reqfold.conformance.harness.expectations import (
     KINDS,
@@ -15,10 +18,12 @@ from reqfold.conformance.harness.expectations import (
     SEND,
     SEND_MEMBERS_NOT_KINDS,
     Declared,
+    Judged,
+    Kind,
     LoggedTurn,
     judge_expectation,
 )
-from reqfold.conformance.harness.results import Judge
+from reqfold.conformance.harness.results import Facts, Judge, passed
 from reqfold.conformance.harness.scenarios import (
     SCENARIOS_DIR,
     Scenario,
@@ -235,3 +240,70 @@ def test_a_turn_the_log_ends_otherwise_records_both_ends_at_the_send_step() -> N
     assert ended.found == {"turn": 1, "end": "x"}
     assert ended.first_difference == "$.end"
     assert ended.step == judge.send_step(1) is not None
+
+
+LOG_OF_ONE_STEP = b"".join(
+    json.dumps(line).encode() + b"\n"
+    for line in (
+        {"kind": "storage", "version": 1},
+        {"seq": 1, "type": "turn/start", "data": {"turn": 1}},
+        {"seq": 2, "type": "step/start", "data": {"turn": 1, "step": 1}},
+        {"seq": 3, "type": "turn/end", "data": {"turn": 1, "reason": {"kind": "x"}}},
+    )
+)
+"""A log whose one turn opened one step: the ``steps`` kind is judged on it."""
+
+
+def test_the_judge_plays_every_kind_a_scenario_declares() -> None:
+    """Through `judge`, as a run does: no kind is left to a hand list."""
+    played = evidence()
+    played.log = LOG_OF_ONE_STEP
+    judged = scenario_checks.judge(played)
+    kinds = {str(check.detail.get("expectation")) for check in judged}
+    assert set(KINDS) <= kinds
+    for check in judged:
+        if "expectation" in check.detail:
+            assert check.outcome is Outcome.FAIL, check.id
+
+
+def _captured_check(judge: Judge, declared: Declared) -> Iterator[Judged]:
+    """A made-up kind: how many requests were captured."""
+    found = len(judge.evidence.captures)
+    yield Judged(
+        name="captured",
+        rules=tuple(declared.item["rules"]),
+        outcome=passed(found == declared.item["count"]),
+        message=f"{found} request(s) captured, expected {declared.item['count']}",
+        seen=found,
+    )
+
+
+def test_a_new_scenario_kind_is_judged_by_its_row_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One row added to `KINDS` is judged in a full run and in a broken one,
+    with no other list to edit (its check decides what a partial run proves)."""
+    captured = Kind(
+        name="captured",
+        where=SCENARIO,
+        check=_captured_check,
+        reproduce=lambda judge, declared, judged: Facts(
+            expected={"captured": declared.item["count"]},
+            found={"captured": judged.seen},
+        ),
+        round=2,
+    )
+    monkeypatch.setitem(KINDS, "captured", captured)  # type: ignore[arg-type]
+    played = evidence()
+    item: JsonObject = {"check": "captured", "count": 5, "rules": ["REQ-1"]}
+    played.scenario = replace(played.scenario, expect=(*played.scenario.expect, item))
+    for judged in (scenario_checks.judge(played), scenario_checks.judge_leaks(played)):
+        (check,) = [c for c in judged if c.detail.get("expectation") == "captured"]
+        assert check.outcome is Outcome.FAIL
+        assert check.found == {"captured": 1}
+        in_rounds = [
+            c.detail["expectation"]
+            for c in judged
+            if KINDS[str(c.detail.get("expectation", "end"))].where == SCENARIO
+        ]
+        assert in_rounds[-1] == "captured"  # the last round

@@ -38,7 +38,7 @@ from reqfold.conformance.harness.features import (
     not_declared_reason,
 )
 from reqfold.conformance.harness.scenarios import Scenario, load_scenarios
-from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.outcomes import NOT_COVERED_REASON, Outcome
 from reqfold.conformance.verdict import (
     CONFORMANT,
     Check,
@@ -109,7 +109,9 @@ def test_the_schema_the_reference_and_the_suite_name_the_same_features() -> None
     assert list(FEATURES) == harness_adapter.FEATURES
 
 
-def check(check_id: str, outcome: Outcome, message: str = "") -> Check:
+def check(
+    check_id: str, outcome: Outcome, message: str = "", not_covered: str = ""
+) -> Check:
     run, _, name = check_id.partition("/")
     return Check(
         part="scenarios",
@@ -121,6 +123,7 @@ def check(check_id: str, outcome: Outcome, message: str = "") -> Check:
         outcome=outcome,
         message=message,
         level="MUST",
+        detail={NOT_COVERED_REASON: not_covered} if not_covered else {},
     )
 
 
@@ -132,8 +135,10 @@ def test_the_verdict_says_how_many_scenario_runs_it_covers_and_why_not_the_rest(
         check(
             f"{COMPACTION}@session-prefix/run",
             Outcome.SKIP,
-            "not covered: no on-demand compaction declared",
+            "words the verdict does not read",
+            not_covered="no on-demand compaction declared",
         ),
+        check("plain-turns@session-prefix/skipped", Outcome.SKIP, "not covered: x"),
     ]
     status = exit_status(checks)
     assert status == CONFORMANT

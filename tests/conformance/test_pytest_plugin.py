@@ -587,3 +587,26 @@ def test_the_entry_point_names_the_plugin_module() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     entry_points = project["project"]["entry-points"]["pytest11"]
     assert entry_points == {"reqfold": "reqfold.conformance.pytest_plugin"}
+
+
+@pytest.mark.spec("PREFIX-7")
+def test_the_verdict_names_a_scenario_run_not_covered_with_its_reason(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    """The verdict is made of the judge's checks whole (their detail too),
+    not of checks rebuilt from what pytest reports."""
+    impl = command(
+        ROOT / "tests/conformance/partial_harnesses/declares_no_compaction.py"
+    )
+    result = pytester.runpytest(
+        *PLUGIN,
+        *("--reqfold-impl", impl, *SESSION_PREFIX),
+        *("--reqfold-scenario", "compaction-keeps-prefix-and-system"),
+        *("--reqfold-scenario", "plain-turns", "-k", "scenarios"),
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "reqfold verdict: CONFORMANT on 1 of 2 scenario runs; not covered:"
+            " compaction-keeps-prefix-and-system (no on-demand compaction declared)"
+        ]
+    )

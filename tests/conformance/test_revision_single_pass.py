@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from undeclared_logs import STORAGE, USER, one_step_turns
 
 from reqfold.conformance.check import FileReport, check_lines
 from reqfold.conformance.check.cli import add_arguments, check_one
@@ -26,40 +27,15 @@ from reqfold.conformance.check.revision_inference import (
 from reqfold.reference.revisions import Revision
 
 FIXTURES = Path(__file__).parent / "check_fixtures"
-STORAGE = b'{"type":"session","version":0,"id":"s","createdAt":1}\n'
-USER = {"role": "user", "content": [{"type": "text", "text": "rules"}]}
-
-
-def line(seq: int, kind: str, data: object, **members: object) -> bytes:
-    value = {"type": kind, "seq": seq, "time": 1, "data": data, **members}
-    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
 
 
 def two_turns(first: dict[str, object], second: dict[str, object]) -> list[bytes]:
     """A valid log of two turns of one step each: the first request's header
     is a snapshot of `first`, the second's the delta `second`; a header
     event is line 5 or line 12."""
-    header = [
-        ("request/header", {"header": first, "reason": "initial"}),
-        ("request/header-delta", second),
-    ]
-    events: list[tuple[str, object, dict[str, object]]] = []
-    for turn, (kind, data) in enumerate(header, start=1):
-        text = {"content": [{"type": "text", "text": "go"}]}
-        reply = {"turn": turn, "step": 1, "content": [{"type": "text", "text": "ok"}]}
-        events += [
-            ("turn/start", {"turn": turn, "trigger": {"kind": "message"}}, {}),
-            ("user/message", text, {"surfaceOp": "append"}),
-            ("step/start", {"turn": turn, "step": 1}, {}),
-            (kind, data, {}),
-            ("assistant/message", reply, {"surfaceOp": "append"}),
-            ("step/end", {"turn": turn, "step": 1}, {}),
-            ("turn/end", {"turn": turn, "reason": {"kind": "completed"}}, {}),
-        ]
-    return [STORAGE] + [
-        line(seq, kind, data, **members)
-        for seq, (kind, data, members) in enumerate(events)
-    ]
+    return one_step_turns(
+        [("request/header", {"header": first}), ("request/header-delta", second)]
+    )
 
 
 def findings(report: FileReport) -> list[tuple[str, int | None, str]]:

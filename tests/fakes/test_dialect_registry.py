@@ -1,6 +1,7 @@
 """One registry of dialects: each dialect is one row (its profile, which
 carries its name, and what speaks it), every other list of dialects is
-derived from the rows, and no other module of `fakes/` writes a name."""
+derived from the rows, and no other module of `fakes/` or `conformance/`
+writes a name or imports a row's profile by name."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reqfold import fakes
+from reqfold import conformance, fakes
 from reqfold.fakes import FakeProvider
 from reqfold.fakes.dialects.openai_chat import WIRE as CHAT_COMPLETIONS
 from reqfold.fakes.dialects.registry import (
@@ -27,7 +28,10 @@ from reqfold.fakes.profiles import Profile
 from reqfold.fakes.provider import served_paths
 
 PACKAGE = Path(fakes.__file__).resolve().parent
+CHECKS = Path(conformance.__file__).resolve().parent
 REGISTRY_MODULE = PACKAGE / "dialects" / "registry.py"
+ROW_PROFILES = frozenset({"DEEPSEEK", "OPENAI", "ANTHROPIC", "OPENAI_RESPONSES"})
+"""The registry's constants that name one row's profile."""
 
 
 def _name_literals(path: Path) -> list[tuple[int, str]]:
@@ -64,14 +68,36 @@ def test_every_dialect_is_one_row_and_the_lookups_are_derived_from_the_rows() ->
         assert DIALECTS[row.name] is row.speaks is dialect_named(row.name)
 
 
+def _row_imports(path: Path) -> list[tuple[int, str]]:
+    """The registry's per-row profile constants `path` imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        (node.lineno, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name in ROW_PROFILES
+    ]
+
+
 def test_no_module_of_the_fake_but_the_registry_writes_a_dialect_name() -> None:
     written = {
-        str(path.relative_to(PACKAGE)): found
-        for path in sorted(PACKAGE.rglob("*.py"))
+        str(path.relative_to(root)): found
+        for root in (PACKAGE, CHECKS)
+        for path in sorted(root.rglob("*.py"))
         if path != REGISTRY_MODULE and (found := _name_literals(path))
     }
     assert written == {}
     assert {value for _, value in _name_literals(REGISTRY_MODULE)} == set(DIALECT_NAMES)
+
+
+def test_no_check_picks_a_row_by_importing_its_profile() -> None:
+    imported = {
+        str(path.relative_to(CHECKS)): found
+        for path in sorted(CHECKS.rglob("*.py"))
+        if (found := _row_imports(path))
+    }
+    assert imported == {}
 
 
 def test_an_unknown_dialect_name_is_refused_with_the_known_names() -> None:
