@@ -70,6 +70,7 @@ def by_shortcut(
     return rules.check(event, 7, prechecked, True)
 
 
+@pytest.mark.slow  # many examples: out of the developer's loop
 @pytest.mark.spec("LOG-1", "LOG-2", "LOG-3", "LOG-4", "LOG-5", "LOG-7")
 @settings(max_examples=scaled_examples(1000))
 @given(events(), st.booleans(), st.integers(0, 2))

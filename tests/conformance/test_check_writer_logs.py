@@ -204,6 +204,7 @@ LEAVES = (
 """Leaves of random headers: lone surrogates and non-finite numbers included."""
 
 
+@pytest.mark.slow  # many examples: out of the developer's loop
 @pytest.mark.spec("HDR-1", "HDR-2", "HDR-3", "TOOLS-2", "MSGS-1", "JSON-1")
 @settings(max_examples=scaled_examples(500))
 @given(
@@ -265,6 +266,7 @@ JSON_TEXT_VALUES = st.recursive(
 tuples or cycles, but NaN, infinities and lone surrogates anywhere."""
 
 
+@pytest.mark.slow  # many examples: out of the developer's loop
 @pytest.mark.spec("JSON-1")
 @settings(max_examples=scaled_examples(500))
 @given(JSON_TEXT_VALUES)
@@ -344,6 +346,7 @@ def near_headers() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+@pytest.mark.slow  # many examples: out of the developer's loop
 @pytest.mark.spec("HDR-1", "CONFIG-2", "SYS-1", "TOOLS-2", "MSGS-1", "JSON-1")
 @settings(max_examples=scaled_examples(500))
 @given(near_headers(), REVISIONS)

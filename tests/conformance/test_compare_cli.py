@@ -215,15 +215,24 @@ def test_fixing_a_harness_that_sent_other_requests_is_no_regression(
             str(ROOT / "tests/conformance/bad_harnesses/config_built_once.py"),
         ]
     )
-    # the scenarios alone: only they send requests (vectors and properties
-    # would cost two thirds of the two runs and change nothing compared here)
-    old = tmp_path / "built-once.json"
-    done = reqfold(
-        "run", "--impl", built_once, "--only", "scenarios", "--report-json", str(old)
+    # the scenario that catches it (it fails the same under every revision)
+    # and plain-turns, whose requests both send alike: only scenarios send
+    # requests, and the other scenarios and revisions change nothing here
+    caught = (
+        *("--only", "scenarios", "--revision", "session-prefix"),
+        *("--scenario", "model-change-between-turns", "--scenario", "plain-turns"),
     )
+    old = tmp_path / "built-once.json"
+    done = reqfold("run", "--impl", built_once, *caught, "--report-json", str(old))
     assert done.returncode == 1, done.stdout
+    failed = {
+        check["id"]
+        for check in json.loads(old.read_text())["checks"]
+        if check["status"] == "fail"
+    }
+    assert failed == {"model-change-between-turns@session-prefix/request-1"}
     good = tmp_path / "reference.json"
-    done = reqfold("run", "--only", "scenarios", "--report-json", str(good))
+    done = reqfold("run", *caught, "--report-json", str(good))
     assert done.returncode == 0, done.stdout
     done = reqfold("compare", str(old), str(good))
     assert done.returncode == 0, done.stdout

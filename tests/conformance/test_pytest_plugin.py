@@ -19,8 +19,10 @@ import re
 import shlex
 import sys
 import tomllib
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -321,15 +323,40 @@ def test_a_bad_harness_fails_the_checks_that_catch_it_and_junit_names_their_rule
     ]
 
 
+def runpytest_with_fresh_warnings(
+    pytester: pytest.Pytester, *args: str
+) -> pytest.RunResult:
+    """An inline run under the warning filters of a fresh interpreter, not
+    under this project's ``filterwarnings = error``: what a harness
+    project's own ``pytest`` would show, without a child's start-up."""
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        for action, category in FRESH_FILTERS:
+            warnings.simplefilter(action, category)
+        # inline only: the plugin module is already imported, so not rewritten
+        return pytester.runpytest(
+            *args, "-W", "ignore::pytest.PytestAssertRewriteWarning"
+        )
+
+
+FRESH_FILTERS: tuple[tuple[Literal["ignore"], type[Warning]], ...] = (
+    ("ignore", DeprecationWarning),
+    ("ignore", PendingDeprecationWarning),
+    ("ignore", ImportWarning),
+    ("ignore", ResourceWarning),
+)
+"""Python's default filters less the one for ``__main__``: a fresh process's."""
+
+
 def test_should_findings_warn_and_fail_only_under_reqfold_strict(
     pytester: pytest.Pytester, project: Path
 ) -> None:
-    # In child processes: this project's own run makes warnings errors, and
-    # an inline run would inherit that.
+    # Inline, with the warning filters a fresh process starts with: this
+    # project's own run makes warnings errors, which an inline run inherits.
     impl = command(BAD_ADAPTERS / "unordered_maps.py")
     base = (*PLUGIN, "--reqfold-impl", impl, *SESSION_PREFIX)
     selection = ("-k", "canonical-keeps-message-prefix or canonical-config-only")
-    lenient = pytester.runpytest_subprocess(*base, *selection)
+    lenient = runpytest_with_fresh_warnings(pytester, *base, *selection)
     assert lenient.ret == pytest.ExitCode.OK
     counts = outcomes(lenient)
     assert (counts["passed"], counts["warnings"], counts.get("failed")) == (2, 1, None)
@@ -340,7 +367,9 @@ def test_should_findings_warn_and_fail_only_under_reqfold_strict(
             " a broken MUST: member order differs: expected *",
         ]
     )
-    strict = pytester.runpytest_subprocess(*base, *selection, "--reqfold-strict")
+    strict = runpytest_with_fresh_warnings(
+        pytester, *base, *selection, "--reqfold-strict"
+    )
     assert strict.ret == pytest.ExitCode.TESTS_FAILED
     counts = outcomes(strict)
     assert (counts["passed"], counts["failed"], counts.get("warnings")) == (1, 1, None)

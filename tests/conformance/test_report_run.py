@@ -8,9 +8,10 @@ tests of this file need is made once (module fixtures), in a temporary
 folder, by ``reqfold run`` in the test's own process: the implementation
 (``--impl``) is a real child process and the fake provider serves on
 127.0.0.1 all the same. What only a ``reqfold`` process shows (a progress
-bar on a terminal, SIGTERM, exit statuses through the documented shell
-recipe, a bad option's exit 2) is run as a child. Durations are never
-compared.
+bar on a terminal, SIGTERM, a full disk, exit statuses 0, 1 and 2 through
+the documented shell recipe) is run as a child; a bad option's exit 2 is
+in process too (tests/conformance/test_run_cli.py shows one from a real
+process). Durations are never compared.
 """
 
 from __future__ import annotations
@@ -494,20 +495,16 @@ def test_a_bad_expected_failures_file_exits_2_with_one_line_and_no_run(
 
 
 def test_a_report_into_a_missing_folder_exits_2_before_running(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "reqfold.conformance.cli", "run"),
-            *("--impl", str(tmp_path / "never-started")),
-            *("--report-html", str(tmp_path / "no" / "such" / "run.html")),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    status, _, err = reqfold_here(
+        "run",
+        *("--impl", str(tmp_path / "never-started")),
+        *("--report-html", str(tmp_path / "no" / "such" / "run.html")),
+        cwd=ROOT,
     )
-    assert done.returncode == 2
-    assert "--report-html" in done.stderr
-    assert "does not exist" in done.stderr
+    assert status == 2
+    assert "--report-html" in err
+    assert "does not exist" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_a_report_into_a_folder_that_is_not_writable_exits_2_before_running(
