@@ -60,6 +60,7 @@ def _report(tmp_path: Path, change: dict[str, object]) -> Path:
     return changed
 
 
+@pytest.mark.slow
 def test_compare_says_a_wrong_value_of_a_report_as_json(tmp_path: Path) -> None:
     changed = _report(tmp_path, {"checks": None})
     code, _, err = reqfold_here("compare", str(tmp_path / "a.json"), str(changed))
@@ -70,6 +71,7 @@ def test_compare_says_a_wrong_value_of_a_report_as_json(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_fake_serve_on_a_port_in_use_says_the_systems_words_alone() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -83,6 +85,7 @@ def test_fake_serve_on_a_port_in_use_says_the_systems_words_alone() -> None:
     assert "Errno" not in err
 
 
+@pytest.mark.slow
 def test_compare_given_a_file_that_is_not_json_says_how_to_write_one(
     tmp_path: Path,
 ) -> None:

@@ -35,6 +35,7 @@ def _probe(command: str, log_dir: Path) -> tuple[int, str]:
     # sees first (the exit, or a write that fails), the words are the same
     ["sh -c 'exit 5'", "sh -c 'exec 0<&-; exit 5'"],
 )
+@pytest.mark.slow
 def test_a_harness_that_exits_before_its_first_turn_is_said_to_have_exited(
     command: str, tmp_path: Path
 ) -> None:
@@ -46,6 +47,7 @@ def test_a_harness_that_exits_before_its_first_turn_is_said_to_have_exited(
     assert "closed its stdin" not in out
 
 
+@pytest.mark.slow
 @pytest.mark.spec("CHECK-3")
 def test_an_exit_0_before_the_first_turn_is_not_said_twice(tmp_path: Path) -> None:
     code, out = _probe("true", tmp_path)
@@ -55,6 +57,7 @@ def test_an_exit_0_before_the_first_turn_is_not_said_twice(tmp_path: Path) -> No
     assert "exited 0 all the same" not in out
 
 
+@pytest.mark.slow
 def test_a_harness_whose_stdin_broke_reports_its_exit_status_once_it_exits() -> None:
     changed = threading.Condition()
     process = HarnessProcess(
@@ -70,6 +73,7 @@ def test_a_harness_whose_stdin_broke_reports_its_exit_status_once_it_exits() -> 
     assert not process.killed
 
 
+@pytest.mark.slow
 def test_a_harness_still_running_with_its_stdin_closed_has_no_exit_status() -> None:
     changed = threading.Condition()
     command = ["sh", "-c", "exec 0<&-; exec tail -f /dev/null"]

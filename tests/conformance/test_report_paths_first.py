@@ -61,6 +61,7 @@ def test_the_check_truncates_nothing_and_makes_no_file(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json", "pipe"]
 
 
+@pytest.mark.slow
 def test_a_pipe_that_is_read_gets_the_whole_report_after_the_check(
     tmp_path: Path,
 ) -> None:
