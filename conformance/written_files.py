@@ -110,6 +110,7 @@ def why_not_writable(target: str | os.PathLike[str]) -> str | None:
             if not _hold_if_named_pipe(where, descriptor):
                 os.close(descriptor)
             return None
+        where = os.path.realpath(where)  # a dangling link: the file it names
         descriptor = os.open(where, flags | os.O_CREAT | os.O_EXCL, _MODE)
     except OSError as error:
         return write_error_text(error)

@@ -93,3 +93,13 @@ def test_a_pipe_that_is_read_gets_the_whole_report_after_the_check(
     text = b"".join(got).decode("utf-8")
     assert text.startswith(("<?xml", "<testsuites"))
     assert text.rstrip().endswith("</testsuites>")
+
+
+def test_a_link_to_a_file_not_made_yet_passes_the_check_and_is_left_a_link(
+    tmp_path: Path,
+) -> None:
+    link = tmp_path / "report.json"
+    link.symlink_to("real.json")
+    assert why_not_writable(link) is None
+    assert link.is_symlink()
+    assert not (tmp_path / "real.json").exists()
