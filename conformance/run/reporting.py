@@ -17,7 +17,11 @@ from reqfold.conformance.harness.scenarios import load_scenarios
 from reqfold.conformance.interrupts import say_stderr
 from reqfold.conformance.run.record import RunRecord
 from reqfold.conformance.verdict import status_of
-from reqfold.conformance.written_files import write_whole
+from reqfold.conformance.written_files import (
+    why_not_writable,
+    write_error_text,
+    write_whole,
+)
 
 REPORTS = {
     "report-json": "the JSON report (format reqfold-run/1, with a JSON Schema)",
@@ -75,6 +79,9 @@ def report_problem(args: argparse.Namespace) -> str | None:
         )
         if not writable:  # found now, not after the run
             return f"--{option} {value!r}: its folder is not writable"
+        why = why_not_writable(target)
+        if why is not None:  # what access() cannot tell (root, /sys, a pipe)
+            return f"--{option} {value!r} cannot be written: {why}"
     return None
 
 
@@ -196,7 +203,7 @@ def write_reports(
         except OSError as error:
             say_stderr(
                 f"reqfold run: --{option} {target!r} cannot be written:"
-                f" {error.strerror or error}"
+                f" {write_error_text(error)}"
             )
             status = 2
     return status
