@@ -93,16 +93,19 @@ def test_a_ctrl_c_while_the_reports_are_written_leaves_the_verdict_and_its_statu
     tmp_path: Path,
 ) -> None:
     # The JSON report goes to a pipe whose reader presses Ctrl-C (a SIGINT
-    # to this process, where the run is) the moment the report is opened:
-    # after the verdict was printed, before the run ends.
+    # to this process, where the run is) the moment the report's first byte
+    # comes: after the verdict was printed, before the run ends. (The pipe
+    # is opened before the run, when the report paths are tried, so its
+    # opening says nothing of where the run is.)
     report = tmp_path / "report.json"
     os.mkfifo(report)
     got: list[bytes] = []
 
     def reader() -> None:
         with open(report, "rb") as pipe:
+            first = pipe.read(1)
             os.kill(os.getpid(), signal.SIGINT)
-            got.append(pipe.read())
+            got.append(first + pipe.read())
 
     thread = threading.Thread(target=reader)
     thread.start()
