@@ -37,7 +37,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reqfold.conformance.adapters.child_env import with_own_python_first
 from reqfold.conformance.harness.log_file import read_log
 from reqfold.conformance.probe.config_files import ConfigFiles, ConfigTemplate
 from reqfold.conformance.probe.fake import ProbeFake
@@ -350,7 +349,7 @@ class ProbeDriver:
 
     def _env(self, key: str, phase: str) -> dict[str, str]:
         settings = self.settings
-        env = with_own_python_first(os.environ)
+        env = dict(os.environ)
         if settings.workdir:
             # as a shell would: some runtimes take the project folder from PWD
             env["PWD"] = settings.workdir
