@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import threading
 from pathlib import Path
@@ -94,15 +95,22 @@ def test_a_ctrl_c_while_the_reports_are_written_leaves_the_verdict_and_its_statu
 ) -> None:
     # The JSON report goes to a pipe whose reader presses Ctrl-C (a SIGINT
     # to this process, where the run is) the moment the report's first byte
-    # comes: after the verdict was printed, before the run ends. (The pipe
-    # is opened before the run, when the report paths are tried, so its
-    # opening says nothing of where the run is.)
+    # comes: after the verdict was printed, before the run ends. The pipe's
+    # read end is open before the run starts, since the run tries the
+    # report's path (and holds the pipe) before it plays anything.
     report = tmp_path / "report.json"
     os.mkfifo(report)
+    descriptor = os.open(report, os.O_RDONLY | os.O_NONBLOCK)
     got: list[bytes] = []
 
     def reader() -> None:
-        with open(report, "rb") as pipe:
+        # Linux reports no hang-up on a pipe no writer has opened yet, so
+        # the poll waits for the first byte (or the writer's end).
+        poll = select.poll()
+        poll.register(descriptor, select.POLLIN)
+        poll.poll(60_000)
+        os.set_blocking(descriptor, True)
+        with open(descriptor, "rb") as pipe:
             first = pipe.read(1)
             os.kill(os.getpid(), signal.SIGINT)
             got.append(first + pipe.read())
