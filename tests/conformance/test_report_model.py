@@ -407,13 +407,18 @@ def test_every_option_docs_reports_md_shows_exists() -> None:
     from reqfold.conformance.cli import build_parser
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text()
-    parser = build_parser(["run"])
-    run = next(
+    parser = build_parser(["run", "probe"])  # a probe writes reports too
+    commands = next(
         action
         for action in parser._subparsers._group_actions  # type: ignore[union-attr]
         if hasattr(action, "choices") and action.choices
-    ).choices["run"]
-    known = {option for action in run._actions for option in action.option_strings}
+    ).choices
+    known = {
+        option
+        for name in ("run", "probe")
+        for action in commands[name]._actions
+        for option in action.option_strings
+    }
     shown = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", docs))
     assert shown - known == set()
     assert {"--report-json", "--junit", "--report-md", "--report-html"} <= shown

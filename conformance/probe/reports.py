@@ -1,0 +1,112 @@
+"""The report files of ``reqfold probe`` (docs/reports.md, "A probe's report").
+
+The probe's checks go into the same `RunReport` ``reqfold run`` writes,
+in the same four formats (`reqfold.conformance.report.writing`): its part
+is ``probe``, the implementation is the harness command and the revision
+judged, its traces are the sessions' requests as the fake's cache saw
+them, and what only a run has (reproductions, expected failures) is left
+empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import replace
+
+from reqfold.conformance.probe.driver import ProbeEvidence
+from reqfold.conformance.report.model import ScenarioTrace
+from reqfold.conformance.report.writing import report_targets, write_report_files
+from reqfold.conformance.verdict import Check, rules_level, status_of
+
+PART = "probe"
+"""The part a probe's checks are in, and the only part of its report."""
+
+SESSIONS = ("session", "fresh-session")
+"""The names of a probe's traces: the harness's session, and the fresh one
+``--perturb fresh-session`` starts."""
+
+
+def _with_level(check: Check) -> Check:
+    """`check` with the level it fails at: the probe's judge leaves it to
+    the rules it names (`rules_level`), a report shows it."""
+    if check.level or not check.rules:
+        return check
+    return replace(check, level=rules_level(check.rules))
+
+
+def probe_traces(
+    evidence: ProbeEvidence,
+    checks: Sequence[Check],
+    *,
+    revision: str,
+    title: str,
+) -> list[ScenarioTrace]:
+    """One trace per session that sent a request, in the order they ran."""
+    from reqfold.conformance.report.traces import request_trace
+
+    statuses = {check.id: status_of(check, {}) for check in checks}
+    traces = []
+    for name, captures, owners in (
+        (SESSIONS[0], evidence.captures, evidence.capture_runs),
+        (SESSIONS[1], evidence.fresh_captures, evidence.fresh_capture_runs),
+    ):
+        if captures:
+            traces.append(
+                request_trace(
+                    captures,
+                    owners,
+                    checks,
+                    statuses,
+                    scenario=name,
+                    revision=revision,
+                    title=title,
+                )
+            )
+    return traces
+
+
+def write_probe_reports(
+    args: argparse.Namespace,
+    evidence: ProbeEvidence,
+    checks: Sequence[Check],
+    *,
+    revision: str,
+    startup_error: str | None,
+    status: int,
+    verdict: str,
+    seconds: float,
+) -> int:
+    """Write every report asked for; the exit status (2 when one could not
+    be written, as for ``reqfold run``; the verdict is printed already)."""
+    targets = report_targets(args)
+    if not targets:
+        return status
+    from reqfold.conformance.report.model import build_report
+    from reqfold.conformance.report.suite import suite_identity
+
+    report = build_report(
+        suite=suite_identity(),
+        implementation={"name": args.cmd, "revisions": [revision]},
+        command=args.cmd,
+        options={
+            "revisions": [revision],
+            "parts": [PART],
+            "scenarios": None,
+            "strict": bool(args.strict),
+            "profile": None,
+        },
+        checks=[_with_level(check) for check in checks],
+        reproductions={},
+        traces=probe_traces(evidence, checks, revision=revision, title=args.cmd),
+        notes=evidence.notes,
+        startup_error=startup_error,
+        expected={},
+        exit_status=status,
+        verdict=verdict,
+        duration=seconds,
+        tool="reqfold probe",
+    )
+    if not write_report_files(report, targets, tool="reqfold probe"):
+        return 2
+    return status
