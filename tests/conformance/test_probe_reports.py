@@ -126,3 +126,20 @@ def test_a_bad_report_path_is_refused_before_the_harness_starts(
     assert line.startswith("reqfold probe: --")
     assert says in line
     assert not started.exists()
+
+
+@pytest.mark.slow
+def test_a_report_that_cannot_be_written_at_the_end_says_so_and_exits_two(
+    tmp_path: Path,
+) -> None:
+    # /dev/full takes the open the paths are checked with, and fails the write
+    status, out, err = probe(
+        *("--cmd", f"{CHAT} --log-dir {{log_dir}}"),
+        *("--report-json", "/dev/full", "--junit", str(tmp_path / "probe.xml")),
+    )
+    assert status == 2, out + err
+    assert "Verdict: CONFORMANT" in out  # the verdict is printed before
+    (line,) = err.splitlines()
+    assert line.startswith("reqfold probe: --report-json '/dev/full' cannot be written")
+    root = ET.parse(tmp_path / "probe.xml").getroot()  # the other is written
+    assert root.get("name") == "reqfold probe"
