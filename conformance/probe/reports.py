@@ -15,12 +15,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from reqfold.conformance.probe.driver import ProbeEvidence
+from reqfold.conformance.probe.judge import PART
 from reqfold.conformance.report.model import ScenarioTrace
 from reqfold.conformance.report.writing import report_targets, write_report_files
 from reqfold.conformance.verdict import Check, rules_level, status_of
-
-PART = "probe"
-"""The part a probe's checks are in, and the only part of its report."""
 
 SESSIONS = ("session", "fresh-session")
 """The names of a probe's traces: the harness's session, and the fresh one
