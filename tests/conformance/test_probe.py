@@ -89,6 +89,7 @@ def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting(
         "--keep",
         str(kept),
         child=True,
+        report=tmp_path / "r.json",
     )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
@@ -97,12 +98,21 @@ def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting(
     assert "revision session-prefix (storage line)" in out
     # the resumed process anchors its instance, and its first request
     # extends the first process's last one (one cache for the session)
-    assert "pass   anchor/run 2  [WRITER-1]" in out
-    assert "pass   cache/request-2  [CACHE-3]" in out
-    assert "pass   log/REQ-1" in out
-    assert "extends #1" in out
+    report = read_probe_report(tmp_path / "r.json")
+    checks = checks_by_id(report)
+    assert (checks["anchor/run 2"]["status"], checks["anchor/run 2"]["rules"]) == (
+        "pass",
+        ["WRITER-1"],
+    )
+    assert checks["cache/request-2"]["status"] == "pass"
+    assert "CACHE-3" in checks["cache/request-2"]["rules"]
+    assert checks["log/REQ-1"]["status"] == "pass"
+    assert problems(report) == {}
+    (trace,) = report["scenarios"]
+    assert [point["broke"] for point in trace["requests"]] == [False, False, False]
+    assert "extends #1" in out  # the timeline says so too
     assert "cache broke" not in out
-    assert "Verdict: CONFORMANT" in out
+    assert report["verdict"]["text"].startswith("CONFORMANT")
     # what --keep left is a log and its capture that reqfold check accepts
     [log] = [path for path in kept.glob("*.jsonl") if path.name != "requests.jsonl"]
     status, checked, _ = reqfold_here(
