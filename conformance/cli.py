@@ -16,7 +16,7 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TextIO, cast
+from typing import NoReturn, TextIO, cast
 
 from reqfold.conformance.interrupts import say_stderr
 from reqfold.conformance.terminal_text import EscapingStream
@@ -74,9 +74,18 @@ def _epilog(command: str | None) -> str:
     return f"docs: {docs_page(command)}\n(also docs/{_DOCS[command]} in the repository)"
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line and where to read more, not
+    the whole usage text (its subcommands' parsers are of this class too)."""
+
+    def error(self, message: str) -> NoReturn:
+        """``PROG: error: MESSAGE`` and ``see 'PROG --help'``; exit status 2."""
+        self.exit(2, f"{self.prog}: error: {message}\nsee '{self.prog} --help'\n")
+
+
 def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Build the parser; `names` limits which subcommand modules get imported."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="reqfold",
         description="Conformance suite for reconstructable, cache-stable "
         "LLM harness requests.",

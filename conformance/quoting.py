@@ -15,6 +15,7 @@ kept.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 MAX_DEPTH = 12
@@ -67,3 +68,24 @@ def _bounded(value: Any, depth: int, budget: _Budget) -> Any:
             break
         members[_bounded(key, 1, budget)] = _bounded(item, depth - 1, budget)
     return members
+
+
+MAX_LINE = 120
+"""Bytes of a line that is not what it should be shown in a message."""
+
+
+def quoted_bytes(data: bytes, limit: int = MAX_LINE) -> str:
+    """`data` as a JSON string, escaped and cut after `limit` bytes (a marker
+    says how many more), for a one-line message: never Python's ``b'...'``.
+
+    A byte that is not UTF-8 shows as its ``\\xNN`` escape.
+    """
+    text = data[:limit].decode("utf-8", "backslashreplace")
+    more = f" (and {len(data) - limit} more bytes)" if len(data) > limit else ""
+    return json.dumps(text, ensure_ascii=False) + more
+
+
+def quoted_value(value: Any) -> str:
+    """A JSON value in a message: its JSON text, bounded, on one line."""
+    text = json.dumps(bounded(value), ensure_ascii=False, default=str)
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"

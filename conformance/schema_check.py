@@ -17,6 +17,9 @@ compare``). A hostile value must not make that cost more than a moment:
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import json
 from collections.abc import Hashable, Iterator
 from itertools import islice
 from typing import Any
@@ -95,3 +98,28 @@ def first_problem(validator: Any, value: Any) -> tuple[ValidationError, str] | N
         return first, ""
     count = f"{MORE_COUNTED}+" if more > MORE_COUNTED else str(more)
     return first, f" (and {count} more)"
+
+
+def error_text(error: ValidationError, limit: int = 200) -> str:
+    """jsonschema's message for `error`, the value it is about written as
+    JSON (``null is not of type 'array'``), never as Python's repr
+    (``None``), cut after `limit` characters."""
+    message = str(error.message)
+    shown = repr(error.instance)
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        missing = message.removesuffix(" is a required property")
+        with contextlib.suppress(SyntaxError, ValueError):
+            name = ast.literal_eval(missing)
+            if isinstance(name, str):
+                message = f"{json.dumps(name)} is a required property"
+    elif error.validator == "enum" and isinstance(error.validator_value, list):
+        listed = json.dumps(error.validator_value, ensure_ascii=False, default=str)
+        message = f"{_json(error.instance, limit)} is not one of {listed}"
+    elif message.startswith(shown):
+        message = _json(error.instance, limit) + message[len(shown) :]
+    return message[:limit]
+
+
+def _json(value: Any, limit: int) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -14,7 +14,9 @@ it would throw away what was written there before.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -51,7 +53,10 @@ def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
     if os.path.exists(where) and not (os.path.isfile(where) or os.path.isdir(where)):
         # a device or a pipe: a stream; a pipe no one reads is an error
         # (ENXIO), not a wait that never ends
-        descriptor = os.open(where, os.O_WRONLY | os.O_NONBLOCK)
+        held = _held_pipe(where)
+        descriptor = (
+            held if held is not None else os.open(where, os.O_WRONLY | os.O_NONBLOCK)
+        )
         os.set_blocking(descriptor, True)
         with open(descriptor, "wb") as stream:
             stream.write(data)
@@ -82,6 +87,73 @@ def write_whole(target: str | os.PathLike[str], data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+NO_READER = "no process reads the pipe"
+"""What ENXIO means when a named pipe is opened for writing without blocking."""
+
+
+def why_not_writable(target: str | os.PathLike[str]) -> str | None:
+    """Why `target` cannot be written, found by opening it for writing now
+    (before a run that would write it at its end), or None when it can.
+
+    Nothing is lost or left: an existing file is opened to append (never
+    truncated), a pipe or device without blocking, and a file that did not
+    exist is made and removed again. Access is what the system says, so
+    root is refused a read-only file of ``/sys`` too.
+    """
+    where = os.fspath(target)
+    flags = os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        if os.path.exists(where):
+            descriptor = os.open(where, flags | os.O_APPEND)
+            if not _hold_if_named_pipe(where, descriptor):
+                os.close(descriptor)
+            return None
+        where = os.path.realpath(where)  # a dangling link: the file it names
+        descriptor = os.open(where, flags | os.O_CREAT | os.O_EXCL, _MODE)
+    except OSError as error:
+        return write_error_text(error)
+    os.close(descriptor)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(where)
+    return None
+
+
+_HELD_PIPES: dict[tuple[int, int], int] = {}
+"""Named pipes opened by `why_not_writable`, by (device, inode): kept open
+until `write_whole` writes them, since closing the only writer would end
+what their reader reads before the report is in it."""
+
+
+def _hold_if_named_pipe(where: str, descriptor: int) -> bool:
+    """Keep `descriptor` for `write_whole` if `where` is a named pipe."""
+    found = os.fstat(descriptor)
+    if not stat.S_ISFIFO(found.st_mode) or _names_a_stream(where):
+        return False
+    if _standard_stream_of(where) is not None:
+        return False
+    key = (found.st_dev, found.st_ino)
+    if key in _HELD_PIPES:
+        os.close(_HELD_PIPES[key])
+    _HELD_PIPES[key] = descriptor
+    return True
+
+
+def _held_pipe(where: str) -> int | None:
+    """The descriptor `why_not_writable` kept for the pipe `where`, if any."""
+    try:
+        found = os.stat(where)
+    except OSError:
+        return None
+    return _HELD_PIPES.pop((found.st_dev, found.st_ino), None)
+
+
+def write_error_text(error: OSError) -> str:
+    """An error writing a file in words: its strerror, never an errno."""
+    if error.errno == errno.ENXIO:
+        return NO_READER
+    return error.strerror or str(error)
 
 
 def _names_a_stream(where: str) -> bool:

@@ -105,7 +105,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     serve_parser.add_argument(
         "--dialect",
-        choices=sorted(PROFILES),
+        choices=tuple(PROFILES),  # registry order, as probe --dialect lists them
         default=DEFAULT_DIALECT,
         help="wire dialect and cache rules (default: %(default)s)",
     )
@@ -279,8 +279,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as error:
+        why = error.strerror or error  # never "[Errno 98] ..."
         print(  # noqa: T201
-            f"reqfold fake serve: cannot listen on {args.host}:{args.port}: {error}",
+            f"reqfold fake serve: cannot listen on {args.host}:{args.port}: {why}",
             file=sys.stderr,
         )
         return 2  # the address given cannot be used: a bad argument

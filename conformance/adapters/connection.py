@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from reqfold.conformance.adapters import pipes, process_tree, wire
+from reqfold.conformance.adapters.child_env import with_own_python_first
 from reqfold.conformance.adapters.pipes import (
     MAX_PENDING_BYTES,
     MAX_PENDING_LINES,
@@ -113,7 +114,7 @@ class StdioConnection:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                env={**os.environ, self._mark: value},
+                env={**with_own_python_first(os.environ), self._mark: value},
             )
         except OSError as error:
             raise AdapterStartupFailed(

@@ -19,9 +19,10 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
+from reqfold.conformance.adapters.child_env import missing_reqfold_hint
 from reqfold.conformance.adapters.connection import Connection, StdioConnection
 from reqfold.conformance.adapters.inprocess import DirectConnection
-from reqfold.conformance.errors import AdapterError
+from reqfold.conformance.errors import AdapterError, AdapterStartupFailed
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -98,12 +99,13 @@ def describe(
         return f"{type(error).__name__}: {error}"
     name = error.label
     tail = error.stderr_tail or stderr_tail
+    hint = missing_reqfold_hint(tail) if isinstance(error, AdapterStartupFailed) else ""
     if whole_tail:
-        return f"{name}: {error.detail}{stderr_block(tail)}"
+        return f"{name}: {error.detail}{hint}{stderr_block(tail)}"
     lines = [line for line in tail.strip().splitlines() if line.strip()]
     if not lines:
-        return f"{name}: {error.detail}"
-    return f"{name}: {error.detail} [stderr: {' | '.join(lines[-3:])}]"
+        return f"{name}: {error.detail}{hint}"
+    return f"{name}: {error.detail}{hint} [stderr: {' | '.join(lines[-3:])}]"
 
 
 def stderr_block(tail: str) -> str:

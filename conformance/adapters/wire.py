@@ -17,6 +17,7 @@ import reprlib
 from typing import Any
 
 from reqfold.conformance.json_text.values import load_json
+from reqfold.conformance.quoting import quoted_bytes, quoted_value
 from reqfold.reference.json_values import JsonObject, has_lone_surrogate
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -27,18 +28,18 @@ def parse_message(line: bytes) -> JsonObject:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError(f"not UTF-8 text: {line[:120]!r}") from None
+        raise ValueError(f"not UTF-8 text: {quoted_bytes(line)}") from None
     try:
         message: Any = load_json(text)
     except (ValueError, RecursionError) as error:
-        raise ValueError(f"not a JSON line ({error}): {line[:120]!r}") from None
+        raise ValueError(f"not a JSON line ({error}): {quoted_bytes(line)}") from None
     if _SURROGATE_ESCAPE.search(text) and _holds_lone_surrogate(message):
         raise ValueError(
             f"the line holds a string with a lone surrogate, which is not"
-            f" Unicode text: {line[:120]!r}"
+            f" Unicode text: {quoted_bytes(line)}"
         )
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        raise ValueError(f"not a JSON-RPC 2.0 message: {line[:120]!r}")
+        raise ValueError(f"not a JSON-RPC 2.0 message: {quoted_bytes(line)}")
     return message
 
 
@@ -51,7 +52,9 @@ def response_problem(response: JsonObject, request_id: int) -> str | None:
         or not isinstance(echoed, int | float)
         or echoed != request_id
     ):
-        return f"response id {echoed!r} does not echo request id {request_id}"
+        return (
+            f"response id {quoted_value(echoed)} does not echo request id {request_id}"
+        )
     has_result, body = "result" in response, response.get("error")
     if has_result == (body is not None) or (
         body is not None

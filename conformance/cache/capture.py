@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from reqfold.conformance.json_text.damage import line_damage
 from reqfold.fakes.capture import CapturedRequest
 from reqfold.fakes.jsontypes import JsonObject, JsonValue
 
@@ -86,6 +87,14 @@ def read_capture_lines(lines: Iterable[bytes | str]) -> Iterator[CapturedCall]:
         try:
             item = _DECODER.decode(line)
         except msgspec.DecodeError as error:
+            raw = (
+                line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+            )
+            damage = (
+                None if isinstance(error, msgspec.ValidationError) else line_damage(raw)
+            )
+            if damage is not None:  # not JSON: said as the checker says it
+                raise CaptureLineError(f"line {number}: not JSON ({damage})") from None
             raise CaptureLineError(
                 f"line {number}: not a captured request ({error})"
             ) from None

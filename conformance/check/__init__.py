@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from reqfold.conformance.check.findings import ERROR, MUST, SHOULD, Finding
+from reqfold.conformance.check.lines import as_the_last_line
 from reqfold.conformance.check.log_rules import Handler, LogChecker, LogSummary
 from reqfold.conformance.check.reconstruction import (
     CapturedRequest,
@@ -148,6 +149,8 @@ def check_lines(
     report = FileReport(path=path, strict=strict)
     report.collect(checker.check(lines))
     report.summary = checker.summary
+    last = checker.summary.lines
+    report.findings = [as_the_last_line(item, last) for item in report.findings]
     if reconstruction is not None and reconstruction.uncompared:
         report.summary.requests_uncompared = Counter(reconstruction.uncompared)
         report.summary.reconstructing = not reconstruction.compared_none

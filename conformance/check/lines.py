@@ -162,6 +162,22 @@ def read_text(raw: Line, number: int, findings: list[Finding]) -> str | None:
         return codecs.utf_8_decode(body, "replace", True)[0]
 
 
+BEFORE_THE_LAST = (
+    "; a damaged line before the last makes the file unreadable, and what"
+    " follows may miss an event"
+)
+"""What a damaged line's finding adds, unless the line is the file's last
+(`as_the_last_line` takes it out once the reader knows)."""
+
+
+def as_the_last_line(item: Finding, last: int) -> Finding:
+    """`item` without `BEFORE_THE_LAST` when it is about line `last`, the
+    file's last: nothing follows it to miss an event."""
+    if item.rule != "JSONL-4" or item.line != last:
+        return item
+    return replace(item, message=item.message.replace(BEFORE_THE_LAST, ""))
+
+
 def torn_tail(number: int, raw: Line) -> Finding:
     """The finding for a partial final line (JSONL-3): a warning, not damage."""
     return finding(
@@ -194,8 +210,7 @@ def read_value(raw: Line, number: int) -> tuple[ParsedJson | None, list[Finding]
                 "JSONL-4",
                 number,
                 None,
-                f"damaged line: {error}; a damaged line before the last makes the"
-                " file unreadable, and what follows may miss an event",
+                f"damaged line: {error}{BEFORE_THE_LAST}",
             )
         )
         return None, findings

@@ -37,6 +37,7 @@ from reqfold.conformance.check.capture_dialect import (
 )
 from reqfold.conformance.check.findings import MISSING, SHOULD, Finding, finding
 from reqfold.conformance.check.recording_json import parse_json
+from reqfold.conformance.json_text.damage import line_damage
 from reqfold.reference.header import Header
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.request import (
@@ -143,7 +144,8 @@ def read_captures(
                 if torn is not None:
                     torn.append(number)
                 return
-            raise CaptureUnreadable(f"not JSON ({error})", line=number) from None
+            why = line_damage(raw) or str(error)  # the shared words
+            raise CaptureUnreadable(f"not JSON ({why})", line=number) from None
         if not isinstance(value, dict):
             raise CaptureUnreadable("not a JSON object", line=number)
         if "body" in value:

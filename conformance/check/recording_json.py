@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from reqfold.conformance.json_text.damage import at_character
 from reqfold.reference.json_values import has_lone_surrogate
 
 
@@ -34,7 +35,7 @@ class JsonDamaged(ValueError):
     """The text is not JSON at all (JSONL-4, or JSONL-3 on a torn tail)."""
 
     def __init__(self, reason: str, position: int) -> None:
-        super().__init__(f"{reason} at character {position + 1}")
+        super().__init__(at_character(reason, position))
         self.reason = reason
         self.position = position
 

@@ -103,6 +103,9 @@ class ScenarioDriver:
         """How long a whole turn may take, from its send to its end."""
         self.evidence: Evidence | None = None
         """The evidence of the last run, also when it broke part way."""
+        self.failed_step: int | None = None
+        """The index of the step the last run broke at (None: it did not
+        break, or broke outside a step)."""
 
     def run(self, scenario: Scenario, revision: Revision) -> Evidence:
         """Play `scenario` under `revision`; return its evidence.
@@ -113,15 +116,20 @@ class ScenarioDriver:
         """
         run = _Run(self, scenario, revision)
         self.evidence = run.evidence
+        self.failed_step = None
         total = len(scenario.steps)
+        at: int | None = None
         try:
             run.open()
             for position, step in enumerate(scenario.steps):
+                at = position
                 run.where = f"step {position + 1} of {total}: {_describe_step(step)}"
                 run.step(position, step)
+            at = None
             run.where = "disposing the instance after the last step"
             run.finish()
         except Exception as error:
+            self.failed_step = at
             if run.where:
                 error.add_note(f"while {run.where}")
             raise

@@ -54,7 +54,7 @@ from reqfold.conformance.harness.features import (
     missing_features,
     not_declared_reason,
 )
-from reqfold.conformance.harness.results import BROKEN_RUN, scenario_check
+from reqfold.conformance.harness.results import BROKEN_RUN, Facts, scenario_check
 from reqfold.conformance.harness.scenarios import Scenario, iter_runs, load_scenarios
 from reqfold.conformance.outcomes import NOT_COVERED, NOT_COVERED_REASON, Outcome
 from reqfold.conformance.verdict import Check
@@ -301,9 +301,20 @@ def _run_result(
     )
 
 
-def _error_result(scenario: Scenario, revision: Revision, message: str) -> Check:
-    """A scenario run with no verdict: one ``run`` error under its rules."""
-    return _run_result(scenario, revision, Outcome.ERROR, message)
+def _error_result(
+    scenario: Scenario, revision: Revision, message: str, step: int | None = None
+) -> Check:
+    """A scenario run with no verdict: one ``run`` error under its rules, at
+    the index of the step it broke at when that is known."""
+    return scenario_check(
+        scenario.id,
+        revision.value,
+        BROKEN_RUN,
+        scenario.rules,
+        Outcome.ERROR,
+        message,
+        facts=Facts(step=step),
+    )
 
 
 def _not_covered(scenario: Scenario, revision: Revision, reason: str) -> Check:
@@ -334,8 +345,8 @@ def _play(
     on_evidence: Callable[[Evidence], None] | None = None,
     declared: frozenset[str] | None = None,
 ) -> list[Check]:
-    def error(message: str) -> list[Check]:
-        return [_error_result(scenario, revision, message)]
+    def error(message: str, step: int | None = None) -> list[Check]:
+        return [_error_result(scenario, revision, message, step)]
 
     session.ensure_live()
     if session.live is None:
@@ -360,7 +371,8 @@ def _play(
         return (
             error(
                 f"the scenario could not be played: {broken}{stderr_block(tail)}"
-                + _notes(broken)
+                + _notes(broken),
+                driver.failed_step,
             )
             + leaks
         )
@@ -368,12 +380,14 @@ def _play(
         session.streak.failed(broken, time.monotonic() - started)
         tail = session.end(graceful=False)
         leaks = _leaks(driver.evidence)
-        return error(describe(broken, tail, whole_tail=True) + _notes(broken)) + leaks
+        said = describe(broken, tail, whole_tail=True) + _notes(broken)
+        return error(said, driver.failed_step) + leaks
     except Exception as bug:  # a bug of ours: no verdict, and the run goes on
         tail = session.end(graceful=False)
         return error(
             f"the suite failed while playing the scenario: {describe(bug)}"
-            f"{stderr_block(tail)}" + _notes(bug)
+            f"{stderr_block(tail)}" + _notes(bug),
+            driver.failed_step,
         )
     session.streak.succeeded()
     lost = fake.stats().capture.dropped_requests

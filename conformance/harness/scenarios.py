@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from reqfold.conformance.adapters.messages import registry
 from reqfold.conformance.loaded_files import FileBytes, LoadedFiles, file_bytes
-from reqfold.conformance.schema_check import Validator, first_problem
+from reqfold.conformance.schema_check import Validator, error_text, first_problem
 from reqfold.reference.json_values import JsonObject
 from reqfold.reference.revisions import Revision
 
@@ -214,7 +214,7 @@ def _schema_problem(raw: Any) -> str | None:
         return None
     error = found[0]
     where = "".join(f"[{part!r}]" for part in error.path) or "the file"
-    return f"at {where}: {error.message[:300]}"
+    return f"at {where}: {error_text(error, 300)}"
 
 
 def _scenario(raw: Any, path: Path) -> Scenario:

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reqfold.conformance.adapters.child_env import with_own_python_first
 from reqfold.conformance.harness.log_file import read_log
 from reqfold.conformance.probe.config_files import ConfigFiles, ConfigTemplate
 from reqfold.conformance.probe.fake import ProbeFake
@@ -66,6 +67,9 @@ SCAN_EVERY = 0.25
 IDLE = 2.0
 """How long a harness that read its line, sent nothing and has nothing in
 flight may use no CPU before its line is reported dropped (seconds)."""
+STDIN_BROKE_EXIT = 2.0
+"""How long a harness whose stdin broke has to report its exit before the
+probe says it closed its stdin (seconds; one that is exiting takes far less)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -100,6 +104,8 @@ class ProcessRecord:
     start_error: str | None = None
     problem: str | None = None
     """Why the run stopped before all its turns were handled, if it did."""
+    problem_says_exit: bool = False
+    """Whether `problem` already says the harness exited, and with what status."""
     exit_status: int | None = None
     killed_at_end: bool = False
     turn_ends_before: int = 0
@@ -344,7 +350,7 @@ class ProbeDriver:
 
     def _env(self, key: str, phase: str) -> dict[str, str]:
         settings = self.settings
-        env = dict(os.environ)
+        env = with_own_python_first(os.environ)
         if settings.workdir:
             # as a shell would: some runtimes take the project folder from PWD
             env["PWD"] = settings.workdir
@@ -572,10 +578,7 @@ class ProbeDriver:
             if settings.ready is not None and number > 1:
                 self._wait(_printed(process, number), process, mark)
             if process.returncode is not None:
-                record.problem = (
-                    f"the harness exited (status {process.returncode}) before"
-                    f" turn {number} of {len(turns)} was fed"
-                )
+                _exited_before(record, process.returncode, number, len(turns))
                 return
             turn = TurnRecord(text=text, captures_before=self._captured(record))
             record.turns.append(turn)
@@ -583,7 +586,15 @@ class ProbeDriver:
             seen_before = self._signals(process)
             requests_before = self.fake.started
             if not process.feed(line):
-                record.problem = f"the harness closed its stdin before turn {number}"
+                record.turns.pop()  # it never reached the harness
+                status = process.exit_status_within(STDIN_BROKE_EXIT)
+                if status is not None:
+                    _exited_before(record, status, number, len(turns))
+                else:
+                    record.problem = (
+                        f"the harness closed its stdin before turn {number}"
+                        f" of {len(turns)} was fed"
+                    )
                 return
             self.say(f"{record.name}: turn {number}: {text}")
 
@@ -632,7 +643,15 @@ class ProbeDriver:
                 done = True  # it exited right after handling the turn
             turn.handled = done
             if not done:
-                record.problem = self._why_not(process, number, len(turns))
+                status = process.returncode
+                if status is not None and process.unread_input() > 0:
+                    # it exited without reading its line: never fed, as when
+                    # its exit came before the line was written
+                    record.turns.pop()
+                    _exited_before(record, status, number, len(turns))
+                    return
+                record.problem = self._why_not(process, status, number, len(turns))
+                record.problem_says_exit = status is not None
                 return
 
     def _signals(self, process: HarnessProcess) -> int:
@@ -646,13 +665,14 @@ class ProbeDriver:
             return process.stderr_count
         return -1
 
-    def _why_not(self, process: HarnessProcess, number: int, total: int) -> str:
+    def _why_not(
+        self, process: HarnessProcess, status: int | None, number: int, total: int
+    ) -> str:
+        """Why turn `number` was not handled; `status`: its exit status, if
+        it had exited when the caller looked."""
         where = f"turn {number} of {total}"
-        if process.returncode is not None:
-            return (
-                f"the harness exited (status {process.returncode}) without"
-                f" handling {where}"
-            )
+        if status is not None:
+            return f"the harness exited (status {status}) without handling {where}"
         unread = process.unread_input()
         if self.settings.style == "jsonl":
             ends = " or ".join(end.describe() for end in self.settings.turn_end)
@@ -788,6 +808,14 @@ def _from_here(argv: list[str]) -> list[str]:
 
 def _text_of(readiness: Readiness | None, kind: str) -> str | None:
     return readiness.value if readiness is not None and readiness.kind == kind else None
+
+
+def _exited_before(record: ProcessRecord, status: int, number: int, total: int) -> None:
+    """The run stopped because the harness exited before turn `number` was fed."""
+    record.problem = (
+        f"the harness exited (status {status}) before turn {number} of {total} was fed"
+    )
+    record.problem_says_exit = True
 
 
 def _printed(process: HarnessProcess, times: int) -> Callable[[], bool]:

@@ -205,6 +205,17 @@ class HarnessProcess:
             return False
         return True
 
+    def exit_status_within(self, seconds: float) -> int | None:
+        """Its exit status once it exits within `seconds`, else None.
+
+        A harness whose stdin broke is most often exiting: its descriptors
+        close before the kernel reports the exit, so this waits for the
+        report (bounded) rather than racing it.
+        """
+        with self._changed:
+            self._changed.wait_for(lambda: self.returncode is not None, seconds)
+        return self.returncode
+
     def unread_input(self) -> int:
         """Bytes written on stdin that the harness has not read yet."""
         stdin = None if self._process is None else self._process.stdin

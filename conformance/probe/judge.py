@@ -170,7 +170,7 @@ def _turn_check(run: ProcessRecord, *, has_log: bool = True) -> Check:
             f"turn(s) {', '.join(map(str, silent))} of {run.name} ended{where}"
             " without a request reaching the provider"
         )
-    if problems and run.exit_status == 0:
+    if problems and run.exit_status == 0 and not run.problem_says_exit:
         problems.append("(the harness exited 0 all the same)")
     return _check(
         f"{run.name.replace(' ', '-')}/turns",

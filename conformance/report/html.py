@@ -28,6 +28,7 @@ from html import escape
 
 from reqfold.conformance.report.model import (
     PROBLEMS,
+    Reproduction,
     RequestPoint,
     RunReport,
     ScenarioTrace,
@@ -300,11 +301,10 @@ def _problems(report: RunReport) -> list[str]:
                 + "</p>"
             )
             out.append('<table class="repro">')
-            for label, value in (
-                ("subject", repro.subject),
-                ("expected", repro.expected),
-                ("found", repro.found),
-            ):
+            rows: list[tuple[str, object]] = [("subject", repro.subject)]
+            if not _nothing_to_compare(repro):
+                rows += [("expected", repro.expected), ("found", repro.found)]
+            for label, value in rows:
                 out.append(
                     f'<tr><th>{label}</th><td><pre data-repro="{label}">'
                     f"{_e(_compact(value))}</pre></td></tr>"
@@ -312,6 +312,12 @@ def _problems(report: RunReport) -> list[str]:
             out.append("</table>")
         out.append("</details>")
     return out
+
+
+def _nothing_to_compare(repro: Reproduction) -> bool:
+    """Whether the reproduction holds neither an expected nor a found value
+    (a run error): its rows would only show ``null``."""
+    return repro.expected is None and repro.found is None
 
 
 def _compact(value: object) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from reqfold.conformance.report.model import FORMAT, RunReport
 from reqfold.conformance.report.refusing_json import strict_json_loads
-from reqfold.conformance.schema_check import Validator, first_problem
+from reqfold.conformance.schema_check import Validator, error_text, first_problem
 from reqfold.reference.json_values import JsonObject
 
 SCHEMA_PATH: Final = Path(__file__).resolve().parent / "run-report.schema.json"
@@ -44,8 +44,8 @@ def schema_problem(data: object) -> str | None:
     if found is None:
         return None
     error, more = found
-    where = "".join(f"[{part!r}]" for part in error.absolute_path) or "the top"
-    return f"at {where}: {error.message[:200]}{more}"
+    where = "".join(f"[{json.dumps(part)}]" for part in error.absolute_path)
+    return f"at {where or 'the top'}: {error_text(error)}{more}"
 
 
 def schema_problems(data: object) -> list[str]:
@@ -59,7 +59,14 @@ def read_report(text: str, *, name: str = "report") -> JsonObject:
     try:
         data = strict_json_loads(text)
     except ValueError as error:
-        raise ReportError(f"{name} is not JSON: {error}") from None
+        why = (
+            f"{error.msg.lower()} at line {error.lineno}, column {error.colno}"
+            if isinstance(error, json.JSONDecodeError)
+            else str(error)
+        )
+        raise ReportError(
+            f"{name} is not JSON: {why}; write one with 'reqfold run --report-json F'"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, dict) else None
         raise ReportError(

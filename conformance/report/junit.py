@@ -39,8 +39,10 @@ def failure_text(check: ShownCheck) -> str:
         if repro.first_difference is not None:
             lines.append(f"first difference: {repro.first_difference}")
         lines.append("subject: " + json.dumps(repro.subject, ensure_ascii=False))
-        lines.append("expected: " + json.dumps(repro.expected, ensure_ascii=False))
-        lines.append("found: " + json.dumps(repro.found, ensure_ascii=False))
+        if repro.expected is not None or repro.found is not None:
+            expected = json.dumps(repro.expected, ensure_ascii=False)
+            lines.append("expected: " + expected)
+            lines.append("found: " + json.dumps(repro.found, ensure_ascii=False))
     return "\n".join(lines)
 
 

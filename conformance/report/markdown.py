@@ -130,12 +130,11 @@ def _problem(check: ShownCheck) -> list[str]:
         lines += ["```text", check.message.replace("```", "'''"), "```", ""]
     repro = check.reproduction
     if repro is not None:
+        shown: dict[str, object] = {"subject": repro.subject}
+        if repro.expected is not None or repro.found is not None:
+            shown |= {"expected": repro.expected, "found": repro.found}
         body = json.dumps(
-            {
-                "subject": repro.subject,
-                "expected": repro.expected,
-                "found": repro.found,
-            },
+            shown,
             indent=2,
             ensure_ascii=False,
         ).replace("```", "'''")

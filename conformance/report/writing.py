@@ -15,7 +15,11 @@ from pathlib import Path
 
 from reqfold.conformance.interrupts import say_stderr
 from reqfold.conformance.report.model import RunReport
-from reqfold.conformance.written_files import write_whole
+from reqfold.conformance.written_files import (
+    why_not_writable,
+    write_error_text,
+    write_whole,
+)
 
 REPORTS = {
     "report-json": "the JSON report (format reqfold-run/1, with a JSON Schema)",
@@ -74,6 +78,9 @@ def report_problem(args: argparse.Namespace) -> str | None:
         )
         if not writable:  # found now, not after the run
             return f"--{option} {value!r}: its folder is not writable"
+        why = why_not_writable(target)
+        if why is not None:  # what access() cannot tell (root, /sys, a pipe)
+            return f"--{option} {value!r} cannot be written: {why}"
     return None
 
 
@@ -102,7 +109,7 @@ def write_report_files(
         except OSError as error:
             say_stderr(
                 f"{tool}: --{option} {target!r} cannot be written:"
-                f" {error.strerror or error}"
+                f" {write_error_text(error)}"
             )
             written = False
     return written

@@ -136,7 +136,7 @@ def test_a_capture_line_that_is_not_a_request_is_named(tmp_path: Path) -> None:
     capture.write_text('{"index": 0, "path": "/chat/completions"}\nnot json\n')
     result = check_here("--requests", capture)
     assert result.returncode == 2
-    assert "line 2: not a captured request" in result.stderr
+    assert "line 2: not JSON (expecting value at character 1)" in result.stderr
     assert "Traceback" not in result.stderr
 
 
