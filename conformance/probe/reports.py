@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from reqfold.conformance.probe.driver import ProbeEvidence
 from reqfold.conformance.probe.judge import PART
+from reqfold.conformance.probe.perturb import PERTURBATION
 from reqfold.conformance.report.model import ScenarioTrace
 from reqfold.conformance.report.writing import report_targets, write_report_files
 from reqfold.conformance.verdict import Check, rules_level, status_of
@@ -25,12 +26,18 @@ SESSIONS = ("session", "fresh-session")
 ``--perturb fresh-session`` starts."""
 
 
-def _with_level(check: Check) -> Check:
-    """`check` with the level it fails at: the probe's judge leaves it to
-    the rules it names (`rules_level`), a report shows it."""
-    if check.level or not check.rules:
-        return check
-    return replace(check, level=rules_level(check.rules))
+def _shown(check: Check, revision: str) -> Check:
+    """`check` as a report shows it: in the session it judged (the trace
+    named so: `SESSIONS`) under the revision judged, and with the level it
+    fails at, which the probe's judge leaves to the rules it names."""
+    fresh = check.detail.get(PERTURBATION) == "fresh-session"
+    level = check.level or (rules_level(check.rules) if check.rules else "")
+    return replace(
+        check,
+        scenario=SESSIONS[1] if fresh else SESSIONS[0],
+        revision=revision,
+        level=level,
+    )
 
 
 def probe_traces(
@@ -94,7 +101,7 @@ def write_probe_reports(
             "strict": bool(args.strict),
             "profile": None,
         },
-        checks=[_with_level(check) for check in checks],
+        checks=[_shown(check, revision) for check in checks],
         reproductions={},
         traces=probe_traces(evidence, checks, revision=revision, title=args.cmd),
         notes=evidence.notes,

@@ -143,3 +143,24 @@ def test_a_report_that_cannot_be_written_at_the_end_says_so_and_exits_two(
     assert line.startswith("reqfold probe: --report-json '/dev/full' cannot be written")
     root = ET.parse(tmp_path / "probe.xml").getroot()  # the other is written
     assert root.get("name") == "reqfold probe"
+
+
+@pytest.mark.slow
+@pytest.mark.spec("REQ-1")
+def test_compare_reads_two_probe_reports_and_finds_the_regression(
+    tmp_path: Path,
+) -> None:
+    bad = f"{PYTHON} {shlex.quote(str(BAD / 'rewrites_history.py'))}"
+    for name, harness in (("bad", bad), ("good", CHAT)):
+        command = f"{harness} --log-dir {{log_dir}}"
+        report = str(tmp_path / f"{name}.json")
+        status, out, err = probe("--cmd", command, "--report-json", report)
+        assert status in (0, 1), out + err
+    good, broken = str(tmp_path / "good.json"), str(tmp_path / "bad.json")
+    status, out, err = reqfold_here("compare", broken, good)
+    assert status == 0, out + err  # the harness fixed: no regression
+    assert "pass  log/REQ-1  [REQ-1]  (was fail)" in out
+    status, out, err = reqfold_here("compare", good, broken)
+    assert status == 1, out + err
+    assert "newly failing: " in out
+    assert "log/REQ-1" in out.split("newly failing: ", 1)[1].split("\n\n", 1)[0]

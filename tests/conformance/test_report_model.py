@@ -357,10 +357,18 @@ def test_the_markdown_and_html_show_no_duration() -> None:
 
 
 def minimal(statuses: dict[str, str], ratio: float | None = 0.5) -> dict[str, object]:
+    """The members compare reads; a check ``s@r/...`` is of the scenario run
+    ``s@r`` (its scenario and revision, as every report says them)."""
     return {
         "suite": {"digest": "sha256:1"},
         "checks": [
-            {"id": check_id, "status": status, "rules": ["HDR-1"]}
+            {
+                "id": check_id,
+                "status": status,
+                "rules": ["HDR-1"],
+                "scenario": "s" if check_id.startswith("s@r/") else None,
+                "revision": "r",
+            }
             for check_id, status in statuses.items()
         ],
         "scenarios": [{"scenario": "s", "revision": "r", "hitRatio": ratio}],
