@@ -66,6 +66,7 @@ from reqfold.conformance.probe.perturb import (
     PERTURBATION,
     parse_perturbations,
 )
+from reqfold.conformance.probe.reports import write_probe_reports
 from reqfold.conformance.probe.styles import (
     STYLES,
     check_send_template,
@@ -74,6 +75,11 @@ from reqfold.conformance.probe.styles import (
 )
 from reqfold.conformance.probe.turns import RESUME_MARK, plan_turns, split_command
 from reqfold.conformance.probe.workdir import create_workdir
+from reqfold.conformance.report.writing import (
+    REPORTS_TITLE,
+    add_report_file_arguments,
+    report_problem,
+)
 from reqfold.conformance.summary import (
     check_lines,
     colour_wanted,
@@ -197,6 +203,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="copy the log and write the captured requests (requests.jsonl) here",
     )
+    add_report_file_arguments(parser.add_argument_group(REPORTS_TITLE))
 
 
 def add_driver_arguments(parser: argparse.ArgumentParser) -> None:
@@ -477,6 +484,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    problem = report_problem(args)  # refused before the harness starts
+    if problem is not None:
+        _stderr(f"reqfold probe: {problem}")
+        return 2
     with tempfile.TemporaryDirectory(prefix="reqfold-probe-") as scratch:
         try:
             settings = _settings(args, scratch)
@@ -654,7 +665,16 @@ def _report(
     print()
     print(f"{count_text(len(checks), 'check')} in {seconds:.1f} s")
     print(verdict_line(status, verdict, colour=colour), flush=True)
-    return status
+    return write_probe_reports(
+        args,
+        evidence,
+        checks,
+        revision=choice.revision.value,
+        startup_error=startup,
+        status=status,
+        verdict=verdict,
+        seconds=seconds,
+    )
 
 
 def _print_run(

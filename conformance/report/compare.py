@@ -236,10 +236,11 @@ def compare_reports(old: JsonObject, new: JsonObject) -> Comparison:
             )
     old_ratios, new_ratios = _ratios(old), _ratios(new)
     broken = {
-        check_id.partition("/")[0]
-        for check_id, (status, _) in before.items()
-        if status in ("fail", "error", "xfail")
-    }
+        f"{check['scenario']}@{check['revision']}"
+        for check in old["checks"]
+        if check.get("scenario") is not None
+        and check["status"] in ("fail", "error", "xfail")
+    }  # the scenario runs (a probe's sessions) that broke the contract
     old_losses, new_losses = _losses(old), _losses(new)
     for key in [*old_ratios, *(k for k in new_ratios if k not in old_ratios)]:
         old_lost, old_breaks = old_losses.get(key, (0, 0))

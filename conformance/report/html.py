@@ -120,7 +120,7 @@ def render_html(report: RunReport) -> str:
     identity = report.implementation
     name = f"{identity.get('name', '?')} {identity.get('version', '')}".strip()
     body = [
-        f"<h1>reqfold run: {_e(name)}</h1>",
+        f"<h1>{_e(report.tool)}: {_e(name)}</h1>",
         f'<p class="verdict v{report.exit_status}" data-exit-status='
         f'"{report.exit_status}">Verdict: {_e(report.verdict)}</p>',
         "<p>revisions: "
@@ -143,7 +143,7 @@ def render_html(report: RunReport) -> str:
     # escapes, never written raw (the page is a text file too)
     return printable(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>reqfold run: {_e(report.verdict)}</title>"
+        f"<title>{_e(report.tool)}: {_e(report.verdict)}</title>"
         f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
     )
 

@@ -48,7 +48,7 @@ def failure_text(check: ShownCheck) -> str:
 
 def render_junit(report: RunReport) -> str:
     """The report as JUnit XML text."""
-    root = ET.Element("testsuites", name="reqfold run")
+    root = ET.Element("testsuites", name=report.tool)
     if report.startup_error:
         # No check ran: one error says why, so a dashboard cannot show green.
         suite = ET.SubElement(

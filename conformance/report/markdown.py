@@ -44,7 +44,7 @@ def render_markdown(report: RunReport) -> str:
     identity = report.implementation
     name = f"{identity.get('name', '?')} {identity.get('version', '')}".strip()
     out = [
-        f"# reqfold run: {report.verdict}",
+        f"# {report.tool}: {report.verdict}",
         "",
         f"- implementation: **{_cell(name)}**"
         + (f" ({_cell(identity['language'])})" if identity.get("language") else ""),

@@ -227,6 +227,9 @@ class RunReport:
     verdict: str
     duration: float
     expected_failures: Mapping[str, str] = field(default_factory=dict)
+    tool: str = "reqfold run"
+    """The command that judged, as the reports' titles name it (not in the
+    JSON: a probe's report is told by its part, ``probe``)."""
 
     def counts(self, part: str | None = None) -> dict[str, int]:
         """How many checks (of `part`, or of every part) have each status."""
@@ -279,6 +282,7 @@ def build_report(
     exit_status: int,
     verdict: str,
     duration: float,
+    tool: str = "reqfold run",
 ) -> RunReport:
     """Arrange a run's results into a `RunReport` (pure)."""
     records = []
@@ -315,4 +319,5 @@ def build_report(
         verdict=verdict,
         duration=duration,
         expected_failures=dict(expected),
+        tool=tool,
     )

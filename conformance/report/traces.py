@@ -14,13 +14,14 @@ no check) from one that breaks the contract (a failing check). Pure.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from reqfold.conformance.cache import ProcessStart, calls_from_records, judge_cache
 from reqfold.conformance.harness.evidence import Evidence
 from reqfold.conformance.harness.stability import CACHE_REQUEST
 from reqfold.conformance.report.model import RequestPoint, ScenarioTrace
 from reqfold.conformance.verdict import Check
+from reqfold.fakes import CapturedRequest
 
 EXTENDS = ("append", "repeat")
 
@@ -30,20 +31,40 @@ def scenario_trace(
 ) -> ScenarioTrace:
     """The trace of one scenario run; `checks` are its results, `statuses`
     their report statuses by id."""
+    return request_trace(
+        evidence.captures,
+        evidence.capture_instances,
+        checks,
+        statuses,
+        scenario=evidence.scenario.id,
+        revision=evidence.revision.value,
+        title=evidence.scenario.title,
+    )
+
+
+def request_trace(
+    captures: Sequence[CapturedRequest],
+    instances: Sequence[str],
+    checks: Iterable[Check],
+    statuses: dict[str, str],
+    *,
+    scenario: str,
+    revision: str,
+    title: str,
+) -> ScenarioTrace:
+    """The trace of one session's `captures` (each made by the process
+    named in `instances`), whichever tool sent them: a scenario run, or
+    the harness ``reqfold probe`` drove."""
     cache_checks = {
         judged: check.id
         for check in checks
         if isinstance(judged := check.detail.get(CACHE_REQUEST), int)
     }
-    positions = {capture.index: n for n, capture in enumerate(evidence.captures)}
+    positions = {capture.index: n for n, capture in enumerate(captures)}
     points = []
-    for position, capture in enumerate(evidence.captures):
+    for position, capture in enumerate(captures):
         diagnostic = capture.diagnostic
-        instance = (
-            evidence.capture_instances[position]
-            if position < len(evidence.capture_instances)
-            else ""
-        )
+        instance = instances[position] if position < len(instances) else ""
         check = cache_checks.get(position)
         check_status = None if check is None else statuses.get(check)
         if diagnostic is None:
@@ -90,14 +111,18 @@ def scenario_trace(
             )
         )
     return ScenarioTrace(
-        scenario=evidence.scenario.id,
-        revision=evidence.revision.value,
-        title=evidence.scenario.title,
-        requests=tuple(_judged(evidence, points)),
+        scenario=scenario,
+        revision=revision,
+        title=title,
+        requests=tuple(_judged(captures, instances, points)),
     )
 
 
-def _judged(evidence: Evidence, points: list[RequestPoint]) -> list[RequestPoint]:
+def _judged(
+    captures: Sequence[CapturedRequest],
+    instances: Sequence[str],
+    points: list[RequestPoint],
+) -> list[RequestPoint]:
     """The points with the cache judgement's stream, cause and tokens lost.
 
     The judgement sees the requests alone; a break the log explains (no
@@ -105,12 +130,8 @@ def _judged(evidence: Evidence, points: list[RequestPoint]) -> list[RequestPoint
     judgement expects by its shape.
     """
     starts: list[ProcessStart] = []
-    for position, capture in enumerate(evidence.captures):
-        instance = (
-            evidence.capture_instances[position]
-            if position < len(evidence.capture_instances)
-            else ""
-        )
+    for position, capture in enumerate(captures):
+        instance = instances[position] if position < len(instances) else ""
         if not starts or starts[-1].name != instance:
             starts.append(
                 ProcessStart(
@@ -119,10 +140,10 @@ def _judged(evidence: Evidence, points: list[RequestPoint]) -> list[RequestPoint
                     kind="resume" if starts else "first",
                 )
             )
-    judgement = judge_cache(calls_from_records(evidence.captures), starts=starts)
+    judgement = judge_cache(calls_from_records(captures), starts=starts)
     rows = {row.index: row for row in judgement.rows}
     judged = []
-    for point, capture in zip(points, evidence.captures, strict=True):
+    for point, capture in zip(points, captures, strict=True):
         row = rows.get(capture.index)
         if row is None:
             judged.append(point)

@@ -8,35 +8,32 @@ this module is the thin shell between them and the command line.
 from __future__ import annotations
 
 import argparse
-import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from reqfold.conformance.harness.scenarios import load_scenarios
-from reqfold.conformance.interrupts import say_stderr
+from reqfold.conformance.report.writing import (
+    REPORTS_TITLE,
+    add_report_file_arguments,
+    report_problem,
+    report_targets,
+    write_report_files,
+)
 from reqfold.conformance.run.record import RunRecord
 from reqfold.conformance.verdict import status_of
-from reqfold.conformance.written_files import (
-    why_not_writable,
-    write_error_text,
-    write_whole,
-)
 
-REPORTS = {
-    "report-json": "the JSON report (format reqfold-run/1, with a JSON Schema)",
-    "junit": "JUnit XML (one testcase per check, rule IDs as properties)",
-    "report-md": "a Markdown summary (for a CI step summary)",
-    "report-html": "a self-contained HTML page (rule x scenario matrix, cache charts)",
-}
-"""Each report option and what it writes."""
+__all__ = [
+    "add_report_arguments",
+    "read_expected_failures",
+    "report_problem",  # shared with ``reqfold probe`` (`report.writing`)
+    "unseen_expected",
+    "write_reports",
+]
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     """The report options, in a group of their own (docs/reports.md)."""
-    reports = parser.add_argument_group("reports (docs/reports.md)")
-    for option, what in REPORTS.items():
-        reports.add_argument(f"--{option}", metavar="F", help=f"write {what} to F")
+    reports = parser.add_argument_group(REPORTS_TITLE)
+    add_report_file_arguments(reports)
     reports.add_argument(
         "--expected-failures",
         metavar="F",
@@ -48,41 +45,6 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="no progress bar (there is none when stderr is not a terminal)",
     )
-
-
-def report_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with the report files asked for, in one line, or None.
-
-    Two reports into one file, or a report over the expected-failures file
-    the run reads, would lose one of them: refused.
-    """
-    claimed: dict[Path, str] = {}
-    if args.expected_failures:
-        claimed[Path(args.expected_failures).resolve()] = "--expected-failures"
-    for option in REPORTS:
-        value = getattr(args, option.replace("-", "_"))
-        if value is None:
-            continue
-        if not value.strip():
-            return f"--{option} is empty: give a file to write"
-        target = Path(value)
-        other = claimed.setdefault(target.resolve(), f"--{option}")
-        if other != f"--{option}":
-            return f"--{option} {value!r} is the file {other} names: give another"
-        if target.is_dir():
-            return f"--{option} {value!r} is a folder, not a file"
-        if not target.parent.is_dir():
-            missing = "is a file" if target.parent.exists() else "does not exist"
-            return f"--{option} {value!r}: the folder {str(target.parent)!r} {missing}"
-        writable = os.access(target.parent, os.W_OK | os.X_OK) or (
-            target.is_file() and os.access(target, os.W_OK)
-        )
-        if not writable:  # found now, not after the run
-            return f"--{option} {value!r}: its folder is not writable"
-        why = why_not_writable(target)
-        if why is not None:  # what access() cannot tell (root, /sys, a pipe)
-            return f"--{option} {value!r} cannot be written: {why}"
-    return None
 
 
 def read_expected_failures(args: argparse.Namespace) -> dict[str, str]:
@@ -148,14 +110,9 @@ def write_reports(
     A file that cannot be written is said on stderr and makes the status 2
     (the verdict is printed above, and every other file is written).
     """
-    targets = {
-        option: getattr(args, option.replace("-", "_"))
-        for option in REPORTS
-        if getattr(args, option.replace("-", "_"), None) is not None
-    }
+    targets = report_targets(args)
     if not targets:
         return status
-    from reqfold.conformance.report import html, json_report, junit, markdown
     from reqfold.conformance.report.model import build_report
     from reqfold.conformance.report.suite import suite_identity
     from reqfold.conformance.report.traces import scenario_trace
@@ -187,23 +144,6 @@ def write_reports(
         verdict=verdict,
         duration=seconds,
     )
-    renderers: dict[str, Callable[[Any], str]] = {
-        "report-json": json_report.render_json,
-        "junit": junit.render_junit,
-        "report-md": markdown.render_markdown,
-        "report-html": html.render_html,
-    }
-    for option, target in targets.items():
-        try:
-            # A lone surrogate (vectors hold some) cannot be UTF-8: it is
-            # written as its escape, ``\ud800``, which in the JSON report is
-            # the JSON escape of the same string.
-            text = renderers[option](report)
-            write_whole(target, text.encode("utf-8", "backslashreplace"))
-        except OSError as error:
-            say_stderr(
-                f"reqfold run: --{option} {target!r} cannot be written:"
-                f" {write_error_text(error)}"
-            )
-            status = 2
+    if not write_report_files(report, targets, tool="reqfold run"):
+        status = 2
     return status

@@ -24,6 +24,7 @@ from pathlib import Path
 import commands
 import pytest
 from cli_in_process import reqfold_here
+from probe_reports import checks_by_id, problems, read_probe_report
 from processes import process_gone, wait_until
 
 from reqfold.conformance.probe import driver
@@ -43,11 +44,17 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def probe(
-    *args: str, key: bool = True, child: bool = False, **extra: str
+    *args: str,
+    key: bool = True,
+    child: bool = False,
+    report: Path | None = None,
+    **extra: str,
 ) -> subprocess.CompletedProcess[str]:
-    """``reqfold probe ARGS``, in this process or (`child`) as a child process."""
+    """``reqfold probe ARGS``, in this process or (`child`) as a child process;
+    with `report`, its JSON report is written there (`probe_reports`)."""
     keys = ["--api-key-env", "OPENAI_API_KEY"] if key else []
-    argv = ["probe", "--base-url-env", "OPENAI_BASE_URL", *keys, *args]
+    reports = ["--report-json", str(report)] if report is not None else []
+    argv = ["probe", "--base-url-env", "OPENAI_BASE_URL", *keys, *reports, *args]
     if child:
         status, out, err = commands.reqfold(*argv, timeout=120, env=env(**extra))
         return subprocess.CompletedProcess(argv, status, out, err)
@@ -82,6 +89,7 @@ def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting(
         "--keep",
         str(kept),
         child=True,
+        report=tmp_path / "r.json",
     )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
@@ -90,12 +98,21 @@ def test_the_reference_chat_passes_with_a_resume_and_its_cache_keeps_hitting(
     assert "revision session-prefix (storage line)" in out
     # the resumed process anchors its instance, and its first request
     # extends the first process's last one (one cache for the session)
-    assert "pass   anchor/run 2  [WRITER-1]" in out
-    assert "pass   cache/request-2  [CACHE-3]" in out
-    assert "pass   log/REQ-1" in out
-    assert "extends #1" in out
+    report = read_probe_report(tmp_path / "r.json")
+    checks = checks_by_id(report)
+    assert (checks["anchor/run 2"]["status"], checks["anchor/run 2"]["rules"]) == (
+        "pass",
+        ["WRITER-1"],
+    )
+    assert checks["cache/request-2"]["status"] == "pass"
+    assert "CACHE-3" in checks["cache/request-2"]["rules"]
+    assert checks["log/REQ-1"]["status"] == "pass"
+    assert problems(report) == {}
+    (trace,) = report["scenarios"]
+    assert [point["broke"] for point in trace["requests"]] == [False, False, False]
+    assert "extends #1" in out  # the timeline says so too
     assert "cache broke" not in out
-    assert "Verdict: CONFORMANT" in out
+    assert report["verdict"]["text"].startswith("CONFORMANT")
     # what --keep left is a log and its capture that reqfold check accepts
     [log] = [path for path in kept.glob("*.jsonl") if path.name != "requests.jsonl"]
     status, checked, _ = reqfold_here(
@@ -125,12 +142,23 @@ def test_keep_never_overwrites_a_file_it_did_not_make(tmp_path: Path) -> None:
 
 
 @pytest.mark.spec("REQ-1")
-def test_a_harness_that_rewrites_its_history_on_the_wire_fails_req_1() -> None:
-    result = probe("--cmd", bad("rewrites_history.py"))
+def test_a_harness_that_rewrites_its_history_on_the_wire_fails_req_1(
+    tmp_path: Path,
+) -> None:
+    result = probe("--cmd", bad("rewrites_history.py"), report=tmp_path / "r.json")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "FAIL   log/REQ-1  [REQ-1]" in result.stdout
-    assert "differs from what the log rebuilds for turn 2 step 1" in result.stdout
-    assert "Verdict: NOT CONFORMANT: a MUST rule is broken" in result.stdout
+    report = read_probe_report(tmp_path / "r.json")
+    check = checks_by_id(report)["log/REQ-1"]
+    assert (check["status"], check["rules"], check["level"]) == (
+        "fail",
+        ["REQ-1"],
+        "MUST",
+    )
+    assert "differs from what the log rebuilds for turn 2 step 1" in check["message"]
+    assert report["verdict"] == {
+        "exitStatus": 1,
+        "text": "NOT CONFORMANT: a MUST rule is broken",
+    }
 
 
 @pytest.mark.spec("CACHE-2")
@@ -154,14 +182,20 @@ def test_the_timeline_shows_where_a_clock_in_the_system_prompt_breaks_the_cache(
 
 
 @pytest.mark.spec("CHECK-3")
-def test_a_harness_that_drops_its_first_line_and_exits_zero_fails() -> None:
-    result = probe("--cmd", bad("ignores_first_line.py"), "--timeout", HUNG)
+def test_a_harness_that_drops_its_first_line_and_exits_zero_fails(
+    tmp_path: Path,
+) -> None:
+    result = probe(
+        "--cmd", bad("ignores_first_line.py"), "--timeout", HUNG, report=tmp_path / "r"
+    )
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
+    # the run's line is the terminal's own (no check holds it)
     assert "run 1: 1 of 3 turn(s) fed, 0 handled, 0 request(s); exit status 0" in out
-    assert "FAIL   run-1/turns  [CHECK-3]" in out
-    assert "the harness read its line, the log holds no turn/end" in out
-    assert "(the harness exited 0 all the same)" in out
+    check = problems(read_probe_report(tmp_path / "r"))["run-1/turns"]
+    assert (check["status"], check["rules"]) == ("fail", ["CHECK-3"])
+    assert "the harness read its line, the log holds no turn/end" in check["message"]
+    assert "(the harness exited 0 all the same)" in check["message"]
 
 
 @pytest.mark.spec("CHECK-3", "JSONL-1")
@@ -175,12 +209,21 @@ def test_a_harness_that_writes_no_log_fails_even_though_it_answered(
         str(tmp_path),
         "--timeout",
         HUNG,
+        report=tmp_path / "r.json",
     )
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
-    assert "FAIL   log  [CHECK-3,JSONL-1]" in out
-    assert "no log appeared" in out
+    report = read_probe_report(tmp_path / "r.json")
+    found = problems(report)
+    assert (found["log"]["status"], found["log"]["rules"]) == (
+        "fail",
+        ["CHECK-3", "JSONL-1"],
+    )
+    assert "the harness wrote no session log" in found["log"]["message"]
+    assert "no log appeared" in found["run-1/turns"]["message"]
     assert "first request" in out  # its one request is in the timeline
+    (trace,) = report["scenarios"]  # and in the report's cache trace
+    assert trace["requests"][0]["relation"] == "first"
 
 
 @pytest.mark.spec("CHECK-3")
@@ -210,9 +253,9 @@ def test_a_hung_harness_and_its_helper_in_another_session_are_killed(
 
 
 @pytest.mark.spec("HDR-2", "REQ-4")
-def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revision() -> (
-    None
-):
+def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revision(
+    tmp_path: Path,
+) -> None:
     result = probe(
         "--cmd",
         f"{CHAT} --log-dir {{log_dir}} --revision request-messages --no-declare",
@@ -229,9 +272,12 @@ def test_an_undeclared_request_messages_log_is_judged_under_its_inferred_revisio
         f"{CHAT} --log-dir {{log_dir}} --revision request-messages --no-declare",
         "--revision",
         "session-prefix",
+        report=tmp_path / "forced.json",
     )
     assert forced.returncode == 1
-    assert "FAIL   log/HDR-2" in forced.stdout
+    report = read_probe_report(tmp_path / "forced.json")
+    assert report["options"]["revisions"] == ["session-prefix"]
+    assert problems(report)["log/HDR-2"]["status"] == "fail"
 
 
 @pytest.mark.parametrize(
@@ -330,13 +376,16 @@ def test_a_request_over_the_fakes_body_limit_is_left_out_not_failed(
     turns.write_text("hello\nagain\n" + "x" * (33 << 20) + "\n", encoding="utf-8")
     if harness == CHAT:
         harness = f"{CHAT} --log-dir {{log_dir}}"
-    result = probe("--cmd", harness, "--turns", str(turns), "--timeout", "30")
-    out = result.stdout
-    assert result.returncode == status, out + result.stderr
-    assert "ERROR  refused/request-2  [CHECK-1]" in out
-    assert "refused by the fake provider as too large (HTTP 413" in out
-    failed = [line.split()[1] for line in out.splitlines() if "  FAIL  " in line]
-    assert failed == fails
+    report = tmp_path / "r.json"
+    result = probe(
+        "--cmd", harness, "--turns", str(turns), "--timeout", "30", report=report
+    )
+    assert result.returncode == status, result.stdout + result.stderr
+    found = problems(read_probe_report(report))
+    refused = found.pop("refused/request-2")
+    assert (refused["status"], refused["rules"]) == ("error", ["CHECK-1"])
+    assert "refused by the fake provider as too large (HTTP 413" in refused["message"]
+    assert [id for id, check in found.items() if check["status"] == "fail"] == fails
 
 
 def test_a_turns_file_splits_turns_between_the_first_and_the_resumed_process(
@@ -361,11 +410,17 @@ def test_a_turns_file_splits_turns_between_the_first_and_the_resumed_process(
 
 
 def test_a_command_that_cannot_be_started_gives_no_verdict(tmp_path: Path) -> None:
-    result = probe("--cmd", str(tmp_path / "no-such-harness"), "--log-dir", "x")
+    command = str(tmp_path / "no-such-harness")
+    report = tmp_path / "r.json"
+    result = probe("--cmd", command, "--log-dir", "x", report=report)
     assert result.returncode == 3, result.stdout + result.stderr
     assert "the harness could not be started" in result.stdout
-    assert "Rules: none judged (nothing ran)" in result.stdout
-    assert "Verdict: NO VERDICT" in result.stdout
+    assert "Rules: none judged (nothing ran)" in result.stdout  # the terminal's
+    data = read_probe_report(report)
+    assert data["checks"] == []
+    assert data["verdict"]["exitStatus"] == 3
+    assert data["verdict"]["text"].startswith("NO VERDICT")
+    assert "no-such-harness" in data["startupError"]
 
 
 @pytest.mark.parametrize(
@@ -409,16 +464,20 @@ def test_an_interrupt_kills_the_harness_and_everything_it_started(
 
 
 @pytest.mark.spec("CHECK-3")
-def test_a_harness_whose_provider_calls_fail_fails_though_it_exits_zero() -> None:
-    result = probe("--cmd", bad("provider_call_fails.py"))
+def test_a_harness_whose_provider_calls_fail_fails_though_it_exits_zero(
+    tmp_path: Path,
+) -> None:
+    result = probe("--cmd", bad("provider_call_fails.py"), report=tmp_path / "r")
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
     assert "run 1: 3 of 3 turn(s) fed, 3 handled, 0 request(s); exit status 0" in out
+    (check,) = problems(read_probe_report(tmp_path / "r")).values()
+    assert (check["status"], check["rules"]) == ("fail", ["CHECK-3"])
     assert (
         "turn(s) 1, 2, 3 of run 1 ended in the log without a request reaching the"
-        " provider" in out
+        " provider" in check["message"]
     )
-    assert "(the harness exited 0 all the same)" in out
+    assert "(the harness exited 0 all the same)" in check["message"]
 
 
 def test_a_harness_that_reads_ahead_and_prints_a_lot_gets_one_turn_at_a_time() -> None:
@@ -446,17 +505,19 @@ def test_a_harness_that_never_prints_its_ready_text_is_fed_nothing_and_fails_onc
 @pytest.mark.spec("CHECK-3")
 @pytest.mark.parametrize("pacing", [["--ready", "> "], ["--log-dir", "{log_dir}"]])
 def test_a_harness_that_exits_at_start_fails_check_3_however_it_is_paced(
-    pacing: list[str],
+    pacing: list[str], tmp_path: Path
 ) -> None:
     command = f"{PYTHON} {shlex.quote(str(BAD / 'exits_at_start.py'))}"
     if "{log_dir}" in pacing:
         command, pacing = f"{command} --log-dir {{log_dir}}", []
-    result = probe("--cmd", command, *pacing, "--timeout", HUNG)
+    report = tmp_path / "r.json"
+    result = probe("--cmd", command, *pacing, "--timeout", HUNG, report=report)
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
-    assert "FAIL   run-1/turns  [CHECK-3]" in out
-    assert "the harness exited (status 1)" in out
-    assert "cannot load my configuration" in out
+    check = problems(read_probe_report(report))["run-1/turns"]
+    assert (check["status"], check["rules"]) == ("fail", ["CHECK-3"])
+    assert "the harness exited (status 1)" in check["message"]
+    assert "cannot load my configuration" in out  # what it printed, shown
 
 
 @pytest.mark.spec("CHECK-3")

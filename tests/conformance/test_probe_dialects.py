@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import reqfold_here
+from probe_reports import checks_by_id, read_probe_report
 
 from reqfold.conformance.probe.cli import DIALECTS
 from reqfold.fakes import PROFILES
@@ -28,7 +29,7 @@ HARNESSES = Path(__file__).parent / "dialect_probe_harnesses"
 PYTHON = shlex.quote(sys.executable)
 
 
-def probe(dialect: str, harness: str) -> subprocess.CompletedProcess[str]:
+def probe(dialect: str, harness: str, *more: str) -> subprocess.CompletedProcess[str]:
     """``reqfold probe --dialect DIALECT`` of a harness, resumed once."""
     command = f"{PYTHON} {shlex.quote(str(HARNESSES / harness))}"
     argv = [
@@ -44,6 +45,7 @@ def probe(dialect: str, harness: str) -> subprocess.CompletedProcess[str]:
         "--resume-cmd",
         f"{command} --resume {{log_path}}",
         *("--show", "all"),  # the skipped check's row too
+        *more,
     ]
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     status, out, err = reqfold_here(*argv, env={"PYTHONPATH": path})
@@ -64,9 +66,10 @@ def test_the_probe_offers_every_dialect_the_fake_serves() -> None:
     ],
 )
 def test_a_faithful_harness_in_another_dialect_passes_and_the_provider_agrees(
-    dialect: str, harness: str, said: str
+    dialect: str, harness: str, said: str, tmp_path: Path
 ) -> None:
-    result = probe(dialect, harness)
+    report = tmp_path / "r.json"
+    result = probe(dialect, harness, "--report-json", str(report))
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
     assert f"fake provider: {dialect} on" in out
@@ -74,9 +77,14 @@ def test_a_faithful_harness_in_another_dialect_passes_and_the_provider_agrees(
     assert "extends #0; " + said in out
     assert "cache broke" not in out
     # The log rebuilds chat-completions requests: not compared, and said.
-    assert "note: requests-not-compared [REQ-1," in out
-    assert f"the requests went out in the {dialect} dialect" in out
-    assert "Verdict: CONFORMANT" in out
+    data = read_probe_report(report)
+    skipped = checks_by_id(data)["requests-not-compared"]
+    assert skipped["status"] == "skip"
+    assert skipped["rules"][0] == "REQ-1"
+    assert f"the requests went out in the {dialect} dialect" in skipped["reason"]
+    assert "note: requests-not-compared [REQ-1," in out  # a skip is never silent
+    assert data["verdict"]["exitStatus"] == 0
+    assert data["verdict"]["text"].startswith("CONFORMANT")
 
 
 @pytest.mark.spec("CACHE-1")

@@ -7,7 +7,8 @@ one process per turn with a continue flag, JSON lines, a config file;
 uvicorn server on 127.0.0.1 started by the probe. The tiny harness writes
 no reqfold session log, so its verdict fails CHECK-3 for that (issue 26
 judges such harnesses by their requests alone); these tests read the
-driver's own lines, the timeline and the perturbation lines.
+driver's own lines and the timeline from the terminal, and each
+perturbation's outcome and message from the JSON report (`probe_reports`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_in_process import reqfold_here
+from probe_reports import checks_by_id, read_probe_report
 
 from reqfold.conformance.probe.perturb import faketime_library
 
@@ -43,12 +48,27 @@ needs_faketime = pytest.mark.skipif(
 )
 
 
-def probe(*args: str) -> subprocess.CompletedProcess[str]:
-    """``reqfold probe ARGS`` in this process (the harness is still a child)."""
+@dataclass(frozen=True)
+class Probed:
+    """What one probe did: its exit status, both outputs and its JSON
+    report (None when it wrote none: refused arguments)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    report: dict[str, Any] | None
+
+
+def probe(*args: str) -> Probed:
+    """``reqfold probe ARGS`` in this process (the harness is still a child),
+    with its JSON report."""
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    argv = ["probe", "--timeout", "20", *args]
-    status, out, err = reqfold_here(*argv, env={"PYTHONPATH": path})
-    return subprocess.CompletedProcess(argv, status, out, err)
+    with tempfile.TemporaryDirectory(prefix="probe-report-") as folder:
+        report = Path(folder) / "probe.json"
+        argv = ["probe", "--timeout", "20", "--report-json", str(report), *args]
+        status, out, err = reqfold_here(*argv, env={"PYTHONPATH": path})
+        found = read_probe_report(report) if report.exists() else None
+    return Probed(status, out, err, found)
 
 
 def per_process(*flags: str) -> list[str]:
@@ -94,11 +114,12 @@ def relation(out: str, index: int) -> tuple[str, str]:
     return match.group(1), match.group(2)
 
 
-def perturbation(out: str, name: str) -> str:
-    """The perturbation's verdict line and its message."""
-    match = re.search(rf"^  {re.escape(name)}: (\S+) (.*)$", out, re.M)
-    assert match, out
-    return f"{match.group(1)} {match.group(2)}"
+def perturbation(result: Probed, name: str) -> str:
+    """The perturbation's check, ``perturb/NAME``, in the JSON report: its
+    status and message."""
+    assert result.report is not None, result.stdout + result.stderr
+    check = checks_by_id(result.report)[f"perturb/{name}"]
+    return f"{check['status']} {check['message']}"
 
 
 @pytest.mark.spec("CHECK-3")
@@ -169,7 +190,7 @@ def test_a_compaction_is_an_expected_break_and_the_turn_after_it_extends() -> No
         "--compact",
         '{"type": "compact"}',
     )
-    line = perturbation(result.stdout, "compaction")
+    line = perturbation(result, "compaction")
     assert line.startswith("pass"), result.stdout
     assert "broke from the conversation (expected)" in line
 
@@ -185,7 +206,7 @@ def test_a_harness_that_breaks_its_cache_after_a_compaction_fails() -> None:
         "--compact",
         '{"type": "compact"}',
     )
-    line = perturbation(result.stdout, "compaction")
+    line = perturbation(result, "compaction")
     assert line.startswith("fail"), result.stdout
     assert "does not extend" in line
     assert "Request: " in line
@@ -196,7 +217,7 @@ def test_a_workspace_change_breaks_a_harness_that_lists_its_files_in_the_opening
     None
 ):
     result = probe(*per_process("--tree"), "--perturb", "workspace")
-    line = perturbation(result.stdout, "workspace")
+    line = perturbation(result, "workspace")
     assert line.startswith("warn"), result.stdout
     assert "added and committed notes.md" in line
     assert "Files: " in line
@@ -206,7 +227,7 @@ def test_a_workspace_change_breaks_a_harness_that_lists_its_files_in_the_opening
 @pytest.mark.spec("CACHE-3", "CACHE-2")
 def test_a_workspace_change_leaves_a_harness_with_a_stable_opening_passing() -> None:
     result = probe(*per_process(), "--perturb", "workspace")
-    assert perturbation(result.stdout, "workspace").startswith("pass"), result.stdout
+    assert perturbation(result, "workspace").startswith("pass"), result.stdout
 
 
 @needs_faketime
@@ -215,7 +236,7 @@ def test_the_next_day_breaks_a_harness_that_dates_every_process_s_system_prompt(
     None
 ):
     result = probe(*per_process("--date"), "--perturb", "next-day")
-    line = perturbation(result.stdout, "next-day")
+    line = perturbation(result, "next-day")
     assert line.startswith("warn"), result.stdout
     assert "Current date: " in line
 
@@ -224,7 +245,7 @@ def test_the_next_day_breaks_a_harness_that_dates_every_process_s_system_prompt(
 @pytest.mark.spec("CACHE-3", "CACHE-2")
 def test_the_next_day_leaves_a_harness_that_keeps_its_opening_passing() -> None:
     result = probe(*per_process("--date", "--keep-system"), "--perturb", "next-day")
-    assert perturbation(result.stdout, "next-day").startswith("pass"), result.stdout
+    assert perturbation(result, "next-day").startswith("pass"), result.stdout
 
 
 @pytest.mark.spec("CACHE-3", "CACHE-2")
@@ -241,7 +262,7 @@ def test_the_next_day_is_not_judged_where_the_clock_cannot_reach() -> None:
         "--perturb",
         "next-day",
     )
-    line = perturbation(result.stdout, "next-day")
+    line = perturbation(result, "next-day")
     assert line.startswith("skip"), result.stdout
     assert "not judged" in line
     if faketime_library() is not None:
@@ -251,7 +272,7 @@ def test_the_next_day_is_not_judged_where_the_clock_cannot_reach() -> None:
 @pytest.mark.spec("CACHE-2")
 def test_a_fresh_session_loses_the_static_opening_to_a_per_session_hash() -> None:
     result = probe(*per_process("--session-hash"), "--perturb", "fresh-session")
-    line = perturbation(result.stdout, "fresh-session")
+    line = perturbation(result, "fresh-session")
     assert line.startswith("warn"), result.stdout
     assert "Session: " in line
     assert "(fresh session)" in result.stdout
@@ -260,7 +281,7 @@ def test_a_fresh_session_loses_the_static_opening_to_a_per_session_hash() -> Non
 @pytest.mark.spec("CACHE-2")
 def test_a_fresh_session_shares_the_static_opening_of_a_stable_harness() -> None:
     result = probe(*per_process(), "--perturb", "fresh-session")
-    line = perturbation(result.stdout, "fresh-session")
+    line = perturbation(result, "fresh-session")
     assert line.startswith("pass"), result.stdout
     assert "shared (#" in line
 
@@ -474,7 +495,7 @@ def test_the_next_day_is_not_judged_when_a_launcher_starts_a_static_program(
         "--perturb",
         "next-day",
     )
-    line = perturbation(result.stdout, "next-day")
+    line = perturbation(result, "next-day")
     assert line.startswith("skip"), result.stdout
     assert f"{static} (pid " in line
     assert "statically linked" in line
@@ -536,7 +557,7 @@ def test_a_fresh_session_under_a_new_cache_key_is_said_to_start_a_new_partition(
     None
 ):
     result = probe(*per_process("--cache-key", "user_id"), "--perturb", "fresh-session")
-    line = perturbation(result.stdout, "fresh-session")
+    line = perturbation(result, "fresh-session")
     assert line.startswith("warn"), result.stdout
     assert "starts a new cache partition: its user_id '" in line
     assert "shares no opening" not in line

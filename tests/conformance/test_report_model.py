@@ -357,10 +357,18 @@ def test_the_markdown_and_html_show_no_duration() -> None:
 
 
 def minimal(statuses: dict[str, str], ratio: float | None = 0.5) -> dict[str, object]:
+    """The members compare reads; a check ``s@r/...`` is of the scenario run
+    ``s@r`` (its scenario and revision, as every report says them)."""
     return {
         "suite": {"digest": "sha256:1"},
         "checks": [
-            {"id": check_id, "status": status, "rules": ["HDR-1"]}
+            {
+                "id": check_id,
+                "status": status,
+                "rules": ["HDR-1"],
+                "scenario": "s" if check_id.startswith("s@r/") else None,
+                "revision": "r",
+            }
             for check_id, status in statuses.items()
         ],
         "scenarios": [{"scenario": "s", "revision": "r", "hitRatio": ratio}],
@@ -407,13 +415,18 @@ def test_every_option_docs_reports_md_shows_exists() -> None:
     from reqfold.conformance.cli import build_parser
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text()
-    parser = build_parser(["run"])
-    run = next(
+    parser = build_parser(["run", "probe"])  # a probe writes reports too
+    commands = next(
         action
         for action in parser._subparsers._group_actions  # type: ignore[union-attr]
         if hasattr(action, "choices") and action.choices
-    ).choices["run"]
-    known = {option for action in run._actions for option in action.option_strings}
+    ).choices
+    known = {
+        option
+        for name in ("run", "probe")
+        for action in commands[name]._actions
+        for option in action.option_strings
+    }
     shown = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", docs))
     assert shown - known == set()
     assert {"--report-json", "--junit", "--report-md", "--report-html"} <= shown
