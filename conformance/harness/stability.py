@@ -17,6 +17,7 @@ Pure: evidence and parsed log events in, results out.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -264,17 +265,35 @@ def _cache_message(
 ) -> str:
     what = "the previous request" if same_instance else "the previous instance's last"
     text = (
-        f"request {later} does not extend {what} (request {earlier}): the fake saw"
-        f" {diagnostic['relation']}"
+        f"request {later} does not extend {what} (request {earlier}):"
+        f" {_what_the_fake_saw(diagnostic)}"
     )
-    if diagnostic.get("closest_request") is not None:
-        text += f" of its request {diagnostic['closest_request']}"
     divergence = diagnostic.get("divergence")
     if isinstance(divergence, dict):
         text += (
             f", first difference in {divergence.get('field')} at character"
-            f" {divergence.get('char_offset')}: earlier {divergence.get('earlier')!r},"
-            f" now {divergence.get('current')!r}"
+            f" {divergence.get('char_offset')}: earlier"
+            f" {_quoted(divergence.get('earlier'))},"
+            f" now {_quoted(divergence.get('current'))}"
         )
     cached = diagnostic.get("cached_tokens")
     return text + f" ({cached} of {diagnostic.get('prompt_tokens')} tokens cached)"
+
+
+def _what_the_fake_saw(diagnostic: Any) -> str:
+    """The fake's relation of the request to the closest earlier one, in words."""
+    relation = diagnostic.get("relation")
+    closest = diagnostic.get("closest_request")
+    if relation == "diverged":
+        if closest is None:
+            return "the fake saw it diverge from every earlier request"
+        return f"the fake saw it diverge from its request {closest}"
+    if relation == "first":
+        return "the fake saw it extend no earlier request"
+    of = "" if closest is None else f" of its request {closest}"
+    return f"the fake saw it as {json.dumps(relation)}{of}"
+
+
+def _quoted(text: object) -> str:
+    """An excerpt as a JSON string, as every error line quotes one."""
+    return json.dumps(text, ensure_ascii=False)
