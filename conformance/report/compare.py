@@ -138,6 +138,13 @@ class Comparison:
         )
 
 
+def is_probe_report(report: JsonObject) -> bool:
+    """The report is a ``reqfold probe``'s: its ``options.parts`` is
+    ``["probe"]`` (docs/reports.md, "A probe's report")."""
+    options: Any = report.get("options") or {}
+    return bool(options.get("parts") == ["probe"])
+
+
 def _run_of(check: JsonObject) -> str | None:
     """The scenario run (``scenario@revision``; a probe's session) a check
     belongs to, from its ``scenario`` and ``revision`` fields; None for a
