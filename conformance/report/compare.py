@@ -21,7 +21,10 @@ conformant and is not any more (an implementation that did not start
 checks nothing, and fails nothing), or a lower hit ratio, or (same
 suite) a scenario run with more unexpected cache breaks or more tokens
 lost against a pure append than before (docs/cache.md; a report without
-those members counts 0). Pure: two
+those members counts 0). A check's scenario run is the one its
+``scenario`` and ``revision`` fields name, so a probe's report (ids with
+no ``scenario@revision/`` prefix, its session as the run) compares as a
+run's does. Pure: two
 validated reports in, a `Comparison` out.
 """
 
@@ -135,17 +138,30 @@ class Comparison:
         )
 
 
+def is_probe_report(report: JsonObject) -> bool:
+    """The report is a ``reqfold probe``'s: its ``options.parts`` is
+    ``["probe"]`` (docs/reports.md, "A probe's report")."""
+    options: Any = report.get("options") or {}
+    return bool(options.get("parts") == ["probe"])
+
+
+def _run_of(check: JsonObject) -> str | None:
+    """The scenario run (``scenario@revision``; a probe's session) a check
+    belongs to, from its ``scenario`` and ``revision`` fields; None for a
+    check of no scenario run (a vector's)."""
+    if check.get("scenario") is None or check.get("revision") is None:
+        return None
+    return f"{check['scenario']}@{check['revision']}"
+
+
 def _scenario_runs(report: JsonObject) -> dict[str, str]:
-    """Each scenario check's id and the scenario run it belongs to
-    (``scenario@revision``, its id before the first ``/``)."""
-    return {
-        check["id"]: check["id"].partition("/")[0]
-        for check in report["checks"]
-        if check.get("part") == "scenarios"
-    }
+    """Each check's id and the scenario run it belongs to (`_run_of`): a
+    run's scenario checks and a probe's checks alike."""
+    runs = {check["id"]: _run_of(check) for check in report["checks"]}
+    return {check_id: run for check_id, run in runs.items() if run is not None}
 
 
-_REQUEST_CHECK = re.compile(r"(?:cache/)?request-(\d+)")
+_REQUEST_CHECK = re.compile(r"request-(\d+)")
 
 
 def _sent(report: JsonObject) -> dict[str, list[tuple[Any, ...]]]:
@@ -162,14 +178,15 @@ def _sent(report: JsonObject) -> dict[str, list[tuple[Any, ...]]]:
 
 def _request_not_sent(
     check_id: str,
+    run: str | None,
     sent_before: dict[str, list[tuple[Any, ...]]],
     sent_now: dict[str, list[tuple[Any, ...]]],
 ) -> bool:
-    """A ``request-N``/``cache/request-N`` check whose scenario run is in the
-    new report but sent another number of requests, or a request N that is
-    not the old one (other prompt tokens, relation or judging check)."""
-    run, _, name = check_id.partition("/")
-    match = _REQUEST_CHECK.fullmatch(name)
+    """A ``request-N``/``cache/request-N`` check (N: its id's last segment)
+    of scenario run `run` that is in the new report but sent another number
+    of requests, or a request N that is not the old one (other prompt
+    tokens, relation or judging check)."""
+    match = _REQUEST_CHECK.fullmatch(check_id.rpartition("/")[2])
     if match is None or run not in sent_now or run not in sent_before:
         return False
     before, now, position = sent_before[run], sent_now[run], int(match.group(1))
@@ -218,9 +235,10 @@ def compare_reports(old: JsonObject, new: JsonObject) -> Comparison:
         if check_id in after or status == "skip":
             continue
         change = Change(id=check_id, old=status, new="absent", rules=rules)
-        if status in ("fail", "error") and runs_before.get(check_id) in runs_now:
+        run = runs_before.get(check_id)
+        if status in ("fail", "error") and run in runs_now:
             comparison.cleared.append(change)
-        elif _request_not_sent(check_id, sent_before, sent_now):
+        elif _request_not_sent(check_id, run, sent_before, sent_now):
             comparison.unsent.append(change)
         else:
             comparison.vanished.append(change)

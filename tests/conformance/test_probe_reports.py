@@ -164,3 +164,27 @@ def test_compare_reads_two_probe_reports_and_finds_the_regression(
     assert status == 1, out + err
     assert "newly failing: " in out
     assert "log/REQ-1" in out.split("newly failing: ", 1)[1].split("\n\n", 1)[0]
+
+
+@pytest.mark.slow
+def test_compare_refuses_a_probe_s_report_against_a_run_s_with_one_line(
+    tmp_path: Path,
+) -> None:
+    # fails before the fix: every check of one was missing from the other
+    probed, ran = str(tmp_path / "probe.json"), str(tmp_path / "run.json")
+    command = f"{CHAT} --log-dir {{log_dir}}"
+    status, out, err = probe("--cmd", command, "--report-json", probed)
+    assert status == 0, out + err
+    scenario = ("--only", "scenarios", "--scenario", "plain-turns")
+    status, out, err = reqfold_here(
+        "run", *scenario, "--revision", "session-prefix", "--report-json", ran
+    )
+    assert status == 0, out + err
+    for old, new in ((ran, probed), (probed, ran)):
+        status, out, err = reqfold_here("compare", old, new)
+        assert status == 2, out + err
+        assert out == ""
+        assert err.strip().splitlines() == [
+            f"reqfold compare: {probed} is a probe's report and {ran} a run's:"
+            " compare two probes' reports or two runs'"
+        ]

@@ -406,6 +406,75 @@ def test_a_lower_cache_hit_ratio_is_a_regression() -> None:
     assert not compare_reports(minimal({}, None), minimal({}, 0.1)).regression
 
 
+def probe_shaped(
+    statuses: dict[str, str], prompts: list[int], *, parts: str = "probe"
+) -> dict[str, object]:
+    """A probe's report as compare reads it: ids with no ``scenario@revision/``
+    prefix, the session named by each check's ``scenario`` and ``revision``,
+    and its trace's requests of `prompts` tokens."""
+    return {
+        "suite": {"digest": "sha256:1"},
+        "options": {"parts": [parts]},
+        "checks": [
+            {
+                "id": check_id,
+                "part": parts,
+                "status": status,
+                "rules": ["CACHE-1"],
+                "scenario": "session",
+                "revision": "session-prefix",
+            }
+            for check_id, status in statuses.items()
+        ],
+        "scenarios": [
+            {
+                "scenario": "session",
+                "revision": "session-prefix",
+                "hitRatio": 0.5,
+                "requests": [
+                    {"promptTokens": tokens, "relation": "append", "check": None}
+                    for tokens in prompts
+                ],
+            }
+        ],
+        "verdict": {"exitStatus": 1 if "fail" in statuses.values() else 0},
+    }
+
+
+def test_a_probe_that_no_longer_sends_a_request_is_no_regression() -> None:
+    # fails before the fix: the probe's checks were never of a scenario run
+    old = probe_shaped(
+        {"log/REQ-1": "pass", "cache/request-1": "pass", "cache/request-2": "pass"},
+        [100, 200, 300],
+    )
+    fewer = probe_shaped({"log/REQ-1": "pass", "cache/request-1": "pass"}, [100, 200])
+    comparison = compare_reports(old, fewer)
+    assert [change.id for change in comparison.unsent] == ["cache/request-2"]
+    assert comparison.vanished == []
+    assert not comparison.regression
+
+
+def test_a_probe_s_failing_checks_gone_with_the_fix_are_no_regression() -> None:
+    broken = probe_shaped(
+        {"log/REQ-1": "fail", "log/TURN-1": "error", "log/LOG-1": "pass"}, [100]
+    )
+    fixed = probe_shaped({"log/LOG-1": "pass"}, [100])
+    comparison = compare_reports(broken, fixed)
+    assert [change.id for change in comparison.cleared] == ["log/REQ-1", "log/TURN-1"]
+    assert comparison.vanished == []
+    assert not comparison.regression
+
+
+def test_a_probe_s_check_gone_while_its_requests_are_the_same_is_still_missing() -> (
+    None
+):
+    old = probe_shaped({"log/REQ-1": "pass", "cache/request-1": "pass"}, [100, 200])
+    new = probe_shaped({"log/REQ-1": "pass"}, [100, 200])
+    comparison = compare_reports(old, new)
+    assert [change.id for change in comparison.vanished] == ["cache/request-1"]
+    assert comparison.regression
+
+
 # ------------------------------------------------------------ the docs
 
 
