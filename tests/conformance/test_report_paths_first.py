@@ -53,12 +53,20 @@ def test_the_check_truncates_nothing_and_makes_no_file(tmp_path: Path) -> None:
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
     new = tmp_path / "new.md"
+    # the pipe is checked last (the order of REPORTS), after the new file
     code, _, _ = _run(
-        "--report-json", str(kept), "--report-md", str(new), "--junit", str(pipe)
+        "--report-json", str(kept), "--report-md", str(new), "--report-html", str(pipe)
     )
     assert code == 2
     assert kept.read_text() == "the previous report"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json", "pipe"]
+
+
+def test_checking_a_file_not_made_yet_leaves_the_folder_as_it_was(
+    tmp_path: Path,
+) -> None:
+    assert why_not_writable(tmp_path / "new.md") is None
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow
