@@ -20,6 +20,7 @@ from typing import NoReturn, TextIO, cast
 
 from reqfold.conformance.interrupts import say_stderr
 from reqfold.conformance.terminal_text import EscapingStream
+from reqfold.conformance.usage import USAGE_ERROR_STATUS, usage_error_text
 
 # subcommand name -> (module, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -80,7 +81,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """``PROG: error: MESSAGE`` and ``see 'PROG --help'``; exit status 2."""
-        self.exit(2, f"{self.prog}: error: {message}\nsee '{self.prog} --help'\n")
+        self.exit(USAGE_ERROR_STATUS, usage_error_text(self.prog, message))
 
 
 def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -154,7 +155,7 @@ def _subcommand_word(args_list: list[str]) -> str | None:
 def _bare_command(
     parser: argparse.ArgumentParser, args_list: list[str]
 ) -> argparse.ArgumentParser | None:
-    """The parser whose help to print when `args_list` is empty (``reqfold``)
+    """The parser to say a usage error when `args_list` is empty (``reqfold``)
     or only a command that needs an action (``reqfold fake``); None
     otherwise (an option given is parsed, and said wrong, as it is)."""
     if not args_list:
@@ -163,6 +164,12 @@ def _bare_command(
     if command is not None and len(args_list) == 1 and _subparsers(command):
         return command
     return None
+
+
+def _missing_word(parser: argparse.ArgumentParser) -> str:
+    """What `parser` lacks when given no command or action: its choices."""
+    what = "a command" if parser.prog == "reqfold" else "an action"
+    return f"give {what}: {', '.join(_subparsers(parser))}"
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -179,9 +186,8 @@ def _main(args_list: list[str]) -> int:
     first = _subcommand_word(args_list)
     parser = build_parser([first] if first in _SUBCOMMANDS else [])
     bare = _bare_command(parser, args_list)
-    if bare is not None:  # no command or no action: its list, not one error line
-        bare.print_help(sys.stderr)
-        return 2
+    if bare is not None:  # no command or no action: one line, as any usage error
+        bare.error(_missing_word(bare))
     args, unknown = parser.parse_known_args(args_list)
     if unknown:  # said by the subcommand, with its own usage
         args._parser.error(f"unrecognized arguments: {' '.join(unknown)}")

@@ -94,16 +94,25 @@ NO_READER = "no process reads the pipe"
 
 
 def why_not_writable(target: str | os.PathLike[str]) -> str | None:
-    """Why `target` cannot be written, found by opening it for writing now
-    (before a run that would write it at its end), or None when it can.
+    """Why `target` cannot be written, found by trying now (before a run
+    that would write it at its end), or None when it can.
 
-    Nothing is lost or left: an existing file is opened to append (never
-    truncated), a pipe or device without blocking, and a file that did not
-    exist is made and removed again. Access is what the system says, so
-    root is refused a read-only file of ``/sys`` too.
+    Nothing is lost or left: an existing regular file passes when a file
+    can be made beside it (`write_whole` replaces it, whatever its own
+    mode), else it is opened to append (never truncated); a pipe or device
+    is opened without blocking, and a file that did not exist is made and
+    removed again. Access is what the system says, so root is refused a
+    read-only file of ``/sys`` too.
     """
     where = os.fspath(target)
     flags = os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        os.stat(where)
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # else O_EXCL would say "File exists"
+            return write_error_text(error)
+    if _is_replaced_whole(where) and _can_make_a_file_beside(where):
+        return None
     try:
         if os.path.exists(where):
             descriptor = os.open(where, flags | os.O_APPEND)
@@ -118,6 +127,30 @@ def why_not_writable(target: str | os.PathLike[str]) -> str | None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(where)
     return None
+
+
+def _is_replaced_whole(where: str) -> bool:
+    """Whether `write_whole` would replace `where`: an existing regular
+    file, not a stream it writes through."""
+    return (
+        os.path.isfile(where)
+        and not _names_a_stream(where)
+        and _standard_stream_of(where) is None
+    )
+
+
+def _can_make_a_file_beside(where: str) -> bool:
+    """Whether a file can be made (and is removed again) in the folder of
+    the file `where` names, as `write_whole` makes its temporary one."""
+    folder, name = os.path.split(os.path.realpath(where))
+    try:
+        descriptor, probe = tempfile.mkstemp(".tmp", f"{name}.", folder)
+    except OSError:
+        return False
+    os.close(descriptor)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(probe)
+    return True
 
 
 _HELD_PIPES: dict[tuple[int, int], int] = {}

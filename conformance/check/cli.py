@@ -40,7 +40,11 @@ from reqfold.conformance.check.file_kind import (
     not_a_log,
 )
 from reqfold.conformance.check.revision_inference import RevisionRuledOut
+from reqfold.conformance.usage import say_usage_error
 from reqfold.reference.revisions import Revision
+
+PROG = "reqfold check"
+"""The command, as its usage errors name it."""
 
 READ_BUFFER = 1 << 20
 
@@ -278,33 +282,25 @@ def run(args: argparse.Namespace) -> int:
     if not args.logs:
         if args.requests:
             return _judge_the_cache(args)
-        print(
-            "reqfold check: error: give a session log, or --requests CAPTURE alone"
+        return say_usage_error(
+            PROG,
+            "give a session log, or --requests CAPTURE alone"
             " to judge the cache from the requests",
-            file=sys.stderr,
         )
-        return 2
     if cache_only:
-        print(
-            "reqfold check: error: --process-start, --expect-break(s), --fail-on,"
+        return say_usage_error(
+            PROG,
+            "--process-start, --expect-break(s), --fail-on,"
             " --max-lost-tokens and --price judge a capture with no log"
             " (--requests alone)",
-            file=sys.stderr,
         )
-        return 2
     if args.requests and len(args.logs) != 1:
-        print(
-            "reqfold check: error: --requests compares one log with its capture;"
-            f" got {len(args.logs)} logs",
-            file=sys.stderr,
+        return say_usage_error(
+            PROG,
+            f"--requests compares one log with its capture; got {len(args.logs)} logs",
         )
-        return 2
     if args.logs.count(STDIN) > 1:
-        print(
-            f"reqfold check: error: {STDIN!r} (standard input) can be read once",
-            file=sys.stderr,
-        )
-        return 2
+        return say_usage_error(PROG, f"{STDIN!r} (standard input) can be read once")
     statuses = []
     colour = args.format != "json" and _colour_wanted()
     for path in args.logs:

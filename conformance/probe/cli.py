@@ -674,6 +674,7 @@ def _report(
         status=status,
         verdict=verdict,
         seconds=seconds,
+        temporary=temporary,
     )
 
 

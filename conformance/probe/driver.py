@@ -155,6 +155,11 @@ class ProbeEvidence:
         return self.log_path is not None and (bool(self.log) or self.log_size > 0)
 
 
+def fresh_log_note(path: str) -> str:
+    """The note naming the fresh session's log (``--perturb fresh-session``)."""
+    return f"fresh session's log: {path}"
+
+
 @dataclass(slots=True, kw_only=True)
 class ProbeSettings:
     """What the command line asked for."""
@@ -276,7 +281,7 @@ class ProbeDriver:
             self._runs = self.evidence.runs
         if fresh_watch is not None:
             self.evidence.fresh_log_path = fresh_watch.path
-            self.evidence.notes.append(f"fresh session's log: {fresh_watch.path}")
+            self.evidence.notes.append(fresh_log_note(fresh_watch.path))
 
     def _phase(
         self, phase: str, turns: list[str], *, starts_session: bool

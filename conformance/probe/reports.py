@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
-from reqfold.conformance.probe.driver import ProbeEvidence
+from reqfold.conformance.probe.driver import ProbeEvidence, fresh_log_note
 from reqfold.conformance.probe.judge import PART
 from reqfold.conformance.probe.perturb import PERTURBATION
 from reqfold.conformance.report.model import ScenarioTrace
@@ -71,6 +72,16 @@ def probe_traces(
     return traces
 
 
+def lasting_notes(evidence: ProbeEvidence, temporary: Path | None) -> list[str]:
+    """The probe's notes for its report files: without the fresh session's
+    log when it is in `temporary`, deleted when the probe ends (the
+    terminal still names it; ``--keep`` copies it elsewhere)."""
+    fresh = evidence.fresh_log_path
+    if fresh is None or temporary is None or not Path(fresh).is_relative_to(temporary):
+        return list(evidence.notes)
+    return [note for note in evidence.notes if note != fresh_log_note(fresh)]
+
+
 def write_probe_reports(
     args: argparse.Namespace,
     evidence: ProbeEvidence,
@@ -81,9 +92,11 @@ def write_probe_reports(
     status: int,
     verdict: str,
     seconds: float,
+    temporary: Path | None = None,
 ) -> int:
     """Write every report asked for; the exit status (2 when one could not
-    be written, as for ``reqfold run``; the verdict is printed already)."""
+    be written, as for ``reqfold run``; the verdict is printed already).
+    `temporary` is the folder deleted when the probe ends (`lasting_notes`)."""
     targets = report_targets(args)
     if not targets:
         return status
@@ -104,7 +117,7 @@ def write_probe_reports(
         checks=[_shown(check, revision) for check in checks],
         reproductions={},
         traces=probe_traces(evidence, checks, revision=revision, title=args.cmd),
-        notes=evidence.notes,
+        notes=lasting_notes(evidence, temporary),
         startup_error=startup_error,
         expected={},
         exit_status=status,

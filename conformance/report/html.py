@@ -34,7 +34,7 @@ from reqfold.conformance.report.model import (
     ScenarioTrace,
     ShownCheck,
 )
-from reqfold.conformance.report.notes import split_notes
+from reqfold.conformance.report.notes import sorted_notes
 from reqfold.conformance.rules import load_rules
 from reqfold.conformance.terminal_text import printable
 from reqfold.conformance.verdict import STATUSES
@@ -352,7 +352,11 @@ def _not_run(report: RunReport) -> list[str]:
             )
         out.append("</ul>")
     skips = [check for check in report.checks if check.status == "skip"]
-    not_run, ran = split_notes(report.notes)
+    plain, ran, not_run = sorted_notes(report.notes, tool=report.tool)
+    if plain:
+        out += ["<h2>Notes</h2>", "<ul>"]
+        out += [f"<li>{_e(note)}</li>" for note in plain]
+        out.append("</ul>")
     if ran:
         out += ["<h2>Also run</h2>", "<ul>"]
         out += [f"<li>{_e(note)}</li>" for note in ran]

@@ -13,7 +13,7 @@ import html
 import json
 
 from reqfold.conformance.report.model import PROBLEMS, RunReport, ShownCheck
-from reqfold.conformance.report.notes import split_notes
+from reqfold.conformance.report.notes import sorted_notes
 from reqfold.conformance.terminal_text import printable
 from reqfold.conformance.verdict import STATUSES
 
@@ -82,7 +82,11 @@ def render_markdown(report: RunReport) -> str:
         out += [f"- {_code(check.id)}: {_cell(check.reason)}" for check in xfails]
         out.append("")
     skips = [check for check in report.checks if check.status == "skip"]
-    not_run, ran = split_notes(report.notes)
+    plain, ran, not_run = sorted_notes(report.notes, tool=report.tool)
+    if plain:
+        out += ["## Notes", ""]
+        out += [f"- {_cell(note)}" for note in plain]
+        out.append("")
     if ran:
         out += ["## Also run", ""]
         out += [f"- {_cell(note)}" for note in ran]

@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "schema_check",
         "strategies",
         "terminal_text",
+        "usage",
         "written_files",
     ),
     ("verdict",),  # the verdict words, statuses and the per-rule table

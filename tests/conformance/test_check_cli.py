@@ -144,7 +144,8 @@ def test_json_format_prints_one_object_per_log() -> None:
         (
             ["-", "-"],
             subprocess.DEVNULL,
-            "reqfold check: error: '-' (standard input) can be read once\n",
+            "reqfold check: error: '-' (standard input) can be read once\n"
+            "see 'reqfold check --help'\n",
         ),
     ],
 )

@@ -100,6 +100,9 @@ def test_a_probe_s_json_report_validates_with_its_perturbations_and_traces(
     assert [point["broke"] for point in main] == [False, True, True]
     assert {point["firstDifference"] for point in main[1:]} == {"messages[0].content"}
     assert data["implementation"]["revisions"] == data["options"]["revisions"]
+    # the fresh log's folder is deleted at exit: named on the terminal only
+    assert "fresh session's log: " in out
+    assert not [note for note in data["notes"] if "fresh session's log" in note]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,8 @@ import pytest
 from cli_in_process import reqfold_here
 
 from reqfold.conformance.outcomes import Outcome
+from reqfold.conformance.probe.driver import ProbeEvidence, fresh_log_note
+from reqfold.conformance.probe.reports import lasting_notes
 from reqfold.conformance.report.html import render_html
 from reqfold.conformance.report.markdown import render_markdown
 from reqfold.conformance.report.model import RunReport, build_report
@@ -35,7 +37,7 @@ def test_a_profile_tally_is_a_note_on_what_ran_and_the_rest_did_not_run() -> Non
     )
 
 
-def built(notes: list[str]) -> RunReport:
+def built(notes: list[str], *, tool: str = "reqfold run") -> RunReport:
     checks = [
         Check(
             part="vectors",
@@ -71,6 +73,7 @@ def built(notes: list[str]) -> RunReport:
         exit_status=status,
         verdict=verdict_text(status, checks),
         duration=1.0,
+        tool=tool,
     )
 
 
@@ -89,6 +92,34 @@ def test_html_lists_the_profile_tally_under_also_run_not_under_not_run() -> None
     assert PROFILE in before.split("<h2>Also run</h2>")[1]
     assert PROFILE not in after
     assert LEFT_OUT in after
+
+
+FRESH_NOTE = "the workspace changed between the sessions"
+
+
+def test_a_probes_notes_go_under_notes_in_markdown_never_under_not_run() -> None:
+    text = render_markdown(built([FRESH_NOTE], tool="reqfold probe"))
+    assert FRESH_NOTE in text.partition("## Notes")[2]
+    assert "## Not run" not in text
+
+
+def test_a_probes_notes_go_under_notes_in_html_never_under_not_run() -> None:
+    text = render_html(built([FRESH_NOTE], tool="reqfold probe"))
+    assert FRESH_NOTE in text.partition("<h2>Notes</h2>")[2]
+    assert "<h2>Not run</h2>" not in text
+
+
+def test_the_fresh_sessions_log_in_the_deleted_folder_is_left_out_of_the_reports(
+    tmp_path: Path,
+) -> None:
+    fresh = str(tmp_path / "logs" / "fresh.jsonl")
+    evidence = ProbeEvidence(
+        notes=[FRESH_NOTE, fresh_log_note(fresh)], fresh_log_path=fresh
+    )
+    assert lasting_notes(evidence, tmp_path) == [FRESH_NOTE]
+    assert lasting_notes(evidence, None) == [FRESH_NOTE, fresh_log_note(fresh)]
+    elsewhere = tmp_path / "elsewhere"
+    assert lasting_notes(evidence, elsewhere) == [FRESH_NOTE, fresh_log_note(fresh)]
 
 
 def test_a_run_whose_notes_all_ran_has_no_not_run_section() -> None:

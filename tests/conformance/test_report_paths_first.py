@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -53,12 +57,20 @@ def test_the_check_truncates_nothing_and_makes_no_file(tmp_path: Path) -> None:
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
     new = tmp_path / "new.md"
+    # the pipe is checked last (the order of REPORTS), after the new file
     code, _, _ = _run(
-        "--report-json", str(kept), "--report-md", str(new), "--junit", str(pipe)
+        "--report-json", str(kept), "--report-md", str(new), "--report-html", str(pipe)
     )
     assert code == 2
     assert kept.read_text() == "the previous report"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json", "pipe"]
+
+
+def test_checking_a_file_not_made_yet_leaves_the_folder_as_it_was(
+    tmp_path: Path,
+) -> None:
+    assert why_not_writable(tmp_path / "new.md") is None
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow
@@ -103,3 +115,42 @@ def test_a_link_to_a_file_not_made_yet_passes_the_check_and_is_left_a_link(
     assert why_not_writable(link) is None
     assert link.is_symlink()
     assert not (tmp_path / "real.json").exists()
+
+
+def test_a_loop_of_links_is_refused_as_a_loop(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.json"
+    loop.symlink_to("loop.json")
+    assert why_not_writable(loop) == "Too many levels of symbolic links"
+
+
+SETPRIV = shutil.which("setpriv")
+AS_NOBODY = ("--reuid=nobody", "--regid=nogroup", "--clear-groups")
+
+
+@pytest.mark.skipif(
+    SETPRIV is None or os.geteuid() != 0,
+    reason="needs setpriv and root to check as user nobody",
+)
+def test_a_read_only_file_in_a_folder_anyone_may_write_passes_for_another_user() -> (
+    None
+):
+    folder = Path(tempfile.mkdtemp())
+    try:
+        folder.chmod(0o777)
+        read_only = folder / "ro.json"
+        read_only.write_text("{}")
+        read_only.chmod(0o444)
+        check = (
+            "from reqfold.conformance.written_files import why_not_writable;"
+            f"print(why_not_writable({str(read_only)!r}))"
+        )
+        done = subprocess.run(
+            [str(SETPRIV), *AS_NOBODY, sys.executable, "-c", check],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (done.returncode, done.stdout.strip()) == (0, "None"), done.stderr
+        assert sorted(p.name for p in folder.iterdir()) == ["ro.json"]
+    finally:
+        shutil.rmtree(folder)
