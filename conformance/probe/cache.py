@@ -21,7 +21,7 @@ from reqfold.conformance.cache import (
 from reqfold.conformance.cache.model import ProcessKind
 from reqfold.conformance.probe.driver import ProbeEvidence
 from reqfold.conformance.verdict import Check
-from reqfold.fakes import CapturedRequest, dump_captured_request
+from reqfold.fakes import dump_captured_request
 from reqfold.fakes.jsontypes import JsonObject
 
 PART = "probe"
@@ -43,7 +43,7 @@ def process_starts(evidence: ProbeEvidence) -> list[ProcessStart]:
     seen: set[str] = set()
     fresh = {run.name for run in evidence.fresh_runs}
     fresh_first = evidence.fresh_runs[0].name if evidence.fresh_runs else None
-    for capture, run in _all_captures(evidence):
+    for capture, run in evidence.captures_by_arrival():
         if run in seen:
             continue
         seen.add(run)
@@ -56,32 +56,15 @@ def process_starts(evidence: ProbeEvidence) -> list[ProcessStart]:
     return starts
 
 
-def _all_captures(evidence: ProbeEvidence) -> list[tuple[CapturedRequest, str]]:
-    """The session's captures and the fresh session's, in arrival order."""
-    pairs = [
-        *zip(evidence.captures, evidence.capture_runs, strict=True),
-        *zip(evidence.fresh_captures, evidence.fresh_capture_runs, strict=True),
-    ]
-    return sorted(pairs, key=lambda pair: pair[0].index)
-
-
 def expected_breaks(evidence: ProbeEvidence) -> dict[int, str]:
     """The requests where a break is expected: the compaction perturbation's
     turn and the turn after it (the summarizer, the summary replacing the
     history)."""
     expected: dict[int, str] = {}
-    for record in evidence.runs:
-        mine = [
-            capture.index
-            for capture, owner in zip(
-                evidence.captures, evidence.capture_runs, strict=True
-            )
-            if owner == record.name
-        ]
-        for turn in record.turns:
-            if turn.kind in ("compact", "after-compact"):
-                for index in mine[turn.captures_before : turn.captures_after]:
-                    expected[index] = "compaction (--perturb compaction)"
+    for turn, sent in evidence.turn_requests():
+        if turn.kind in ("compact", "after-compact"):
+            for index in sent:
+                expected[index] = "compaction (--perturb compaction)"
     return expected
 
 
@@ -102,7 +85,7 @@ def kept_capture_lines(
     expected = expected_breaks(evidence)
     fresh = {run.name for run in evidence.fresh_runs}
     lines: list[JsonObject] = []
-    for capture, run in _all_captures(evidence):
+    for capture, run in evidence.captures_by_arrival():
         if session != "all" and (run in fresh) != (session == "fresh"):
             continue
         line = dump_captured_request(capture)
@@ -120,7 +103,7 @@ def judge_probe_cache(
 ) -> CacheJudgement:
     """The cache judgement of the probe's captures, with the gates asked for."""
     return judge_cache(
-        calls_from_records(capture for capture, _ in _all_captures(evidence)),
+        calls_from_records(capture for capture, _ in evidence.captures_by_arrival()),
         starts=process_starts(evidence),
         expected=expected_breaks(evidence),
         fail_on=args.fail_on,

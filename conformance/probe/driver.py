@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,6 +153,27 @@ class ProbeEvidence:
     def has_log(self) -> bool:
         """Whether a log was found, held in memory or left on disk."""
         return self.log_path is not None and (bool(self.log) or self.log_size > 0)
+
+    def captures_by_arrival(self) -> list[tuple[CapturedRequest, str]]:
+        """Both sessions' captures, each with the process that sent it, in the
+        order the fake received them."""
+        pairs = [
+            *zip(self.captures, self.capture_runs, strict=True),
+            *zip(self.fresh_captures, self.fresh_capture_runs, strict=True),
+        ]
+        return sorted(pairs, key=lambda pair: pair[0].index)
+
+    def turn_requests(self) -> Iterator[tuple[TurnRecord, list[int]]]:
+        """Each turn of the session's processes, with the indices of the
+        requests it sent."""
+        for record in self.runs:
+            mine = [
+                capture.index
+                for capture, owner in zip(self.captures, self.capture_runs, strict=True)
+                if owner == record.name
+            ]
+            for turn in record.turns:
+                yield turn, mine[turn.captures_before : turn.captures_after]
 
 
 def fresh_log_note(path: str) -> str:

@@ -254,22 +254,15 @@ def perturbation_checks(
         return []
     records = [*evidence.runs, *evidence.fresh_runs]
     position = {run.name: number for number, run in enumerate(records)}
-    pairs = [
-        *zip(evidence.captures, evidence.capture_runs, strict=True),
-        *zip(evidence.fresh_captures, evidence.fresh_capture_runs, strict=True),
+    requests = [
+        Request(
+            index=capture.index,
+            process=position[owner],
+            diagnostic=capture.diagnostic,
+            body=capture.body,
+        )
+        for capture, owner in evidence.captures_by_arrival()
     ]
-    requests = sorted(
-        (
-            Request(
-                index=capture.index,
-                process=position[owner],
-                diagnostic=capture.diagnostic,
-                body=capture.body,
-            )
-            for capture, owner in pairs
-        ),
-        key=lambda request: request.index,
-    )
     lines = []
     at_resume = [name for name in asked if name in AT_RESUME]
     if at_resume:
@@ -319,22 +312,13 @@ def _compaction_requests(
     during: list[int] = []
     after: list[int] = []
     follow_up: list[int] = []
-    for record in evidence.runs:
-        mine = [
-            capture.index
-            for capture, owner in zip(
-                evidence.captures, evidence.capture_runs, strict=True
-            )
-            if owner == record.name
-        ]
-        for turn in record.turns:
-            sent = mine[turn.captures_before : turn.captures_after]
-            if turn.kind == "compact":
-                during.extend(sent)
-            elif turn.kind == "after-compact":
-                after.extend(sent)
-            elif turn.kind == "follow-up":
-                follow_up.extend(sent)
+    for turn, sent in evidence.turn_requests():
+        if turn.kind == "compact":
+            during.extend(sent)
+        elif turn.kind == "after-compact":
+            after.extend(sent)
+        elif turn.kind == "follow-up":
+            follow_up.extend(sent)
     return during, after, follow_up
 
 
@@ -362,13 +346,7 @@ def timeline(evidence: ProbeEvidence) -> list[TimelineRow]:
     turn_of: dict[int, tuple[str, int]] = {}
     number = 0
     by_run: dict[str, list[Any]] = {}
-    pairs = sorted(
-        [
-            *zip(evidence.captures, evidence.capture_runs, strict=True),
-            *zip(evidence.fresh_captures, evidence.fresh_capture_runs, strict=True),
-        ],
-        key=lambda pair: pair[0].index,
-    )
+    pairs = evidence.captures_by_arrival()
     for capture, run in pairs:
         by_run.setdefault(run, []).append(capture)
     for record in [*evidence.runs, *evidence.fresh_runs]:
